@@ -1,0 +1,63 @@
+/* Datatype-aware temporary buffers, local copies and local reductions. */
+#include "ck_core.h"
+
+int ck_type_extent(MPI_Datatype dt, MPI_Aint *extent)
+{
+    MPI_Aint lb;
+    return MPI_Type_get_extent(dt, &lb, extent);
+}
+
+int ck_tmp_alloc(ck_tmp *t, size_t count, MPI_Datatype dt)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int rc = MPI_Type_get_extent(dt, &lb, &extent);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Type_get_true_extent(dt, &true_lb, &true_extent);
+    if (rc != MPI_SUCCESS) return rc;
+    /* span of count elements: (count-1) strides plus one element's data */
+    size_t bytes = count == 0 ? 1 : (size_t)(count - 1) * (size_t)extent + (size_t)true_extent;
+    if (bytes == 0) bytes = 1;
+    t->mem = malloc(bytes);
+    if (t->mem == NULL) return MPI_ERR_NO_MEM;
+    t->buf = (char *)t->mem - true_lb;
+    return MPI_SUCCESS;
+}
+
+void ck_tmp_free(ck_tmp *t)
+{
+    free(t->mem);
+    t->mem = NULL;
+    t->buf = NULL;
+}
+
+/* A datatype whose bytes are one dense run can be copied with memcpy. */
+static int is_dense(MPI_Datatype dt, MPI_Aint *extent)
+{
+    MPI_Aint lb, true_lb, true_extent;
+    int size;
+    if (MPI_Type_get_extent(dt, &lb, extent) != MPI_SUCCESS) return 0;
+    if (MPI_Type_get_true_extent(dt, &true_lb, &true_extent) != MPI_SUCCESS) return 0;
+    if (MPI_Type_size(dt, &size) != MPI_SUCCESS) return 0;
+    return lb == 0 && true_lb == 0 && true_extent == *extent && (MPI_Aint)size == *extent;
+}
+
+int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt)
+{
+    if (count == 0 || src == dst) return MPI_SUCCESS;
+    if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
+    MPI_Aint extent;
+    if (is_dense(dt, &extent)) {
+        memcpy(dst, src, count * (size_t)extent);
+        return MPI_SUCCESS;
+    }
+    /* General datatypes: let MPI do the typed copy through a self message. */
+    return MPI_Sendrecv(src, (int)count, dt, 0, 0, dst, (int)count, dt, 0, 0,
+                        MPI_COMM_SELF, MPI_STATUS_IGNORE);
+}
+
+int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, MPI_Op op)
+{
+    if (count == 0) return MPI_SUCCESS;
+    if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
+    return MPI_Reduce_local(in, inout, (int)count, dt, op);
+}

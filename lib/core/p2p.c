@@ -1,0 +1,49 @@
+/* Point-to-point wrappers: size_t counts, one place for every message. */
+#include "ck_core.h"
+
+#define CK_INT_COUNT(c)                                                         \
+    do {                                                                        \
+        if ((c) > CK_MAX_COUNT) return MPI_ERR_COUNT;                           \
+    } while (0)
+
+int ck_send(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag, MPI_Comm comm)
+{
+    CK_INT_COUNT(count);
+    return MPI_Send(buf, (int)count, dt, dst, tag, comm);
+}
+
+int ck_recv(void *buf, size_t count, MPI_Datatype dt, int src, int tag, MPI_Comm comm)
+{
+    CK_INT_COUNT(count);
+    return MPI_Recv(buf, (int)count, dt, src, tag, comm, MPI_STATUS_IGNORE);
+}
+
+int ck_sendrecv(const void *sbuf, size_t scount, int dst,
+                void *rbuf, size_t rcount, int src,
+                MPI_Datatype dt, int tag, MPI_Comm comm)
+{
+    CK_INT_COUNT(scount);
+    CK_INT_COUNT(rcount);
+    return MPI_Sendrecv(sbuf, (int)scount, dt, dst, tag, rbuf, (int)rcount, dt, src, tag,
+                        comm, MPI_STATUS_IGNORE);
+}
+
+int ck_isend(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag,
+             MPI_Comm comm, MPI_Request *req)
+{
+    CK_INT_COUNT(count);
+    return MPI_Isend(buf, (int)count, dt, dst, tag, comm, req);
+}
+
+int ck_irecv(void *buf, size_t count, MPI_Datatype dt, int src, int tag,
+             MPI_Comm comm, MPI_Request *req)
+{
+    CK_INT_COUNT(count);
+    return MPI_Irecv(buf, (int)count, dt, src, tag, comm, req);
+}
+
+int ck_waitall(int n, MPI_Request *reqs)
+{
+    if (n == 0) return MPI_SUCCESS;
+    return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+}
