@@ -21,6 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef CK_MATRIX_MUTANTS
+#include "mutants.h"
+#define ALG_COUNT() mutant_count()
+#define ALG_AT(i) mutant_at(i)
+#else
+#define ALG_COUNT() ck_algorithm_count()
+#define ALG_AT(i) ck_algorithm_at(i)
+#endif
+
 #define MAX_SELECT 64
 #define MAX_FAIL_LINES 10
 
@@ -34,6 +43,7 @@ typedef struct {
     const char *algs[MAX_SELECT];
     int verbose;
     int skip_invalid;
+    int expect_fail; /* pass iff every selected algorithm fails (mutants) */
 } options;
 
 typedef struct {
@@ -345,7 +355,7 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
     size_t idx[256];
     int nsel = 0;
     for (size_t i = 0; i < nalgs; i++) {
-        const ck_algorithm *a = ck_algorithm_at(i);
+        const ck_algorithm *a = ALG_AT(i);
         if (a->collective == coll && selected(a) && nsel < 256) idx[nsel++] = i;
     }
     if (nsel == 0) return 0;
@@ -388,7 +398,7 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                         for (size_t j = 0; j < nres; j++) exp[j] = expected_val(&c, j);
 
                         for (int k = 0; k < nsel; k++) {
-                            const ck_algorithm *a = ck_algorithm_at(idx[k]);
+                            const ck_algorithm *a = ALG_AT(idx[k]);
                             char why[256];
                             case_result res = run_alg(a, &c, cc, &s, &r, exp, why, sizeof why);
                             if (cc->rank != 0) continue; /* the leader of this comm tallies */
@@ -491,7 +501,7 @@ static void check_invalid(const ck_algorithm *a, const commctx *cc, tally *t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ck_matrix [--collective C]... [--algorithm NAME|C/NAME]... "
-               "[--level quick|standard|full] [--no-invalid] [--verbose] [--list]\n");
+               "[--level quick|standard|full] [--no-invalid] [--verbose] [--list] [--expect-fail]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list_only)
@@ -524,6 +534,8 @@ static int parse_args(int argc, char **argv, int *list_only)
             opt.verbose = 1;
         } else if (strcmp(arg, "--no-invalid") == 0) {
             opt.skip_invalid = 1;
+        } else if (strcmp(arg, "--expect-fail") == 0) {
+            opt.expect_fail = 1;
         } else if (strcmp(arg, "--list") == 0) {
             *list_only = 1;
         } else {
@@ -546,9 +558,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    nalgs = ck_algorithm_count();
+    nalgs = ALG_COUNT();
     size_t nsel = 0;
-    for (size_t i = 0; i < nalgs; i++) nsel += selected(ck_algorithm_at(i));
+    for (size_t i = 0; i < nalgs; i++) nsel += selected(ALG_AT(i));
     if (nsel == 0) {
         if (wrank == 0) fprintf(stderr, "ck_matrix: no registered algorithm matches the selection\n");
         MPI_Finalize();
@@ -556,7 +568,7 @@ int main(int argc, char **argv)
     }
     if (list_only) {
         for (size_t i = 0; wrank == 0 && i < nalgs; i++) {
-            const ck_algorithm *a = ck_algorithm_at(i);
+            const ck_algorithm *a = ALG_AT(i);
             if (selected(a)) printf("%s/%s\n", ck_collective_name(a->collective), a->name);
         }
         MPI_Finalize();
@@ -591,7 +603,7 @@ int main(int argc, char **argv)
     }
     if (!opt.skip_invalid)
         for (size_t i = 0; i < nalgs; i++)
-            if (selected(ck_algorithm_at(i))) check_invalid(ck_algorithm_at(i), &comms[0], &tallies[i]);
+            if (selected(ALG_AT(i))) check_invalid(ALG_AT(i), &comms[0], &tallies[i]);
 
     /* Sum the tallies of both communicators' leaders onto world rank 0. */
     int *mine = calloc(3 * nalgs, sizeof(int)), *sum = calloc(3 * nalgs, sizeof(int));
@@ -605,10 +617,20 @@ int main(int argc, char **argv)
     long passed = 0, failed = 0;
     if (wrank == 0) {
         for (size_t i = 0; i < nalgs; i++) {
-            const ck_algorithm *a = ck_algorithm_at(i);
+            const ck_algorithm *a = ALG_AT(i);
             if (!selected(a)) continue;
             printf("ALG %s %s %d %d %d\n", ck_collective_name(a->collective), a->name, sum[3 * i],
                    sum[3 * i + 1], sum[3 * i + 2]);
+            if (opt.expect_fail) {
+                /* a mutant counts as passed when the matrix caught it */
+                if (sum[3 * i + 1] > 0) passed++;
+                else {
+                    failed++;
+                    printf("FAIL %s/%s: mutant not caught by the matrix\n",
+                           ck_collective_name(a->collective), a->name);
+                }
+                continue;
+            }
             passed += sum[3 * i];
             failed += sum[3 * i + 1];
         }

@@ -1,0 +1,3 @@
+from collkit.cli import main
+
+raise SystemExit(main())

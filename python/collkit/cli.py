@@ -1,0 +1,96 @@
+"""The collkit command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from collkit import __version__, check, registry
+from collkit.errors import UserError
+from collkit.mpi import MPI_NAMES, find
+from collkit.table import render
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors on one line with exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see `{self.prog} --help`)")
+
+
+def _cmd_algorithms(ns: argparse.Namespace) -> int:
+    algs = registry.load()
+    if ns.collective:
+        coll = registry.check_collective(ns.collective)
+        algs = [a for a in algs if a.collective == coll]
+    if ns.json:
+        print(json.dumps([a.to_json() for a in algs], indent=2))
+        return 0
+    rows = [[a.collective, a.name, a.constraints.describe(), a.origin, a.description] for a in algs]
+    print(render(["collective", "algorithm", "constraints", "origin", "description"], rows))
+    return 0
+
+
+def _positive_ranks(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rank count must be an integer, not '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"rank count must be at least 1, not {value}")
+    return value
+
+
+def _cmd_check(ns: argparse.Namespace) -> int:
+    coll = registry.check_collective(ns.collective) if ns.collective else None
+    algs = registry.resolve(registry.load(), ns.algorithm or [], coll)
+    if not algs:
+        raise UserError("no algorithm selected")
+    mpi = find(ns.mpi)
+    ranks = ns.ranks or [8]
+    return check.run(mpi, ranks, algs, ns.level, ns.timeout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
+    p.add_argument("--version", action="version", version=f"collkit {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints")
+    a.add_argument("--collective", metavar="C", help="only this collective")
+    a.add_argument("--json", action="store_true", help="print the registry as JSON")
+    a.set_defaults(func=_cmd_algorithms)
+
+    c = sub.add_parser("check", help="run the correctness matrix under a real MPI",
+                       description="Run every selected algorithm over roots, counts, datatypes, ops, "
+                                   "in place and out of place, on two communicators, against an "
+                                   "independent reference.")
+    c.add_argument("--mpi", choices=MPI_NAMES, default="openmpi", help="MPI library (default openmpi)")
+    c.add_argument("-n", dest="ranks", type=_positive_ranks, action="append", metavar="P",
+                   help="number of ranks; repeat for several (default 8)")
+    c.add_argument("--algorithm", action="append", metavar="NAME",
+                   help="NAME or COLLECTIVE/NAME; repeat for several (default: all)")
+    c.add_argument("--collective", metavar="C", help="only this collective")
+    c.add_argument("--level", choices=check.LEVELS, default="standard",
+                   help="matrix size: quick, standard (default) or full")
+    c.add_argument("--timeout", type=float, default=1800.0, metavar="S",
+                   help="seconds before one launch counts as hung (default 1800)")
+    c.set_defaults(func=_cmd_check)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        ns = parser.parse_args(argv)
+        if not getattr(ns, "command", None):
+            parser.print_help()
+            return 2
+        return ns.func(ns)
+    except UserError as exc:
+        print(f"collkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("collkit: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Set up everything collkit needs on a fresh Debian machine, idempotently:
+# system packages, the Python virtual environment (.venv), MPICH from PyPI
+# (.mpich), and the C build against Open MPI and against MPICH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
+APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv)
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    say "installing ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "collkit needs Python >= 3.11 (found $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2
+    exit 2
+}
+
+if [[ ! -x .venv/bin/python ]]; then
+    say "creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+if ! .venv/bin/python -c 'import collkit, pytest' 2>/dev/null; then
+    say "installing the collkit package into .venv"
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e ".[test]"
+fi
+
+# MPICH lives in its own environment so its mpicc/mpirun never shadow Open MPI's.
+if [[ ! -x .mpich/bin/mpicc ]]; then
+    say "installing MPICH $MPICH_VERSION (PyPI wheel) into .mpich"
+    "$PYTHON" -m venv .mpich
+    .mpich/bin/pip install -q "mpich==$MPICH_VERSION"
+fi
+
+build() {  # build <name> <cmake args...>
+    local name=$1; shift
+    say "building libcollkit against $name in build/$name"
+    cmake -S . -B "build/$name" -DCOLLKIT_WERROR=ON "$@" >/dev/null
+    cmake --build "build/$name" -j "$(nproc)" >/dev/null
+}
+build openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
+build mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
+say "ready: .venv/bin/collkit"

@@ -1,0 +1,93 @@
+"""The collkit CLI as a user meets it: registry listing, check, and errors."""
+
+import json
+
+import pytest
+
+# The classic portfolio that issue #2 names; later code and users rely on these names.
+PORTFOLIO = {
+    "bcast": {"linear", "binomial_doubling", "binomial_halving", "scatter_allgather_rd",
+              "scatter_allgather_ring", "chain"},
+    "reduce": {"linear", "binomial_doubling", "binomial_halving", "rabenseifner"},
+    "gather": {"linear", "binomial"},
+    "scatter": {"linear", "binomial"},
+    "allgather": {"ring", "recursive_doubling", "bruck", "neighbor_exchange", "sparbit"},
+    "reduce_scatter": {"recursive_halving", "ring", "recursive_doubling"},
+    "allreduce": {"recursive_doubling", "rabenseifner", "ring", "reduce_bcast", "binary_blocks"},
+    "alltoall": {"linear", "pairwise", "bruck"},
+}
+
+# Algorithms whose combining order is not rank order must refuse non-commutative ops.
+NEED_COMMUTATIVE = {
+    ("reduce", "binomial_halving"), ("reduce", "rabenseifner"),
+    ("reduce_scatter", "recursive_halving"), ("reduce_scatter", "ring"),
+    ("allreduce", "rabenseifner"), ("allreduce", "ring"), ("allreduce", "binary_blocks"),
+}
+NONCOMMUTATIVE_OK = {
+    ("reduce", "linear"), ("reduce", "binomial_doubling"),
+    ("reduce_scatter", "recursive_doubling"), ("allreduce", "recursive_doubling"),
+    ("allreduce", "reduce_bcast"),
+}
+
+
+def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
+    out = collkit("algorithms", "--json")
+    assert out.returncode == 0, out.stderr
+    algs = json.loads(out.stdout)
+    got = {}
+    for a in algs:
+        assert {"collective", "name", "description", "origin", "constraints"} <= set(a)
+        assert a["description"] and a["origin"]
+        got.setdefault(a["collective"], set()).add(a["name"])
+        key = (a["collective"], a["name"])
+        if key in NEED_COMMUTATIVE:
+            assert a["constraints"]["commutative_op"], key
+        if key in NONCOMMUTATIVE_OK:
+            assert not a["constraints"]["commutative_op"], key
+    for coll, names in PORTFOLIO.items():
+        assert names <= got.get(coll, set()), (coll, names - got.get(coll, set()))
+
+
+def test_algorithms_table_filters_by_collective(collkit):
+    out = collkit("algorithms", "--collective", "allreduce")
+    assert out.returncode == 0
+    body = out.stdout.splitlines()[2:]
+    assert body and all(line.startswith("allreduce") for line in body)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["algorithms", "--collective", "alreduce"], "did you mean 'allreduce'"),
+    (["check", "--algorithm", "rign"], "did you mean 'ring'"),
+    (["check", "--collective", "bcast", "--algorithm", "ring"], "unknown algorithm 'ring' for bcast"),
+    (["check", "-n", "0"], "at least 1"),
+    (["check", "--mpi", "lam"], "invalid choice"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_user_errors_are_one_line_with_status_2(collkit, args, needle):
+    out = collkit(*args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_missing_mpich_is_a_user_error(collkit, tmp_path):
+    out = collkit("check", "--mpi", "mpich", "-n", "2", env={"COLLKIT_MPICH_PREFIX": str(tmp_path)})
+    assert out.returncode == 2
+    assert "MPICH not found" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_check_passes_a_subset_under_openmpi(collkit):
+    out = collkit("check", "-n", "3", "-n", "4", "--collective", "allgather", "--level", "quick")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "allgather" in out.stdout and "PASS" in out.stdout
+    last = out.stdout.strip().splitlines()[-1]
+    passed, failed = last.split(" passed, ")
+    assert int(passed) > 100 and failed == "0 failed"
+
+
+def test_check_passes_a_subset_under_mpich(collkit):
+    out = collkit("check", "--mpi", "mpich", "-n", "5", "--collective", "reduce", "--level", "quick")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().endswith(" 0 failed")
