@@ -67,19 +67,29 @@ int ck_bcast_scatter_allgather_rd(void *buf, size_t count, MPI_Datatype dt, int 
 int ck_bcast_scatter_allgather_ring(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
+int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- reduce */
 int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_binomial_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_binomial_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 
+int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- gather */
 int ck_gather_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
+int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- scatter */
 int ck_scatter_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+
+int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- allgather */
 int ck_allgather_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
@@ -88,10 +98,20 @@ int ck_allgather_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
 int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
+int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- reduce_scatter */
 int ck_reduce_scatter_recursive_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+
+int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- allreduce */
 int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
@@ -100,10 +120,18 @@ int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
 int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
+int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_bine_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_bine_bandwidth_seg(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- alltoall */
 int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+
+int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- registry */
 

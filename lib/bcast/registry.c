@@ -4,5 +4,20 @@
 const ck_algorithm ck_bcast_algorithms[] = {
     {CK_BCAST, "linear", "root sends the whole buffer to each rank in turn",
      "MPICH / Open MPI coll/base (basic_linear)", 0, 0, {.bcast = ck_bcast_linear}},
+    {CK_BCAST, "binomial_doubling",
+     "binomial tree, root serves distance 1 first, then 2, 4, ...",
+     "Open MPI coll/base (binomial)", 0, 0, {.bcast = ck_bcast_binomial_doubling}},
+    {CK_BCAST, "binomial_halving",
+     "binomial tree, root serves the farthest rank first, then half the distance, ...",
+     "Thakur, Rabenseifner, Gropp 2005 (MPICH)", 0, 0, {.bcast = ck_bcast_binomial_halving}},
+    {CK_BCAST, "scatter_allgather_rd",
+     "binomial scatter of p blocks, then recursive-doubling allgather",
+     "Van de Geijn 1997 / MPICH", 0, 0, {.bcast = ck_bcast_scatter_allgather_rd}},
+    {CK_BCAST, "scatter_allgather_ring",
+     "binomial scatter of p blocks, then ring allgather",
+     "Van de Geijn 1997 / MPICH", 0, 0, {.bcast = ck_bcast_scatter_allgather_ring}},
+    {CK_BCAST, "chain",
+     "pipelined chain along relative ranks in 64 KiB segments",
+     "Open MPI coll/base (pipeline/chain)", 0, 0, {.bcast = ck_bcast_chain}},
 };
 const size_t ck_bcast_algorithms_n = CK_TABLE_SIZE(ck_bcast_algorithms);

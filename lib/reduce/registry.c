@@ -2,5 +2,18 @@
 #include "../core/registry_internal.h"
 
 const ck_algorithm ck_reduce_algorithms[] = {
+    {CK_REDUCE, "linear", "every rank sends to the root, which combines in rank order",
+     "MPICH / Open MPI coll/base (basic_linear)", 0, 0, {.reduce = ck_reduce_linear}},
+    {CK_REDUCE, "binomial_doubling",
+     "binomial tree, distances 1, 2, 4, ...; rank order kept for non-commutative ops",
+     "Thakur, Rabenseifner, Gropp 2005 (MPICH)", 0, 0, {.reduce = ck_reduce_binomial_doubling}},
+    {CK_REDUCE, "binomial_halving",
+     "binomial tree, distances p/2, p/4, ..., 1 (mirror of the doubling bcast)",
+     "Open MPI coll/base (binomial)", CK_REQUIRES_COMMUTATIVE, 0,
+     {.reduce = ck_reduce_binomial_halving}},
+    {CK_REDUCE, "rabenseifner",
+     "recursive-halving reduce-scatter, then binomial gather to the root",
+     "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005 (MPICH)", CK_REQUIRES_COMMUTATIVE, 0,
+     {.reduce = ck_reduce_rabenseifner}},
 };
 const size_t ck_reduce_algorithms_n = CK_TABLE_SIZE(ck_reduce_algorithms);

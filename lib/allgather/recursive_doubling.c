@@ -1,0 +1,75 @@
+/* Recursive-doubling allgather (Thakur, Rabenseifner, Gropp 2005): at step k
+ * a rank swaps everything its group of 2^k ranks holds with the partner group
+ * rank XOR 2^k, so the data held doubles each step and log2 p steps suffice.
+ *
+ * Non-power-of-two p is handled by folding rather than MPICH's scheme of
+ * extra forwarding steps inside the doubling: with q = pow2_floor(p), each
+ * "extra" rank q+i first hands its block to rank i, the q low ranks run the
+ * power-of-two exchange, and rank i finally returns the full vector to q+i.
+ * Folding keeps every transfer a contiguous range of blocks and its cost is
+ * easy to state (two extra steps, one extra vector), while MPICH's variant
+ * needs a subtree-dependent forwarding pattern for the missing data. During
+ * the doubling a low rank's group of blocks [g, g+m) comes with the folded
+ * blocks [g+q, g+m+q) ∩ [q, p), which is again contiguous, so a step moves
+ * at most two messages per direction. */
+#include "../core/ck_core.h"
+
+static size_t clamp_blocks(int v, int hi)
+{
+    return v <= 0 ? 0 : (size_t)(v < hi ? v : hi);
+}
+
+int ck_allgather_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
+                                    MPI_Datatype dt, MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint ext;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_buf(sbuf, count));
+    CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) return MPI_SUCCESS;
+    CK_TRY(ck_type_extent(dt, &ext));
+    if (sbuf != MPI_IN_PLACE)
+        CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
+    if (size == 1) return MPI_SUCCESS;
+
+    const int tag = CK_TAG(CK_ALLGATHER);
+    const int q = ck_pow2_floor(size), extra = size - q;
+    const size_t total = (size_t)size * count;
+
+    if (rank >= q) {
+        CK_TRY(ck_send(ck_elem(rbuf, (size_t)rank * count, ext), count, dt, rank - q, tag, comm));
+        CK_TRY(ck_recv(rbuf, total, dt, rank - q, tag, comm));
+        return MPI_SUCCESS;
+    }
+    if (rank < extra)
+        CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + q) * count, ext), count, dt, rank + q,
+                       tag, comm));
+
+    for (int mask = 1; mask < q; mask <<= 1) {
+        const int partner = rank ^ mask;
+        const int mine = rank & ~(mask - 1), theirs = partner & ~(mask - 1);
+        /* folded blocks riding along with each group (possibly none) */
+        const size_t xmine = clamp_blocks(extra - mine, mask);
+        const size_t xtheirs = clamp_blocks(extra - theirs, mask);
+        MPI_Request req[4];
+        int n = 0;
+        /* Both sides post core before folded part: MPI's pairwise message
+         * order then matches them even though they share a tag. */
+        CK_TRY(ck_irecv(ck_elem(rbuf, (size_t)theirs * count, ext), (size_t)mask * count, dt,
+                        partner, tag, comm, &req[n++]));
+        if (xtheirs > 0)
+            CK_TRY(ck_irecv(ck_elem(rbuf, (size_t)(theirs + q) * count, ext), xtheirs * count,
+                            dt, partner, tag, comm, &req[n++]));
+        CK_TRY(ck_isend(ck_elem(rbuf, (size_t)mine * count, ext), (size_t)mask * count, dt,
+                        partner, tag, comm, &req[n++]));
+        if (xmine > 0)
+            CK_TRY(ck_isend(ck_elem(rbuf, (size_t)(mine + q) * count, ext), xmine * count, dt,
+                            partner, tag, comm, &req[n++]));
+        CK_TRY(ck_waitall(n, req));
+    }
+
+    if (rank < extra) CK_TRY(ck_send(rbuf, total, dt, rank + q, tag, comm));
+out:
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* Binomial-tree broadcasts on ranks relative to the root. Both trees have the
+ * same shape (every rank receives the whole buffer once, the root sends it
+ * ceil(log2 p) times); they differ in the order the root serves its subtrees,
+ * which changes which links are busy at the same time:
+ *   doubling: the root first sends to distance 1, then 2, 4, ... (Open MPI
+ *             coll/base), so early steps use short hops;
+ *   halving:  the root first sends to the farthest rank, p/2 away, then half
+ *             that distance, ... (MPICH), so the big subtrees start first.
+ * Distances are compared as `d < size - r` rather than `r + d < size` so that
+ * nothing overflows near INT_MAX ranks. */
+#include "../core/ck_core.h"
+
+/* Index of the highest set bit of x > 0. */
+static int high_bit(int x)
+{
+    int h = 0;
+    while (x >>= 1) h++;
+    return h;
+}
+
+/* Index of the lowest set bit of x > 0. */
+static int low_bit(int x)
+{
+    int k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+
+int ck_bcast_binomial_doubling(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc, rank, size;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_buf(buf, count));
+    if (count == 0 || size == 1) return MPI_SUCCESS;
+
+    const int tag = CK_TAG(CK_BCAST);
+    const int s = ck_log2_ceil(size);
+    const int r = ck_rel_rank(rank, root, size);
+
+    /* At step k the ranks r < 2^k hold the data and send to r + 2^k, so rank
+     * r receives at the step of its highest bit and sends in every later one. */
+    int k = 0;
+    if (r != 0) {
+        int h = high_bit(r);
+        CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << h), root, size), tag, comm));
+        k = h + 1;
+    }
+    for (; k < s; k++) {
+        int d = 1 << k;
+        if (d < size - r) CK_TRY(ck_send(buf, count, dt, ck_abs_rank(r + d, root, size), tag, comm));
+    }
+out:
+    return rc;
+}
+
+int ck_bcast_binomial_halving(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc, rank, size;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_buf(buf, count));
+    if (count == 0 || size == 1) return MPI_SUCCESS;
+
+    const int tag = CK_TAG(CK_BCAST);
+    const int r = ck_rel_rank(rank, root, size);
+
+    /* Senders at distance 2^j are the multiples of 2^(j+1), so rank r hears
+     * from r minus its lowest bit and then serves every smaller distance. */
+    int k = ck_log2_ceil(size);
+    if (r != 0) {
+        k = low_bit(r);
+        CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << k), root, size), tag, comm));
+    }
+    for (int j = k - 1; j >= 0; j--) {
+        int d = 1 << j;
+        if (d < size - r) CK_TRY(ck_send(buf, count, dt, ck_abs_rank(r + d, root, size), tag, comm));
+    }
+out:
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* Pipelined chain broadcast: relative rank r receives from r - 1 and forwards
+ * to r + 1, segment by segment. Once the pipeline is full every link carries
+ * a segment at the same time, so for long vectors the time approaches n / B
+ * plus (p - 2) segment latencies, independent of log p. */
+#include "../core/ck_core.h"
+
+/* Segment size: large enough that per-message overhead is small, small enough
+ * that the pipeline fills quickly. Rounded down to whole elements, at least 1. */
+#define CK_BCAST_CHAIN_SEGMENT_BYTES ((size_t)64 * 1024)
+
+int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint extent;
+    MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_buf(buf, count));
+    if (count == 0 || size == 1) return MPI_SUCCESS;
+    CK_TRY(ck_type_extent(dt, &extent));
+
+    const int tag = CK_TAG(CK_BCAST);
+    const int r = ck_rel_rank(rank, root, size);
+    const int has_prev = r > 0, has_next = r < size - 1;
+    const int prev = ck_abs_rank(r - 1 + (has_prev ? 0 : size), root, size);
+    const int next = ck_abs_rank(has_next ? r + 1 : 0, root, size);
+
+    size_t seg = CK_BCAST_CHAIN_SEGMENT_BYTES / (size_t)extent;
+    if (seg == 0) seg = 1;
+    const size_t nseg = (count + seg - 1) / seg;
+
+    /* The receive of segment i + 1 is posted before segment i is forwarded,
+     * so the incoming and outgoing links work at the same time; at most one
+     * send and one receive are in flight per rank. */
+    if (has_prev) CK_TRY(ck_irecv(buf, count < seg ? count : seg, dt, prev, tag, comm, &rreq));
+    for (size_t i = 0; i < nseg; i++) {
+        size_t off = i * seg, n = count - off < seg ? count - off : seg;
+        if (has_prev) {
+            CK_TRY(ck_waitall(1, &rreq));
+            if (i + 1 < nseg) {
+                size_t noff = off + seg, nn = count - noff < seg ? count - noff : seg;
+                CK_TRY(ck_irecv(ck_elem(buf, noff, extent), nn, dt, prev, tag, comm, &rreq));
+            }
+        }
+        if (has_next) {
+            CK_TRY(ck_waitall(1, &sreq));
+            CK_TRY(ck_isend(ck_elem(buf, off, extent), n, dt, next, tag, comm, &sreq));
+        }
+    }
+    CK_TRY(ck_waitall(1, &sreq));
+out:
+    /* After a failed MPI call requests may still be pending; MPI gives no safe
+     * way to reclaim them then, and the communicator is unusable anyway. */
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* Rabenseifner's reduce: a reduce-scatter by recursive halving leaves each of
+ * p' = 2^floor(log2 p) ranks with one fully reduced block, and a binomial
+ * gather collects the blocks at the root. Every rank sends and reduces about
+ * n instead of n*log2(p), at the price of 2*log2(p') steps.
+ *
+ * Non-power-of-two p (Thakur, Rabenseifner, Gropp 2005): the r = p - p' extra
+ * ranks are folded away first. Working on ranks relative to the root, the
+ * first p' - r relative ranks stay as they are; the last 2r form pairs
+ * (first + 2j, first + 2j + 1) in which the odd one sends its whole vector to
+ * the even one and drops out. Folding the tail rather than the head keeps the
+ * root (relative rank 0) inside the power-of-two group, so the gather ends at
+ * the real root with no extra message. Pairs are combined in whichever order,
+ * hence CK_REQUIRES_COMMUTATIVE.
+ *
+ * Block mapping: the vector is cut into p' blocks (ck_block_count over p');
+ * new rank q ends the reduce-scatter owning block q, so the group of new
+ * ranks [q, q + 2^k) owns one contiguous slice during the gather, which ends
+ * at new rank 0 = the root. Blocks may be empty when count < p'. */
+#include "../core/ck_core.h"
+
+/* Elements of blocks [a, b) out of nb blocks (b may equal nb). */
+static size_t span(size_t count, int nb, int a, int b)
+{
+    return ck_block_offset(count, nb, b) - ck_block_offset(count, nb, a);
+}
+
+/* Relative rank of new rank q: survivors of the fold sit at even offsets. */
+static int rel_of(int q, int first)
+{
+    return q < first ? q : first + 2 * (q - first);
+}
+
+int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                           int root, MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint extent;
+    ck_tmp acc_tmp = {0}, in_tmp = {0};
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_op(op, 1, NULL));
+    CK_TRY(ck_check_buf(sbuf, count));
+    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) return MPI_SUCCESS;
+    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    CK_TRY(ck_type_extent(dt, &extent));
+
+    const int tag = CK_TAG(CK_REDUCE);
+    const int v = ck_rel_rank(rank, root, size);
+    const int pof2 = ck_pow2_floor(size), extra = size - pof2, first = pof2 - extra;
+
+    /* Folded-out ranks contribute their input and are done. */
+    if (v >= first && (v - first) % 2 == 1)
+        return ck_send(sbuf, count, dt, ck_abs_rank(v - 1, root, size), tag, comm);
+    const int q = v < first ? v : first + (v - first) / 2;
+
+    char *acc;
+    if (rank == root) {
+        acc = rbuf;
+        if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, acc, count, dt));
+    } else {
+        CK_TRY(ck_tmp_alloc(&acc_tmp, count, dt));
+        acc = acc_tmp.buf;
+        CK_TRY(ck_copy(sbuf, acc, count, dt));
+    }
+    /* Only a fold receives a whole vector; the halving needs half of it. */
+    const int folds = v >= first;
+    CK_TRY(ck_tmp_alloc(&in_tmp, folds ? count : span(count, pof2, 0, pof2 / 2), dt));
+    if (folds) {
+        CK_TRY(ck_recv(in_tmp.buf, count, dt, ck_abs_rank(v + 1, root, size), tag, comm));
+        CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
+    }
+
+    /* Recursive halving over new ranks: keep the half of the current window
+     * of blocks that contains block q, send the other half to the partner. */
+    int lo = 0;
+    for (int d = pof2 / 2; d >= 1; d /= 2) {
+        int partner = q ^ d;
+        int pv = rel_of(partner, first);
+        int keep = (q & d) ? lo + d : lo, give = (q & d) ? lo : lo + d;
+        size_t nkeep = span(count, pof2, keep, keep + d);
+        CK_TRY(ck_sendrecv(ck_elem(acc, ck_block_offset(count, pof2, give), extent),
+                           span(count, pof2, give, give + d), ck_abs_rank(pv, root, size),
+                           in_tmp.buf, nkeep, ck_abs_rank(pv, root, size), dt, tag, comm));
+        CK_TRY(ck_reduce_local(in_tmp.buf, ck_elem(acc, ck_block_offset(count, pof2, keep), extent),
+                               nkeep, dt, op));
+        lo = keep;
+    }
+
+    /* Binomial gather to new rank 0: before distance d, new rank q (a multiple
+     * of d) holds the reduced blocks [q, q + d). */
+    for (int d = 1; d < pof2; d *= 2) {
+        if (q & d) {
+            CK_TRY(ck_send(ck_elem(acc, ck_block_offset(count, pof2, q), extent),
+                           span(count, pof2, q, q + d), dt,
+                           ck_abs_rank(rel_of(q - d, first), root, size), tag, comm));
+            break;
+        }
+        int c = q + d;
+        CK_TRY(ck_recv(ck_elem(acc, ck_block_offset(count, pof2, c), extent),
+                       span(count, pof2, c, c + d), dt, ck_abs_rank(rel_of(c, first), root, size),
+                       tag, comm));
+    }
+out:
+    ck_tmp_free(&acc_tmp);
+    ck_tmp_free(&in_tmp);
+    return rc;
+}
