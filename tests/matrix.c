@@ -210,6 +210,11 @@ static void fill_inputs(const config *c, gbuf *s, gbuf *r)
 
 /* ---------------------------------------------------------------- running one case */
 
+/* run_alg judges one call on this rank only. The ranks agree on the verdicts
+ * of all algorithms of a configuration at once (one allreduce per config,
+ * not per call): fewer synchronisations, and the algorithms run back to back
+ * without a barrier between them, as they do in applications. */
+
 typedef enum { CASE_PASS, CASE_FAIL, CASE_REFUSED } case_result;
 
 /* Must this algorithm refuse the config (registry constraints)? */
@@ -270,19 +275,7 @@ static case_result run_alg(const ck_algorithm *a, const config *c, const commctx
         snprintf(why, whylen, "wrote outside its buffers");
     }
 
-    /* The case passes only if it passed on every rank; report a failing rank. */
-    int mine[2] = {bad, bad ? cc->rank : -1}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, cc->comm);
-    if (all[0]) {
-        if (!bad) snprintf(why, whylen, "failed on rank %d", all[1]);
-        else {
-            size_t l = strlen(why);
-            snprintf(why + l, whylen - l, " (rank %d)", cc->rank);
-        }
-        /* the lowest-numbered failing rank's message is not gathered: the
-         * leader prints its own reason, or which rank failed */
-        return CASE_FAIL;
-    }
+    if (bad) return CASE_FAIL;
     return refuse ? CASE_REFUSED : CASE_PASS;
 }
 
@@ -397,32 +390,49 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                         }
                         for (size_t j = 0; j < nres; j++) exp[j] = expected_val(&c, j);
 
+                        int verdict[256], agreed[256];
+                        case_result res[256];
+                        char why[256][160];
                         for (int k = 0; k < nsel; k++) {
                             const ck_algorithm *a = ALG_AT(idx[k]);
-                            char why[256];
-                            case_result res = run_alg(a, &c, cc, &s, &r, exp, why, sizeof why);
+                            res[k] = run_alg(a, &c, cc, &s, &r, exp, why[k], sizeof why[k]);
+                            /* highest failing rank + 1, or 0 when it passed here */
+                            verdict[k] = res[k] == CASE_FAIL ? cc->rank + 1 : 0;
+                        }
+                        MPI_Allreduce(verdict, agreed, nsel, MPI_INT, MPI_MAX, cc->comm);
+                        for (int k = 0; k < nsel; k++) {
+                            const ck_algorithm *a = ALG_AT(idx[k]);
+                            if (agreed[k] && res[k] != CASE_FAIL) {
+                                res[k] = CASE_FAIL;
+                                snprintf(why[k], sizeof why[k], "failed on rank %d", agreed[k] - 1);
+                            } else if (res[k] == CASE_FAIL) {
+                                size_t l = strlen(why[k]);
+                                snprintf(why[k] + l, sizeof why[k] - l, " (rank %d)", cc->rank);
+                            }
+                            /* each failing rank's leader-side view: the leader prints its own
+                             * reason, or which rank failed */
                             if (cc->rank != 0) continue; /* the leader of this comm tallies */
                             tally *t = &tallies[idx[k]];
-                            if (res == CASE_FAIL) {
+                            if (res[k] == CASE_FAIL) {
                                 t->failed++;
                                 if (t->fail_lines++ < MAX_FAIL_LINES || opt.verbose)
                                     printf("FAIL %s/%s comm=%s p=%d root=%d count=%zu dtype=%s "
                                            "op=%s inplace=%d: %s\n",
                                            ck_collective_name(coll), a->name, cc->name, cc->p,
                                            c.root, c.count, tkind_names[c.t],
-                                           has_op ? okind_names[c.o] : "-", c.inplace, why);
-                            } else if (res == CASE_REFUSED) {
+                                           has_op ? okind_names[c.o] : "-", c.inplace, why[k]);
+                            } else if (res[k] == CASE_REFUSED) {
                                 t->passed++;
                                 t->refused++;
                             } else {
                                 t->passed++;
                             }
-                            if (opt.verbose && res != CASE_FAIL)
+                            if (opt.verbose && res[k] != CASE_FAIL)
                                 printf("ok   %s/%s comm=%s p=%d root=%d count=%zu dtype=%s op=%s "
                                        "inplace=%d%s\n",
                                        ck_collective_name(coll), a->name, cc->name, cc->p, c.root,
                                        c.count, tkind_names[c.t], has_op ? okind_names[c.o] : "-",
-                                       c.inplace, res == CASE_REFUSED ? " (refused)" : "");
+                                       c.inplace, res[k] == CASE_REFUSED ? " (refused)" : "");
                         }
                         fflush(stdout);
                         free(exp);
