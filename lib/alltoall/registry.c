@@ -2,5 +2,16 @@
 #include "../core/registry_internal.h"
 
 const ck_algorithm ck_alltoall_algorithms[] = {
+    {CK_ALLTOALL, "linear",
+     "nonblocking send to and receive from every rank at once, in rotated peer order",
+     "Open MPI coll/base (basic_linear) / MPICH (isend_irecv)", 0, 0,
+     {.alltoall = ck_alltoall_linear}},
+    {CK_ALLTOALL, "pairwise",
+     "p-1 sendrecv steps: XOR partner for power-of-two p, else rank+i / rank-i",
+     "MPICH (Thakur, Rabenseifner, Gropp 2005) / Open MPI coll/base", 0, 0,
+     {.alltoall = ck_alltoall_pairwise}},
+    {CK_ALLTOALL, "bruck",
+     "ceil(log2 p) steps, each packing the blocks whose index has bit k set for rank+2^k",
+     "Bruck et al. 1997", 0, 0, {.alltoall = ck_alltoall_bruck}},
 };
 const size_t ck_alltoall_algorithms_n = CK_TABLE_SIZE(ck_alltoall_algorithms);

@@ -19,5 +19,11 @@ const ck_algorithm ck_bcast_algorithms[] = {
     {CK_BCAST, "chain",
      "pipelined chain along relative ranks in 64 KiB segments",
      "Open MPI coll/base (pipeline/chain)", 0, 0, {.bcast = ck_bcast_chain}},
+    {CK_BCAST, "bine",
+     "distance-halving Bine tree (binomial tree on negabinary positions, shorter hops)",
+     "De Sensi et al., Bine Trees, SC'25", 0, 0, {.bcast = ck_bcast_bine}},
+    {CK_BCAST, "bine_scatter_allgather",
+     "distance-doubling Bine scatter of p' blocks, then distance-halving Bine allgather",
+     "De Sensi et al., Bine Trees, SC'25", 0, 0, {.bcast = ck_bcast_bine_scatter_allgather}},
 };
 const size_t ck_bcast_algorithms_n = CK_TABLE_SIZE(ck_bcast_algorithms);

@@ -15,5 +15,13 @@ const ck_algorithm ck_reduce_algorithms[] = {
      "recursive-halving reduce-scatter, then binomial gather to the root",
      "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005 (MPICH)", CK_REQUIRES_COMMUTATIVE, 0,
      {.reduce = ck_reduce_rabenseifner}},
+    {CK_REDUCE, "bine",
+     "distance-halving Bine tree run backwards (mirror of the Bine bcast)",
+     "De Sensi et al., Bine Trees, SC'25", CK_REQUIRES_COMMUTATIVE, 0,
+     {.reduce = ck_reduce_bine}},
+    {CK_REDUCE, "bine_rsag",
+     "distance-doubling Bine reduce-scatter, then Bine-tree gather to the root",
+     "De Sensi et al., Bine Trees, SC'25", CK_REQUIRES_COMMUTATIVE, 0,
+     {.reduce = ck_reduce_bine_rsag}},
 };
 const size_t ck_reduce_algorithms_n = CK_TABLE_SIZE(ck_reduce_algorithms);

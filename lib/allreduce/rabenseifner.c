@@ -1,0 +1,77 @@
+/* Rabenseifner's allreduce (Rabenseifner 2004; Thakur, Rabenseifner & Gropp
+ * 2005, MPICH): a reduce-scatter by recursive halving followed by an allgather
+ * by recursive doubling over p' = 2^floor(log2 p) ranks, the vector cut into
+ * p' nearly equal blocks (empty when count < p'). The halving runs at
+ * distance p'/2, p'/4, ..., 1 so that virtual rank v ends up owning block v;
+ * the allgather retraces the distances upwards. Each rank sends about 2n
+ * (p'-1)/p' in 2 log2 p' steps, against n log2 p for recursive doubling.
+ * Non-power-of-two p: among the first 2(p-p') ranks, each even rank gives its
+ * vector to the odd rank above, sits out, and gets the result at the end.
+ * Halving pairs ranks that are far apart in rank order: commutative ops only. */
+#include "../core/ck_core.h"
+
+static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
+
+int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    int rc, rank, size;
+    ck_tmp tmp = {0};
+    MPI_Aint ext;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_op(op, 1, NULL));
+    CK_TRY(ck_check_buf(sbuf, count));
+    CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) return MPI_SUCCESS;
+    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
+    if (size == 1) return MPI_SUCCESS;
+
+    const int tag = CK_TAG(CK_ALLREDUCE);
+    const int p2 = ck_pow2_floor(size), rem = size - p2;
+    CK_TRY(ck_type_extent(dt, &ext));
+
+    if (rank < 2 * rem && rank % 2 == 0) {
+        CK_TRY(ck_send(rbuf, count, dt, rank + 1, tag, comm));
+        CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
+        return MPI_SUCCESS;
+    }
+
+    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
+    if (rank < 2 * rem) {
+        CK_TRY(ck_recv(tmp.buf, count, dt, rank - 1, tag, comm));
+        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
+    }
+
+    const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
+    int lo = 0, hi = p2; /* blocks (of p') this rank is still reducing */
+    for (int mask = p2 / 2; mask > 0; mask >>= 1) {
+        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem), mid = lo + mask;
+        int klo = vrank < vpeer ? lo : mid, khi = vrank < vpeer ? mid : hi;
+        int slo = vrank < vpeer ? mid : lo, shi = vrank < vpeer ? hi : mid;
+        size_t koff = ck_block_offset(count, p2, klo);
+        size_t kn = ck_block_offset(count, p2, khi) - koff;
+        size_t soff = ck_block_offset(count, p2, slo);
+        size_t sn = ck_block_offset(count, p2, shi) - soff;
+        CK_TRY(ck_sendrecv(ck_elem(rbuf, soff, ext), sn, peer, tmp.buf, kn, peer, dt, tag,
+                           comm));
+        CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
+        lo = klo;
+        hi = khi;
+    }
+
+    for (int mask = 1; mask < p2; mask <<= 1) {
+        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
+        int mlo = vrank & ~(mask - 1), plo = vpeer & ~(mask - 1);
+        size_t moff = ck_block_offset(count, p2, mlo);
+        size_t mn = ck_block_offset(count, p2, mlo + mask) - moff;
+        size_t poff = ck_block_offset(count, p2, plo);
+        size_t pn = ck_block_offset(count, p2, plo + mask) - poff;
+        CK_TRY(ck_sendrecv(ck_elem(rbuf, moff, ext), mn, peer, ck_elem(rbuf, poff, ext), pn,
+                           peer, dt, tag, comm));
+    }
+
+    if (rank < 2 * rem) CK_TRY(ck_send(rbuf, count, dt, rank - 1, tag, comm));
+out:
+    ck_tmp_free(&tmp);
+    return rc;
+}

@@ -1,0 +1,79 @@
+/* Bruck alltoall (Bruck, Ho, Kipnis, Upfal, Weathersby 1997; as in MPICH and
+ * Open MPI coll/base): ceil(log2 p) steps for any p, at the cost of sending
+ * every block about log2(p)/2 times. It wins for small blocks, where the
+ * p-1 start-ups of the pairwise or linear exchanges dominate.
+ *
+ * 1. Rotate locally: work block j holds the input block for rank + j, so a
+ *    block's index is the distance it still has to travel.
+ * 2. At step k, every work block whose index has bit k set moves 2^k ranks
+ *    forward: packed into one message to rank + 2^k, while the same positions
+ *    are refilled from rank - 2^k. Summing the bits of j moves block j exactly
+ *    j ranks, so afterwards work block j holds what rank - j sent to us.
+ * 3. Rotate back: work block j goes to rbuf block rank - j.
+ *
+ * The work buffer is separate from rbuf, so MPI_IN_PLACE needs nothing extra:
+ * step 1 reads rbuf before step 3 overwrites it. */
+#include "../core/ck_core.h"
+
+int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                      MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint extent;
+    ck_tmp work = {0}, spack = {0}, rpack = {0};
+
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_buf(sbuf, count));
+    CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) return MPI_SUCCESS;
+    /* A step packs up to p/2 blocks into one message. Every rank computes
+     * the same bound, so all of them refuse together. */
+    if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
+
+    CK_TRY(ck_type_extent(dt, &extent));
+    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (size == 1) {
+        if (src != rbuf) CK_TRY(ck_copy(src, rbuf, count, dt));
+        goto out;
+    }
+
+    const int tag = CK_TAG(CK_ALLTOALL);
+    const size_t half = (size_t)(size / 2) * count; /* most blocks with one bit set */
+    CK_TRY(ck_tmp_alloc(&work, (size_t)size * count, dt));
+    CK_TRY(ck_tmp_alloc(&spack, half, dt));
+    CK_TRY(ck_tmp_alloc(&rpack, half, dt));
+
+    CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent), work.buf,
+                   (size_t)(size - rank) * count, dt));
+    CK_TRY(ck_copy(src, ck_elem(work.buf, (size_t)(size - rank) * count, extent),
+                   (size_t)rank * count, dt));
+
+    for (int dist = 1; dist < size; dist <<= 1) {
+        size_t nb = 0;
+        for (int j = dist; j < size; j++) {
+            if (!(j & dist)) continue;
+            CK_TRY(ck_copy(ck_elem(work.buf, (size_t)j * count, extent),
+                           ck_elem(spack.buf, nb * count, extent), count, dt));
+            nb++;
+        }
+        CK_TRY(ck_sendrecv(spack.buf, nb * count, (rank + dist) % size, rpack.buf,
+                           nb * count, (rank - dist + size) % size, dt, tag, comm));
+        nb = 0;
+        for (int j = dist; j < size; j++) {
+            if (!(j & dist)) continue;
+            CK_TRY(ck_copy(ck_elem(rpack.buf, nb * count, extent),
+                           ck_elem(work.buf, (size_t)j * count, extent), count, dt));
+            nb++;
+        }
+    }
+
+    for (int j = 0; j < size; j++)
+        CK_TRY(ck_copy(ck_elem(work.buf, (size_t)j * count, extent),
+                       ck_elem(rbuf, (size_t)((rank - j + size) % size) * count, extent),
+                       count, dt));
+out:
+    ck_tmp_free(&work);
+    ck_tmp_free(&spack);
+    ck_tmp_free(&rpack);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* Pairwise-exchange alltoall (MPICH; Thakur, Rabenseifner, Gropp 2005; Open
+ * MPI coll/base pairwise): p-1 steps of one sendrecv each.
+ *
+ * When p is a power of two, step i pairs rank with rank XOR i: every step is
+ * a perfect matching, so each rank talks to exactly one peer in both
+ * directions, which suits networks where a node has a single port. For other
+ * p, step i sends to rank + i and receives from rank - i (mod p); each step is
+ * then a shift permutation and still contention-free in the logical sense.
+ *
+ * In place, a step would receive into the very block it sends (XOR partner)
+ * or into a block whose input is still to be sent (rank - i = rank + j for a
+ * later step j), so the input is copied aside once. */
+#include "../core/ck_core.h"
+
+int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                         MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint extent;
+    ck_tmp tmp = {0};
+    const void *src = sbuf;
+
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_buf(sbuf, count));
+    CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) return MPI_SUCCESS;
+
+    CK_TRY(ck_type_extent(dt, &extent));
+    const int tag = CK_TAG(CK_ALLTOALL);
+    if (sbuf == MPI_IN_PLACE) {
+        if (size == 1) return MPI_SUCCESS;
+        CK_TRY(ck_tmp_alloc(&tmp, (size_t)size * count, dt));
+        CK_TRY(ck_copy(rbuf, tmp.buf, (size_t)size * count, dt));
+        src = tmp.buf;
+    } else {
+        CK_TRY(ck_copy(ck_elem(sbuf, (size_t)rank * count, extent),
+                       ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
+    }
+
+    const int pow2 = ck_is_pow2(size);
+    for (int i = 1; i < size; i++) {
+        int to, from;
+        if (pow2) {
+            to = from = rank ^ i;
+        } else {
+            to = (rank + i) % size;
+            from = (rank - i + size) % size;
+        }
+        CK_TRY(ck_sendrecv(ck_elem(src, (size_t)to * count, extent), count, to,
+                           ck_elem(rbuf, (size_t)from * count, extent), count, from, dt,
+                           tag, comm));
+    }
+out:
+    ck_tmp_free(&tmp);
+    return rc;
+}

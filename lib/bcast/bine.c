@@ -1,0 +1,131 @@
+/* Bine broadcasts (De Sensi et al., "Bine Trees: Enhancing Collective
+ * Operations by Optimizing Communication Locality", SC'25).
+ *
+ * bine: the distance-halving Bine tree, i.e. the distance-halving binomial
+ * tree with rank r at position gray(nb(r)) (lib/core/bine.h). Same steps and
+ * volume as the binomial tree; the hops are |rho| long (..., 5, 3, 1, 1)
+ * instead of (..., 8, 4, 2, 1), about 2/3 of the total distance.
+ *
+ * bine_scatter_allgather: Van de Geijn's scatter + allgather on Bine
+ * patterns. The vector is cut into p' blocks; virtual rank v owns block
+ * sigma(v) = bit_reverse(nu(v)) (lib/core/bine_tree.h). A distance-doubling
+ * Bine scatter hands each subtree its sigma range (half the vector goes to
+ * the root's nearest neighbour first), then a distance-halving Bine allgather
+ * doubles every rank's aligned sigma range per step, the largest exchange
+ * last and between neighbours. Every message is one contiguous run of blocks
+ * in place in buf: no packing, no reordering.
+ *
+ * Non-power-of-two p (both): ranks relative to the root are folded onto the
+ * p' = 2^floor(log2 p) core (bine_tree.h): pair (2i, 2i+1), i < e = p - p',
+ * is virtual rank i. The core runs the power-of-two algorithm and each 2i
+ * finally passes the whole vector to its neighbour 2i+1. That is one extra
+ * step of n bytes between neighbouring ranks; for the tree the step count
+ * stays ceil(log2 p), as for a binomial tree. */
+#include "../core/bine.h"
+#include "../core/bine_tree.h"
+#include "../core/ck_core.h"
+
+static int lowbit_index(int x)
+{
+    int k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+
+/* Real rank of virtual rank v. */
+static int real_of(int v, int root, int size)
+{
+    return ck_abs_rank(ck_bine_fold_rel(v, size), root, size);
+}
+
+int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc, rank, size;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_buf(buf, count));
+    if (count == 0 || size == 1) return MPI_SUCCESS;
+
+    const int tag = CK_TAG(CK_BCAST);
+    const int rel = ck_rel_rank(rank, root, size);
+    const int v = ck_bine_fold_vrank(rel, size);
+    if (v < 0) return ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+
+    const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
+    const int pos = ck_bine_tree_position(v, pof2, s);
+    int j = s;
+    if (pos != 0) {
+        j = lowbit_index(pos);
+        int parent = ck_bine_tree_rank(pos - (1 << j), pof2, s);
+        CK_TRY(ck_recv(buf, count, dt, real_of(parent, root, size), tag, comm));
+    }
+    for (int i = j - 1; i >= 0; i--) {
+        int child = ck_bine_tree_rank(pos + (1 << i), pof2, s);
+        CK_TRY(ck_send(buf, count, dt, real_of(child, root, size), tag, comm));
+    }
+    if (ck_bine_fold_width(v, size) == 2)
+        CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
+out:
+    return rc;
+}
+
+/* Elements of blocks [a, a + len) out of nb blocks. */
+static size_t span(size_t count, int nb, int a, int len)
+{
+    return ck_block_offset(count, nb, a + len) - ck_block_offset(count, nb, a);
+}
+
+int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, int root,
+                                    MPI_Comm comm)
+{
+    int rc, rank, size;
+    MPI_Aint extent;
+    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
+    CK_TRY(ck_check_root(root, size));
+    CK_TRY(ck_check_buf(buf, count));
+    if (count == 0 || size == 1) return MPI_SUCCESS;
+    CK_TRY(ck_type_extent(dt, &extent));
+
+    const int tag = CK_TAG(CK_BCAST);
+    const int rel = ck_rel_rank(rank, root, size);
+    const int v = ck_bine_fold_vrank(rel, size);
+    if (v < 0) return ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+
+    const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
+    const int nu = ck_bine_nu(v, pof2, s);
+    const int sigma = (int)ck_bit_reverse((uint32_t)nu, s);
+#define BLOCK(b) ck_elem(buf, ck_block_offset(count, pof2, (b)), extent)
+
+    /* Scatter: v is reached at the step of nu's highest bit and receives its
+     * whole subtree range; it then serves steps h+1.., each child's range
+     * being the upper half of what v still has. */
+    int first = 0;
+    if (v != 0) {
+        int h = ck_bine_high_bit(nu), len = 1 << (s - 1 - h);
+        CK_TRY(ck_recv(BLOCK(sigma), span(count, pof2, sigma, len), dt,
+                       real_of(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+        first = h + 1;
+    }
+    for (int k = first; k < s; k++) {
+        int len = 1 << (s - 1 - k), c = sigma + len;
+        CK_TRY(ck_send(BLOCK(c), span(count, pof2, c, len), dt,
+                       real_of(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+    }
+
+    /* Allgather: before step k, v holds the aligned sigma range of length
+     * 2^(s-1-k) around its block and the partner the adjacent one. */
+    for (int k = s - 1; k >= 0; k--) {
+        int len = 1 << (s - 1 - k), base = sigma & ~(len - 1), pbase = base ^ len;
+        int partner = real_of(ck_bine_partner(v, k, pof2), root, size);
+        CK_TRY(ck_sendrecv(BLOCK(base), span(count, pof2, base, len), partner, BLOCK(pbase),
+                           span(count, pof2, pbase, len), partner, dt, tag, comm));
+    }
+#undef BLOCK
+    if (ck_bine_fold_width(v, size) == 2)
+        CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
+out:
+    return rc;
+}

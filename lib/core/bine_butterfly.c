@@ -1,0 +1,81 @@
+/* Block order and folding of Bine butterflies (see bine_butterfly.h). */
+#include "bine_butterfly.h"
+
+void ck_bine_bf_nu_table(int p, int s, int *nu)
+{
+    for (int r = 0; r < p; r++) nu[r] = -1;
+    nu[0] = 0;
+    /* Ranks reached before step k are exactly those with nu < 2^k; each
+     * passes the data on to its step-k partner. Ranks reached at step k get
+     * nu >= 2^k, so they are not revisited in the same step. */
+    for (int k = 0; k < s; k++)
+        for (int r = 0; r < p; r++)
+            if (nu[r] >= 0 && nu[r] < (1 << k)) nu[ck_bine_partner(r, k, p)] = nu[r] | (1 << k);
+}
+
+int ck_bine_bf_init(ck_bine_bf *bf, int size)
+{
+    bf->size = size;
+    bf->p2 = ck_pow2_floor(size);
+    bf->s = ck_log2_ceil(bf->p2);
+    bf->extra = size - bf->p2;
+    bf->sigma = malloc((size_t)bf->p2 * sizeof *bf->sigma);
+    bf->slot_rank = malloc((size_t)bf->p2 * sizeof *bf->slot_rank);
+    if (bf->sigma == NULL || bf->slot_rank == NULL) {
+        ck_bine_bf_free(bf);
+        return MPI_ERR_NO_MEM;
+    }
+    ck_bine_bf_nu_table(bf->p2, bf->s, bf->sigma);
+    for (int v = 0; v < bf->p2; v++) {
+        bf->sigma[v] = (int)ck_bit_reverse((uint32_t)bf->sigma[v], bf->s);
+        bf->slot_rank[bf->sigma[v]] = v;
+    }
+    return MPI_SUCCESS;
+}
+
+void ck_bine_bf_free(ck_bine_bf *bf)
+{
+    free(bf->sigma);
+    free(bf->slot_rank);
+    bf->sigma = NULL;
+    bf->slot_rank = NULL;
+}
+
+static int move_run(ck_bine_bf_mode mode, char *natural, char *packed, size_t n,
+                    MPI_Datatype dt, MPI_Op op)
+{
+    switch (mode) {
+    case CK_BINE_BF_PACK: return ck_copy(natural, packed, n, dt);
+    case CK_BINE_BF_UNPACK: return ck_copy(packed, natural, n, dt);
+    default: return ck_reduce_local(packed, natural, n, dt, op);
+    }
+}
+
+int ck_bine_bf_move(const ck_bine_bf *bf, int shift, int key, ck_bine_bf_mode mode,
+                    void *natural, void *packed, size_t count, MPI_Datatype dt, MPI_Op op,
+                    size_t *moved)
+{
+    MPI_Aint ext;
+    int rc = ck_type_extent(dt, &ext);
+    size_t done = 0;
+    if (rc != MPI_SUCCESS) return rc;
+    for (int u = 0; u < bf->p2;) {
+        if ((bf->sigma[u] >> shift) != key) {
+            u++;
+            continue;
+        }
+        int end = u + 1;
+        while (end < bf->p2 && (bf->sigma[end] >> shift) == key) end++;
+        size_t lo = (size_t)ck_bine_bf_first(bf, u) * count;
+        size_t n = (size_t)ck_bine_bf_first(bf, end) * count - lo;
+        if (mode != CK_BINE_BF_COUNT) {
+            rc = move_run(mode, ck_elem(natural, lo, ext), ck_elem(packed, done, ext), n, dt,
+                          op);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        done += n;
+        u = end;
+    }
+    *moved = done;
+    return MPI_SUCCESS;
+}
