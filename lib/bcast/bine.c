@@ -36,11 +36,6 @@ static int lowbit_index(int x)
 }
 
 /* Real rank of virtual rank v. */
-static int real_of(int v, int root, int size)
-{
-    return ck_abs_rank(ck_bine_fold_rel(v, size), root, size);
-}
-
 int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size;
@@ -60,11 +55,11 @@ int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm c
     if (pos != 0) {
         j = lowbit_index(pos);
         int parent = ck_bine_tree_rank(pos - (1 << j), pof2, s);
-        CK_TRY(ck_recv(buf, count, dt, real_of(parent, root, size), tag, comm));
+        CK_TRY(ck_recv(buf, count, dt, ck_bine_fold_real(parent, root, size), tag, comm));
     }
     for (int i = j - 1; i >= 0; i--) {
         int child = ck_bine_tree_rank(pos + (1 << i), pof2, s);
-        CK_TRY(ck_send(buf, count, dt, real_of(child, root, size), tag, comm));
+        CK_TRY(ck_send(buf, count, dt, ck_bine_fold_real(child, root, size), tag, comm));
     }
     if (ck_bine_fold_width(v, size) == 2)
         CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
@@ -106,20 +101,20 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
     if (v != 0) {
         int h = ck_bine_high_bit(nu), len = 1 << (s - 1 - h);
         CK_TRY(ck_recv(BLOCK(sigma), span(count, pof2, sigma, len), dt,
-                       real_of(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
         first = h + 1;
     }
     for (int k = first; k < s; k++) {
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_TRY(ck_send(BLOCK(c), span(count, pof2, c, len), dt,
-                       real_of(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
     }
 
     /* Allgather: before step k, v holds the aligned sigma range of length
      * 2^(s-1-k) around its block and the partner the adjacent one. */
     for (int k = s - 1; k >= 0; k--) {
         int len = 1 << (s - 1 - k), base = sigma & ~(len - 1), pbase = base ^ len;
-        int partner = real_of(ck_bine_partner(v, k, pof2), root, size);
+        int partner = ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size);
         CK_TRY(ck_sendrecv(BLOCK(base), span(count, pof2, base, len), partner, BLOCK(pbase),
                            span(count, pof2, pbase, len), partner, dt, tag, comm));
     }

@@ -12,6 +12,10 @@
 #include "bine_tree.h"
 
 #include "bine.h"
+#include "ck_core.h"
+
+#include <stdint.h>
+#include <stdlib.h>
 
 int ck_bine_high_bit(int x)
 {
@@ -66,3 +70,20 @@ int ck_bine_fold_rel(int v, int size)
 }
 
 int ck_bine_fold_width(int v, int size) { return v < fold_extra(size) ? 2 : 1; }
+
+int ck_bine_fold_real(int v, int root, int size)
+{
+    return ck_abs_rank(ck_bine_fold_rel(v, size), root, size);
+}
+
+size_t *ck_bine_sigma_offsets(int a, int len, int pof2, int s, int size)
+{
+    size_t *off = malloc(((size_t)len + 1) * sizeof *off);
+    if (off == NULL) return NULL;
+    off[0] = 0;
+    for (int i = 0; i < len; i++) {
+        int w = ck_bine_nu_rank((int)ck_bit_reverse((uint32_t)(a + i), s), pof2, s);
+        off[i + 1] = off[i] + (size_t)ck_bine_fold_width(w, size);
+    }
+    return off;
+}

@@ -30,6 +30,8 @@
 #ifndef COLLKIT_BINE_TREE_H
 #define COLLKIT_BINE_TREE_H
 
+#include <stddef.h>
+
 /* Doubling-tree position nu(r) of rank r of p = 2^s, and back. */
 int ck_bine_nu(int r, int p, int s);
 int ck_bine_nu_rank(int nu, int p, int s);
@@ -44,5 +46,15 @@ int ck_bine_high_bit(int x);
 int ck_bine_fold_vrank(int rel, int size);
 int ck_bine_fold_rel(int v, int size);
 int ck_bine_fold_width(int v, int size);
+
+/* Real rank that plays virtual rank v of a communicator of size ranks, when
+ * ranks are taken relative to root. */
+int ck_bine_fold_real(int v, int root, int size);
+
+/* Offsets, in rank blocks, of the doubling-tree block slots [a, a + len) in
+ * sigma order on the folded core of pof2 = 2^s virtual ranks: off[i] for
+ * i = 0..len (a virtual rank stands for 1 or 2 rank blocks). Returns a
+ * malloc'ed array the caller frees, or NULL when out of memory. */
+size_t *ck_bine_sigma_offsets(int a, int len, int pof2, int s, int size);
 
 #endif

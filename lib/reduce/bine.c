@@ -37,11 +37,6 @@ static int lowbit_index(int x)
     return k;
 }
 
-static int real_of(int v, int root, int size)
-{
-    return ck_abs_rank(ck_bine_fold_rel(v, size), root, size);
-}
-
 /* Shared start of both: the accumulator (rbuf at the root, else a copy of
  * sbuf) with the folded neighbour's vector already combined in. */
 static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
@@ -87,7 +82,7 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int pos = ck_bine_tree_position(v, pof2, s);
     const int j = pos != 0 ? lowbit_index(pos) : s;
     const int folds = ck_bine_fold_width(v, size) == 2;
-    const int parent = pos != 0 ? real_of(ck_bine_tree_rank(pos - (1 << j), pof2, s), root, size) : -1;
+    const int parent = pos != 0 ? ck_bine_fold_real(ck_bine_tree_rank(pos - (1 << j), pof2, s), root, size) : -1;
 
     /* A leaf has nothing to combine: its input goes up as it is. */
     if (j == 0 && !folds) return ck_send(sbuf, count, dt, parent, tag, comm);
@@ -98,7 +93,7 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
                    folds ? ck_abs_rank(rel + 1, root, size) : -1, tag, comm, &acc_tmp, &in_tmp,
                    &acc));
     for (int i = 0; i < j; i++) {
-        int child = real_of(ck_bine_tree_rank(pos + (1 << i), pof2, s), root, size);
+        int child = ck_bine_fold_real(ck_bine_tree_rank(pos + (1 << i), pof2, s), root, size);
         CK_TRY(ck_recv(in_tmp.buf, count, dt, child, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
     }
@@ -153,7 +148,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     for (int k = 0; k < s; k++) {
         int half = 1 << (s - 1 - k);
         int keep = sigma & ~(half - 1), give = keep ^ half;
-        int partner = real_of(ck_bine_partner(v, k, pof2), root, size);
+        int partner = ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size);
         size_t nkeep = span(count, pof2, keep, half);
         CK_TRY(ck_sendrecv(BLOCK(give), span(count, pof2, give, half), partner, in_tmp.buf, nkeep,
                            partner, dt, tag, comm));
@@ -167,11 +162,11 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     for (int k = s - 1; k > h; k--) {
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_TRY(ck_recv(BLOCK(c), span(count, pof2, c, len), dt,
-                       real_of(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
     }
     if (v != 0)
         CK_TRY(ck_send(BLOCK(sigma), span(count, pof2, sigma, 1 << (s - 1 - h)), dt,
-                       real_of(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
 #undef BLOCK
 out:
     ck_tmp_free(&acc_tmp);

@@ -21,25 +21,6 @@
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
 
-static int real_of(int v, int root, int size)
-{
-    return ck_abs_rank(ck_bine_fold_rel(v, size), root, size);
-}
-
-/* Block offsets (in rank blocks) of sigma slots [a, a + len): off[i] for
- * i = 0..len. */
-static size_t *sigma_offsets(int a, int len, int pof2, int s, int size)
-{
-    size_t *off = malloc(((size_t)len + 1) * sizeof *off);
-    if (off == NULL) return NULL;
-    off[0] = 0;
-    for (int i = 0; i < len; i++) {
-        int w = ck_bine_nu_rank((int)ck_bit_reverse((uint32_t)(a + i), s), pof2, s);
-        off[i + 1] = off[i] + (size_t)ck_bine_fold_width(w, size);
-    }
-    return off;
-}
-
 int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root,
                     MPI_Comm comm)
 {
@@ -76,11 +57,11 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
     const int width = ck_bine_fold_width(v, size);
 
     if (len == 1 && width == 1) {
-        CK_TRY(ck_recv(rbuf, count, dt, real_of(ck_bine_partner(v, h, pof2), root, size), tag,
+        CK_TRY(ck_recv(rbuf, count, dt, ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag,
                        comm));
         goto out;
     }
-    off = sigma_offsets(sigma, len, pof2, s, size);
+    off = ck_bine_sigma_offsets(sigma, len, pof2, s, size);
     if (off == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
@@ -90,7 +71,7 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
 
     if (v != 0) {
         CK_TRY(ck_recv(tmp.buf, off[len] * count, dt,
-                       real_of(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
     } else {
         /* Root: slot i gets virtual rank w's blocks, relative ranks
          * fold_rel(w) onwards; its own block never leaves sbuf. */
@@ -107,7 +88,7 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
     for (int k = h + 1; k < s; k++) {
         int c = 1 << (s - 1 - k); /* the child's slice starts c slots in, c long */
         CK_TRY(ck_send(SLOT(c), (off[2 * c] - off[c]) * count, dt,
-                       real_of(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+                       ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
     }
     if (v != 0) {
         CK_TRY(ck_copy(SLOT(0), rbuf, count, dt));
