@@ -30,5 +30,17 @@ const ck_algorithm ck_allreduce_algorithms[] = {
      "Swing reduce-scatter (halving, nearest partners first) + Swing allgather, non-contiguous block sets packed; folding for non-power-of-two p",
      "De Sensi et al., Swing (NSDI'24)", CK_REQUIRES_COMMUTATIVE, 0,
      {.allreduce = ck_allreduce_swing_bandwidth}},
+    {CK_ALLREDUCE, "bine_latency",
+     "Bine butterfly, whole vector each step with partner at distance |rho(k)| = 1, 1, 3, 5, 11, ...; folding of neighbour pairs for non-power-of-two p",
+     "De Sensi et al., Bine Trees", CK_REQUIRES_COMMUTATIVE, 0,
+     {.allreduce = ck_allreduce_bine_latency}},
+    {CK_ALLREDUCE, "bine_bandwidth",
+     "Bine reduce-scatter (distance doubling) + Bine allgather (distance halving), contiguous blocks in Bine slot order; folding for non-power-of-two p",
+     "De Sensi et al., Bine Trees", CK_REQUIRES_COMMUTATIVE, 0,
+     {.allreduce = ck_allreduce_bine_bandwidth}},
+    {CK_ALLREDUCE, "bine_bandwidth_seg",
+     "bine_bandwidth with reduce-scatter transfers in 64 KiB segments received ahead, reduction overlapping transfer",
+     "De Sensi et al., Bine Trees", CK_REQUIRES_COMMUTATIVE, 0,
+     {.allreduce = ck_allreduce_bine_bandwidth_seg}},
 };
 const size_t ck_allreduce_algorithms_n = CK_TABLE_SIZE(ck_allreduce_algorithms);

@@ -13,5 +13,9 @@ const ck_algorithm ck_alltoall_algorithms[] = {
     {CK_ALLTOALL, "bruck",
      "ceil(log2 p) steps, each packing the blocks whose index has bit k set for rank+2^k",
      "Bruck et al. 1997", 0, 0, {.alltoall = ck_alltoall_bruck}},
+    {CK_ALLTOALL, "bine",
+     "Bruck-like, offsets in negabinary moved by (-2)^k (blocks go the short way round); kept blocks left, sent blocks right so each send is contiguous; any p",
+     "De Sensi et al., Bine Trees", 0, 0,
+     {.alltoall = ck_alltoall_bine}},
 };
 const size_t ck_alltoall_algorithms_n = CK_TABLE_SIZE(ck_alltoall_algorithms);

@@ -1,0 +1,204 @@
+/* Bine allreduce (De Sensi et al., "Bine Trees: Enhancing Collective
+ * Operations by Optimizing Communication Locality"). Butterflies whose
+ * step-k partner is ck_bine_partner(v, k, p') at distance |rho(k)| = 1, 1, 3,
+ * 5, 11, ... instead of 2^k, so on a ring/torus the partners are closer than
+ * recursive doubling's for the same step count and volume.
+ *   - bine_latency: whole vector every step (recursive doubling on the Bine
+ *     butterfly), log2 p' steps of n bytes.
+ *   - bine_bandwidth: Bine reduce-scatter (distance doubling, halving the
+ *     data) + Bine allgather (distance halving, doubling the data).
+ *   - bine_bandwidth_seg: the same, with each reduce-scatter transfer cut into
+ *     CK_BINE_AR_SEG_BYTES segments, all received ahead so that reducing one
+ *     segment overlaps the arrival of the next.
+ *
+ * Why the bandwidth variants need no block permutation: the vector is cut
+ * into p' blocks addressed by slot x, and virtual rank v works on the slot
+ * sigma(v) = bit_reverse(nu(v)) (lib/core/bine_tree.h). At reduce-scatter
+ * step k both partners hold the same aligned slot range of length 2^(s-k)
+ * (same low k bits of nu), and each keeps the half containing its own slot;
+ * the allgather retraces the same ranges backwards. Both phases use the same
+ * slot numbering, so every message is one contiguous byte range and the
+ * slot -> rank permutation, which a reduce-scatter or allgather alone would
+ * have to undo, cancels out: an allreduce never needs to know which rank owns
+ * which block.
+ *
+ * Non-power-of-two p: p' = 2^floor(log2 p), e = p - p'. The neighbouring
+ * pairs (2i, 2i+1), i < e, fold into 2i before the butterfly (2i+1 sends it
+ * its vector) and 2i hands the result back afterwards; rank q >= 2e is
+ * virtual rank q - e. Neighbouring virtual ranks stay neighbouring real
+ * ranks, so Bine's short distances at most double. Extra cost for the folded
+ * pairs: two steps and n bytes each way.
+ *
+ * Partners combine sums of interleaved rank sets: commutative ops only. */
+#include <stdlib.h>
+
+#include "../core/ck_core.h"
+#include "../core/bine.h"
+#include "../core/bine_tree.h"
+
+/* Segment size of bine_bandwidth_seg: large enough that a segment's
+ * start-up is small next to its transfer, small enough to pipeline the
+ * medium vectors where reduction time matters. */
+#define CK_BINE_AR_SEG_BYTES 65536
+
+/* Checks, local copy and folding in. *vrank is the virtual rank, or -1 when
+ * this rank has nothing more to do (count 0, p 1, or folded and served). */
+static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, int *rank, int *size, int *vrank)
+{
+    int rc;
+    ck_tmp tmp = {0};
+    *vrank = -1;
+    CK_TRY(ck_check_args(comm, dt, count, rank, size));
+    CK_TRY(ck_check_op(op, 1, NULL));
+    CK_TRY(ck_check_buf(sbuf, count));
+    CK_TRY(ck_check_buf(rbuf, count));
+    if (count == 0) goto out;
+    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
+    if (*size == 1) goto out;
+
+    const int tag = CK_TAG(CK_ALLREDUCE), r = *rank, v = ck_bine_fold_vrank(r, *size);
+    if (v < 0) {
+        /* Folded: r - 1 reduces for both and returns the result. */
+        CK_TRY(ck_send(rbuf, count, dt, r - 1, tag, comm));
+        CK_TRY(ck_recv(rbuf, count, dt, r - 1, tag, comm));
+        goto out;
+    }
+    if (ck_bine_fold_width(v, *size) == 2) {
+        CK_TRY(ck_tmp_alloc(&tmp, count, dt));
+        CK_TRY(ck_recv(tmp.buf, count, dt, r + 1, tag, comm));
+        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
+    }
+    *vrank = v;
+out:
+    ck_tmp_free(&tmp);
+    return rc;
+}
+
+static int fold_out(void *rbuf, size_t count, MPI_Datatype dt, int v, int rank, int size,
+                    MPI_Comm comm)
+{
+    if (ck_bine_fold_width(v, size) == 2)
+        return ck_send(rbuf, count, dt, rank + 1, CK_TAG(CK_ALLREDUCE), comm);
+    return MPI_SUCCESS;
+}
+
+int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    int rc, rank, size, v;
+    ck_tmp tmp = {0};
+    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &v));
+    if (v < 0) goto out;
+
+    const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
+    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
+    for (int k = 0; k < s; k++) {
+        int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
+        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
+    }
+    CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
+out:
+    ck_tmp_free(&tmp);
+    return rc;
+}
+
+/* Reduce-scatter + allgather on the folded core; segmented cuts every
+ * reduce-scatter transfer into CK_BINE_AR_SEG_BYTES segments. */
+static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, int segmented)
+{
+    int rc, rank, size, v;
+    MPI_Aint extent;
+    ck_tmp tmp = {0};
+    MPI_Request *sreq = NULL, *rreq = NULL;
+    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &v));
+    if (v < 0) goto out;
+    CK_TRY(ck_type_extent(dt, &extent));
+
+    const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
+    const int sigma = (int)ck_bit_reverse((uint32_t)ck_bine_nu(v, p2, s), s);
+    /* Slot x is elements [off(x), off(x + 1)); empty slots when count < p'. */
+#define OFF(x) ck_block_offset(count, p2, (x))
+    size_t seg = count;
+    if (segmented && extent > 0) {
+        seg = CK_BINE_AR_SEG_BYTES / (size_t)extent;
+        if (seg == 0) seg = 1;
+    }
+    /* The first step moves the largest half: at most ceil(count/2) elements
+     * (blocks differ by at most one element). */
+    const size_t maxhalf = OFF(p2) - OFF(p2 / 2) > OFF(p2 / 2) ? OFF(p2) - OFF(p2 / 2)
+                                                               : OFF(p2 / 2);
+    CK_TRY(ck_tmp_alloc(&tmp, maxhalf, dt));
+    const size_t maxseg = (maxhalf + seg - 1) / seg + 1;
+    if (segmented) {
+        sreq = malloc(maxseg * sizeof *sreq);
+        rreq = malloc(maxseg * sizeof *rreq);
+        if (sreq == NULL || rreq == NULL) {
+            rc = MPI_ERR_NO_MEM;
+            goto out;
+        }
+    }
+
+    for (int k = 0; k < s; k++) {
+        const int half = p2 >> (k + 1);
+        const int mine = sigma & ~(half - 1), other = mine ^ half;
+        const size_t mo = OFF(mine), mn = OFF(mine + half) - mo;
+        const size_t oo = OFF(other), on = OFF(other + half) - oo;
+        const int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        if (!segmented) {
+            CK_TRY(ck_sendrecv(ck_elem(rbuf, oo, extent), on, q, tmp.buf, mn, q, dt, tag,
+                               comm));
+            CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, mo, extent), mn, dt, op));
+            continue;
+        }
+        /* Both partners cut their halves the same way, so segment i of the
+         * send matches segment i of the partner's receive. */
+        size_t ns = 0, nr = 0;
+        for (size_t at = 0; at < mn; at += seg, nr++) {
+            size_t c = mn - at < seg ? mn - at : seg;
+            CK_TRY(ck_irecv(ck_elem(tmp.buf, at, extent), c, dt, q, tag, comm, &rreq[nr]));
+        }
+        for (size_t at = 0; at < on; at += seg, ns++) {
+            size_t c = on - at < seg ? on - at : seg;
+            CK_TRY(ck_isend(ck_elem(rbuf, oo + at, extent), c, dt, q, tag, comm, &sreq[ns]));
+        }
+        size_t i = 0;
+        for (size_t at = 0; at < mn; at += seg, i++) {
+            size_t c = mn - at < seg ? mn - at : seg;
+            CK_TRY(ck_waitall(1, &rreq[i]));
+            CK_TRY(ck_reduce_local(ck_elem(tmp.buf, at, extent), ck_elem(rbuf, mo + at, extent),
+                                   c, dt, op));
+        }
+        CK_TRY(ck_waitall((int)ns, sreq));
+    }
+    for (int k = s - 1; k >= 0; k--) {
+        const int len = p2 >> (k + 1);
+        const int mine = sigma & ~(len - 1), other = mine ^ len;
+        const size_t mo = OFF(mine), mn = OFF(mine + len) - mo;
+        const size_t oo = OFF(other), on = OFF(other + len) - oo;
+        const int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        CK_TRY(ck_sendrecv(ck_elem(rbuf, mo, extent), mn, q, ck_elem(rbuf, oo, extent), on, q,
+                           dt, tag, comm));
+    }
+#undef OFF
+    CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
+out:
+    free(sreq);
+    free(rreq);
+    ck_tmp_free(&tmp);
+    return rc;
+}
+
+int ck_allreduce_bine_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                                MPI_Op op, MPI_Comm comm)
+{
+    return bandwidth(sbuf, rbuf, count, dt, op, comm, 0);
+}
+
+int ck_allreduce_bine_bandwidth_seg(const void *sbuf, void *rbuf, size_t count,
+                                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return bandwidth(sbuf, rbuf, count, dt, op, comm, 1);
+}
