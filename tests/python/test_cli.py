@@ -17,6 +17,19 @@ PORTFOLIO = {
     "alltoall": {"linear", "pairwise", "bruck"},
 }
 
+# Bine trees and butterflies and Swing (issue #3).
+BINE_SWING = {
+    "bcast": {"bine", "bine_scatter_allgather"},
+    "reduce": {"bine", "bine_rsag"},
+    "gather": {"bine"},
+    "scatter": {"bine"},
+    "allgather": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
+    "reduce_scatter": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
+    "allreduce": {"bine_latency", "bine_bandwidth", "bine_bandwidth_seg", "swing_latency",
+                  "swing_bandwidth"},
+    "alltoall": {"bine"},
+}
+
 # Algorithms whose combining order is not rank order must refuse non-commutative ops.
 NEED_COMMUTATIVE = {
     ("reduce", "binomial_halving"), ("reduce", "rabenseifner"),
@@ -44,8 +57,13 @@ def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
             assert a["constraints"]["commutative_op"], key
         if key in NONCOMMUTATIVE_OK:
             assert not a["constraints"]["commutative_op"], key
-    for coll, names in PORTFOLIO.items():
+    for coll in PORTFOLIO:
+        names = PORTFOLIO[coll] | BINE_SWING[coll]
         assert names <= got.get(coll, set()), (coll, names - got.get(coll, set()))
+    # Bine and Swing reductions combine partners at +-rho distances, out of rank order.
+    for a in algs:
+        if a["collective"] in ("reduce", "reduce_scatter", "allreduce") and a["name"] in BINE_SWING[a["collective"]]:
+            assert a["constraints"]["commutative_op"], a["name"]
 
 
 def test_algorithms_table_filters_by_collective(collkit):
