@@ -152,7 +152,7 @@ def run(mpi: MPIInstall, ranks: list[int], algs: list[Algorithm], level: str, ti
     print(text)
     crashed = [r for r in results if not r.ok and (r.timed_out or r.failed == 0)]
     for r in crashed:
-        why = f"timed out after {timeout:.0f} s" if r.timed_out else f"exited with status {r.exit_code}"
+        why = f"timed out after {timeout:g} s" if r.timed_out else f"exited with status {r.exit_code}"
         print(f"matrix at {r.ranks} ranks under {mpi.name} {why}; last output:", file=sys.stderr)
         for line in r.stderr_tail[-10:]:
             print(f"  {line}", file=sys.stderr)
