@@ -124,7 +124,8 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
     for (int mask = 1; mask < s; mask <<= 1) {
         int pj = j ^ mask;
         int mlo = j & ~(mask - 1), plo = pj & ~(mask - 1);
-        range m = owned(count, nfine, s, mlo, mlo + mask), o = owned(count, nfine, s, plo, plo + mask);
+        range m = owned(count, nfine, s, mlo, mlo + mask);
+        range o = owned(count, nfine, s, plo, plo + mask);
         CK_TRY(ck_sendrecv(ck_elem(rbuf, m.off, ext), m.n, base + pj, ck_elem(rbuf, o.off, ext),
                            o.n, base + pj, dt, tag, comm));
     }
