@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from collkit import __version__, check, registry
+from collkit import __version__, check, registry, runner
 from collkit.errors import UserError
 from collkit.mpi import MPI_NAMES, find
 from collkit.table import render
@@ -52,6 +53,43 @@ def _cmd_check(ns: argparse.Namespace) -> int:
     return check.run(mpi, ranks, algs, ns.level, ns.timeout)
 
 
+def _cmd_run(ns: argparse.Namespace) -> int:
+    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv)
+
+
+def _cmd_report(ns: argparse.Namespace) -> int:
+    return runner.report(ns.dir)
+
+
+def _cmd_export(ns: argparse.Namespace) -> int:
+    return runner.export(ns.dir, ns.format)
+
+
+def _add_campaign_commands(sub) -> None:
+    r = sub.add_parser("run", help="run a benchmark campaign from a spec",
+                       description="Validate SPEC, launch collkit-bench for every test point, record "
+                                   "each result as it finishes, and print which algorithm is fastest "
+                                   "where and how far the library default is from it.")
+    r.add_argument("spec", nargs="?", type=Path, metavar="SPEC.toml",
+                   help="experiment spec (optional with --resume)")
+    r.add_argument("--out", type=Path, metavar="DIR",
+                   help="campaign directory (default results/<name>-<date>-<time>)")
+    r.add_argument("--resume", type=Path, metavar="DIR",
+                   help="continue an interrupted campaign: run only the points it lacks")
+    r.add_argument("--platform", type=Path, metavar="FILE",
+                   help="platform descriptor (default: this machine's Open MPI and MPICH)")
+    r.set_defaults(func=_cmd_run)
+
+    rep = sub.add_parser("report", help="print a campaign's summary again")
+    rep.add_argument("dir", type=Path, metavar="DIR")
+    rep.set_defaults(func=_cmd_report)
+
+    e = sub.add_parser("export", help="print a campaign's results, one row per point")
+    e.add_argument("dir", type=Path, metavar="DIR")
+    e.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
+    e.set_defaults(func=_cmd_export)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
     p.add_argument("--version", action="version", version=f"collkit {__version__}")
@@ -77,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=1800.0, metavar="S",
                    help="seconds before one launch counts as hung (default 1800)")
     c.set_defaults(func=_cmd_check)
+    _add_campaign_commands(sub)
     return p
 
 
@@ -94,3 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("collkit: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # A file collkit was told to read or write: say which, not a traceback.
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"collkit: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,197 @@
+"""A campaign directory: everything one `collkit run` produced, and nothing lost.
+
+    DIR/spec.toml        the spec exactly as written
+    DIR/resolved.json    requested and effective settings, every planned point
+    DIR/metadata.json    where and with what it ran (metadata.py)
+    DIR/state.json       running | interrupted | complete | incomplete
+    DIR/records.jsonl    one record per point (ok, invalid, failed, skipped), appended + fsynced
+    DIR/launches.jsonl   one record per launch of collkit-bench (library, hosts)
+    DIR/results.csv      the consolidated table (`collkit export` format)
+    DIR/raw/launch-NNNN.{points,jsonl,stderr}   what each launch was given and wrote
+
+Records reach records.jsonl as soon as collkit-bench writes them; if collkit itself
+dies, the raw files still hold them and `--resume` takes them in first. A point id
+is recorded at most once, so a point is never lost nor doubled.
+
+All campaigns under one results root are listed in ROOT/index.json."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from collkit import atomic
+from collkit.errors import UserError
+from collkit.points import Plan, Point
+
+RECORDS = "records.jsonl"
+STATUSES = ("ok", "invalid", "failed", "skipped")
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Campaign:
+    def __init__(self, path: Path):
+        self.path = path
+        self.raw = path / "raw"
+        self._ids: set[str] | None = None
+
+    # ---------------------------------------------------------------- creating
+    @classmethod
+    def create(cls, path: Path, spec, plan: Plan, platform) -> "Campaign":
+        if path.exists() and any(path.iterdir()):
+            raise UserError(f"{path} already exists and is not empty; choose another --out, "
+                            f"or continue it with --resume {path}")
+        path.mkdir(parents=True, exist_ok=True)
+        c = cls(path)
+        c.raw.mkdir(exist_ok=True)
+        atomic.write_text(path / "spec.toml", spec.text)
+        atomic.write_json(path / "resolved.json", resolved(spec, plan, platform))
+        c.set_state("running", created=now())
+        return c
+
+    @classmethod
+    def open(cls, path: Path) -> "Campaign":
+        if not (path / "spec.toml").is_file() or not (path / "resolved.json").is_file():
+            raise UserError(f"{path} is not a collkit campaign (no spec.toml / resolved.json)")
+        c = cls(path)
+        c.raw.mkdir(exist_ok=True)
+        return c
+
+    # ---------------------------------------------------------------- state
+    def state(self) -> dict:
+        try:
+            return json.loads((self.path / "state.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def set_state(self, status: str, **extra) -> None:
+        st = self.state()
+        st.update(extra)
+        st["status"] = status
+        st["updated"] = now()
+        atomic.write_json(self.path / "state.json", st)
+
+    def resolved(self) -> dict:
+        return json.loads((self.path / "resolved.json").read_text())
+
+    # ---------------------------------------------------------------- records
+    def records(self) -> list[dict]:
+        """Recorded points, first record per id (later duplicates cannot arise
+        through add(), but a hand-edited file could hold them)."""
+        seen: dict[str, dict] = {}
+        for rec in atomic.read_jsonl(self.path / RECORDS):
+            if rec.get("id") and rec.get("status") in STATUSES:
+                seen.setdefault(rec["id"], rec)
+        return list(seen.values())
+
+    def recorded_ids(self) -> set[str]:
+        if self._ids is None:
+            self._ids = {r["id"] for r in self.records()}
+        return self._ids
+
+    def add(self, record: dict) -> bool:
+        """Append one record unless its point is recorded already."""
+        ids = self.recorded_ids()
+        if record["id"] in ids:
+            return False
+        atomic.append_line(self.path / RECORDS, json.dumps(record, sort_keys=False))
+        ids.add(record["id"])
+        return True
+
+    def add_launch(self, record: dict) -> None:
+        atomic.append_line(self.path / "launches.jsonl", json.dumps(record))
+
+    def launches(self) -> list[dict]:
+        return atomic.read_jsonl(self.path / "launches.jsonl")
+
+    def next_launch_number(self) -> int:
+        numbers = [int(p.stem.split("-")[1]) for p in self.raw.glob("launch-*.points")
+                   if p.stem.split("-")[1].isdigit()]
+        return max(numbers, default=0) + 1
+
+    def ingest_raw(self, planned: dict[str, Point]) -> int:
+        """Take in point records that launches wrote but collkit never copied
+        (collkit was killed while they ran). Returns how many were added."""
+        added = 0
+        for raw in sorted(self.raw.glob("launch-*.jsonl")):
+            launch = int(raw.stem.split("-")[1]) if raw.stem.split("-")[1].isdigit() else 0
+            for rec in atomic.read_jsonl(raw):
+                point = planned.get(rec.get("id", ""))
+                if rec.get("type") == "point" and point is not None:
+                    added += self.add(enrich(rec, point, launch))
+        return added
+
+
+def enrich(rec: dict, point: Point, launch: int) -> dict:
+    """A bench point record plus what only the CLI knows."""
+    out = {k: v for k, v in rec.items() if k != "type"}
+    out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env), launch=launch,
+               recorded=now())
+    out["in_place"] = bool(out.get("in_place", point.in_place))
+    return out
+
+
+def harness_record(point: Point, status: str, reason: str, launch: int | None = None,
+                   stderr_tail: str = "") -> dict:
+    """A record for a point collkit-bench could not report on (skipped, hung, crashed)."""
+    rec = {k: v for k, v in point.describe().items() if k not in ("skip_reason", "readback")}
+    rec.update(status=status, reason=reason, iterations=0, times_us=[], stats_us={}, algbw_GBps=0.0,
+               busbw_GBps=0.0, label=point.label, launch=launch, recorded=now())
+    if stderr_tail:
+        rec["stderr_tail"] = stderr_tail
+    return rec
+
+
+def resolved(spec, plan: Plan, platform) -> dict:
+    return {
+        "requested": {
+            "name": spec.name, "description": spec.description, "collectives": list(spec.collectives),
+            "sizes": list(spec.sizes), "ranks": list(spec.ranks), "mpi": list(spec.mpis), "dtype": spec.dtype,
+            "op": spec.op, "root": spec.root, "in_place": spec.in_place,
+            "backends": {k: list(v) for k, v in spec.backends.items()}, "metadata": spec.metadata,
+        },
+        "measure": asdict(spec.measure),
+        "platform": {"name": platform.name, "source": platform.source,
+                     "mpis": {n: {"mpirun": str(m.install.mpirun), "args": list(m.install.flags),
+                                  "env": m.install.env, "bench": str(m.bench)}
+                              for n, m in platform.mpis.items()}},
+        "points": [p.describe() for p in plan.points],
+        "skipped": [p.describe() for p in plan.skipped],
+    }
+
+
+def update_index(root: Path, campaign: Campaign) -> None:
+    """ROOT/index.json: one entry per campaign directory under ROOT, under a lock
+    so two campaigns finishing together do not lose each other's entry."""
+    root.mkdir(parents=True, exist_ok=True)
+    lock = root / ".index.lock"
+    with open(lock, "w") as lf:
+        fcntl.flock(lf, fcntl.LOCK_EX)
+        index_path = root / "index.json"
+        try:
+            index = json.loads(index_path.read_text())
+            if not isinstance(index, list):
+                index = []
+        except (OSError, json.JSONDecodeError):
+            index = []
+        recs = campaign.records()
+        res = campaign.resolved()
+        st = campaign.state()
+        counts = {s: sum(r["status"] == s for r in recs) for s in STATUSES}
+        entry = {
+            "dir": campaign.path.name,
+            "name": res["requested"]["name"],
+            "created": st.get("created"),
+            "updated": st.get("updated"),
+            "status": st.get("status"),
+            "points": len(res["points"]) + len(res["skipped"]),
+            **counts,
+        }
+        index = [e for e in index if e.get("dir") != entry["dir"]] + [entry]
+        atomic.write_json(index_path, sorted(index, key=lambda e: e.get("created") or ""))

@@ -1,0 +1,1 @@
+"""Launchers: how collkit-bench gets started on a platform (local mpirun today)."""

@@ -1,0 +1,154 @@
+"""From a spec to the list of test points, resolved against what exists.
+
+Every algorithm name is checked here, before anything launches: an unknown name
+is a UserError with the closest known name. Combinations that exist but cannot
+run (a registry constraint, a library without that algorithm) become skipped
+points with the reason, so the campaign records them."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable
+
+from collkit.errors import UserError
+from collkit.platform import Platform
+from collkit.points import Plan, Point
+from collkit.registry import Algorithm
+from collkit.spec import DTYPE_SIZES, Spec
+
+# Collectives whose MPI form has an in-place variant (bcast has none).
+_IN_PLACE = {"reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall"}
+
+
+def _split(name: str) -> tuple[str | None, str]:
+    coll, sep, alg = name.partition("/")
+    return (coll, alg) if sep else (None, name)
+
+
+def _unknown(name: str, known: set[str], where: str) -> UserError:
+    hint = difflib.get_close_matches(name, sorted(known), n=1)
+    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    return UserError(f"unknown {where} algorithm '{name}'{extra}; see `collkit list`")
+
+
+def _select(names: tuple[str, ...], spec: Spec, offered: Callable[[str], set[str]], where: str,
+            ) -> dict[str, list[str]]:
+    """Names per collective. `offered(c)` is every name usable for collective c."""
+    chosen: dict[str, list[str]] = {c: [] for c in spec.collectives}
+    everything = set().union(*(offered(c) for c in spec.collectives))
+    for raw in names:
+        if raw == "all":
+            for c in spec.collectives:
+                chosen[c].extend(sorted(offered(c)))
+            continue
+        coll, alg = _split(raw)
+        if coll is not None and coll not in spec.collectives:
+            raise UserError(f"{where} algorithm '{raw}' names collective '{coll}', which the spec does not measure")
+        targets = [coll] if coll else list(spec.collectives)
+        hits = [c for c in targets if alg in offered(c)]
+        if not hits:
+            pool = offered(coll) if coll else everything
+            raise _unknown(raw, pool | {f"{c}/{a}" for c in spec.collectives for a in offered(c)}, where)
+        for c in hits:
+            chosen[c].append(alg)
+    return {c: list(dict.fromkeys(v)) for c, v in chosen.items()}
+
+
+def _base(spec: Spec, coll: str, ranks: int, size: int) -> dict:
+    return dict(collective=coll, ranks=ranks, count=size // DTYPE_SIZES[spec.dtype], bytes=size,
+                dtype=spec.dtype, op=spec.op, root=spec.root,
+                in_place=spec.in_place and coll in _IN_PLACE)
+
+
+def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Point]:
+    by_coll = {c: {a.name: a for a in registry if a.collective == c} for c in spec.collectives}
+    chosen = _select(spec.backends["collkit"], spec, lambda c: set(by_coll[c]), "libcollkit")
+    out = []
+    for ranks in spec.ranks:
+        for coll in spec.collectives:
+            for name in chosen[coll]:
+                alg = by_coll[coll][name]
+                for size in spec.sizes:
+                    base = _base(spec, coll, ranks, size)
+                    reason = ""
+                    if alg.constraints.pow2_ranks and ranks & (ranks - 1):
+                        reason = f"collkit {coll}/{name} needs a power-of-two rank count"
+                    elif base["count"] < alg.constraints.min_count:
+                        reason = f"collkit {coll}/{name} needs count >= {alg.constraints.min_count}"
+                    out.append(Point(backend="collkit", mpi=mpi, algorithm=name, skip_reason=reason, **base))
+    return out
+
+
+def _mpi_points(spec: Spec, offers: dict) -> list[Point]:
+    """offers: mpi name -> collkit.backends.LibraryOffer."""
+    def offered_any(c: str) -> set[str]:
+        names = {"default"}
+        for offer in offers.values():
+            for a in offer.for_collective(c):
+                names |= {a.name, a.native, a.native_id}
+        return names
+
+    chosen = _select(spec.backends["mpi"], spec, offered_any, "MPI library")
+    out = []
+    for mpi, offer in offers.items():
+        for ranks in spec.ranks:
+            for coll in spec.collectives:
+                for name in chosen[coll]:
+                    for size in spec.sizes:
+                        base = _base(spec, coll, ranks, size)
+                        if name == "default":
+                            readback = tuple(_default_readback(mpi, coll))
+                            out.append(Point(backend="mpi", mpi=mpi, algorithm="default", readback=readback, **base))
+                            continue
+                        try:
+                            alg = offer.force(coll, name)
+                        except UserError:
+                            out.append(Point(backend="mpi", mpi=mpi, algorithm=name, **base,
+                                             skip_reason=f"{offer.library} has no {coll} algorithm '{name}'"))
+                            continue
+                        out.append(Point(backend="mpi", mpi=mpi, algorithm=alg.name, native=alg.native_id,
+                                         env=tuple(sorted(alg.env.items())), readback=tuple(alg.readback),
+                                         **base))
+    return out
+
+
+def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
+    from collkit import backends
+    fn = getattr(backends, "default_readback", None)
+    return tuple(fn(mpi, coll)) if fn else ()
+
+
+def build(spec: Spec, platform: Platform, registry: list[Algorithm],
+          discover: Callable | None = None) -> Plan:
+    """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer."""
+    for mpi in spec.mpis:
+        platform.mpi(mpi)  # UserError when the platform lacks it
+    points: list[Point] = []
+    if "mpi" in spec.backends:
+        if discover is None:
+            from collkit.backends import discover as lib_discover
+            discover = lambda pm: lib_discover(pm.install)  # noqa: E731
+        offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
+        points += _mpi_points(spec, offers)
+    if "collkit" in spec.backends:
+        for mpi in spec.mpis:
+            points += _collkit_points(spec, registry, mpi)
+
+    # One id, one point: a name given twice (e.g. "ring" and "allreduce/ring") counts once.
+    unique: dict[str, Point] = {}
+    for p in points:
+        unique.setdefault(p.id, p)
+    plan = Plan()
+    runnable = [p for p in unique.values() if not p.skip_reason]
+    plan.skipped = [p for p in unique.values() if p.skip_reason]
+    # Launch order: per library and rank count the unforced launch first (library
+    # default and libcollkit side by side), then one launch per forced setting.
+    # Inside a launch, algorithms of one size run next to each other so that drift
+    # of the machine affects all of them alike.
+    groups: dict[tuple, list[Point]] = {}
+    for p in sorted(runnable, key=lambda p: (spec.mpis.index(p.mpi), p.ranks, p.env != (), p.env)):
+        groups.setdefault(p.launch_key(), []).append(p)
+    coll_order = {c: i for i, c in enumerate(spec.collectives)}
+    for members in groups.values():
+        plan.points += sorted(members, key=lambda p: (coll_order[p.collective], p.bytes, p.label))
+    return plan

@@ -1,0 +1,73 @@
+"""Test points: one measurement of one algorithm at one size and rank count.
+
+A point's id is derived from everything that makes it distinct, so the same spec
+always yields the same ids; resume and de-duplication rely on that."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collkit.spec import Measure
+
+
+@dataclass(frozen=True)
+class Point:
+    collective: str
+    backend: str                 # "mpi" | "collkit"
+    mpi: str                     # MPI library the launch uses
+    algorithm: str               # canonical name; "default" for the library's own choice
+    ranks: int
+    count: int
+    bytes: int
+    dtype: str
+    op: str
+    root: int
+    in_place: bool
+    native: str = ""             # the library's own name/id when forced
+    env: tuple[tuple[str, str], ...] = ()       # forcing environment
+    readback: tuple[str, ...] = ()              # MPI_T variables reported back
+    skip_reason: str = ""        # non-empty: not run, recorded as skipped
+
+    @property
+    def id(self) -> str:
+        place = "inplace" if self.in_place else "outofplace"
+        return (f"{self.collective}/{self.backend}/{self.mpi}/{self.algorithm}/p{self.ranks}/"
+                f"{self.bytes}B/{self.dtype}/{self.op}/r{self.root}/{place}")
+
+    @property
+    def label(self) -> str:
+        """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
+        return f"{'collkit' if self.backend == 'collkit' else self.mpi}:{self.algorithm}"
+
+    def launch_key(self) -> tuple:
+        """Points with equal keys share one launch of collkit-bench."""
+        return (self.mpi, self.ranks, self.env)
+
+    def to_line(self, m: Measure) -> str:
+        fields = [
+            f"id={self.id}", f"collective={self.collective}", f"backend={self.backend}",
+            f"algorithm={self.algorithm}", f"count={self.count}", f"dtype={self.dtype}", f"op={self.op}",
+            f"root={self.root}", f"in_place={int(self.in_place)}", f"warmup={m.warmup}",
+            f"min_iters={m.min_iterations}", f"max_iters={m.max_iterations}",
+            f"budget_s={m.time_budget_s:g}", f"sync={m.sync}", f"validate={m.validate}",
+            f"readback={','.join(self.readback)}",
+        ]
+        return " ".join(fields)
+
+    def describe(self) -> dict:
+        return {
+            "id": self.id, "collective": self.collective, "backend": self.backend, "mpi": self.mpi,
+            "algorithm": self.algorithm, "native": self.native, "ranks": self.ranks, "count": self.count,
+            "bytes": self.bytes, "dtype": self.dtype, "op": self.op, "root": self.root,
+            "in_place": self.in_place, "env": dict(self.env), "readback": list(self.readback),
+            "skip_reason": self.skip_reason,
+        }
+
+
+@dataclass
+class Plan:
+    points: list[Point] = field(default_factory=list)      # to run, in launch order
+    skipped: list[Point] = field(default_factory=list)     # recorded with their reason
+
+    def all_ids(self) -> set[str]:
+        return {p.id for p in self.points} | {p.id for p in self.skipped}

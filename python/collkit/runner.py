@@ -1,0 +1,143 @@
+"""`collkit run`, `collkit report`, `collkit export`: a campaign from spec to summary."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import signal
+import sys
+from pathlib import Path
+
+from collkit import atomic, metadata, plan as planner, registry
+from collkit import platform as platforms
+from collkit import results
+from collkit import spec as specs
+from collkit.campaign import Campaign, harness_record, update_index
+from collkit.errors import UserError
+from collkit.launch.local import run_group
+from collkit.points import Plan, Point
+from collkit.progress import Progress
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop the launch, keep every record."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    raise _Terminated()
+
+
+def _plan_from_resolved(res: dict) -> Plan:
+    def point(d: dict) -> Point:
+        return Point(collective=d["collective"], backend=d["backend"], mpi=d["mpi"], algorithm=d["algorithm"],
+                     ranks=d["ranks"], count=d["count"], bytes=d["bytes"], dtype=d["dtype"], op=d["op"],
+                     root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
+                     env=tuple(sorted(d.get("env", {}).items())), readback=tuple(d.get("readback", ())),
+                     skip_reason=d.get("skip_reason", ""))
+    return Plan(points=[point(d) for d in res["points"]], skipped=[point(d) for d in res["skipped"]])
+
+
+def default_out(spec: specs.Spec) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("results") / f"{spec.name}-{stamp}"
+
+
+def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_file: Path | None,
+        argv: list[str]) -> int:
+    platform = platforms.load(platform_file) if platform_file else platforms.detect()
+    if resume:
+        campaign = Campaign.open(resume)
+        spec = specs.parse((resume / "spec.toml").read_text(), source=str(resume / "spec.toml"))
+        if spec_path is not None and spec_path.read_text() != spec.text:
+            raise UserError(f"{spec_path} differs from the spec of campaign {resume}; "
+                            "resume without a spec argument, or start a new campaign")
+        plan = _plan_from_resolved(campaign.resolved())
+        for mpi in spec.mpis:
+            platform.mpi(mpi)
+        meta = json.loads((resume / "metadata.json").read_text()) if (resume / "metadata.json").exists() \
+            else metadata.collect(spec, platform, argv)
+        planned = {p.id: p for p in plan.points}
+        taken = campaign.ingest_raw(planned)
+        if taken:
+            print(f"collkit: took in {taken} records that the interrupted run had not copied", file=sys.stderr)
+    else:
+        if spec_path is None:
+            raise UserError("give a spec file (collkit run SPEC.toml) or --resume DIR")
+        spec = specs.load(spec_path)
+        plan = planner.build(spec, platform, registry.load())
+        if not plan.points and not plan.skipped:
+            raise UserError(f"{spec_path}: the spec selects no test point")
+        campaign = Campaign.create(out or default_out(spec), spec, plan, platform)
+        meta = metadata.collect(spec, platform, argv)
+        atomic.write_json(campaign.path / "metadata.json", meta)
+        for p in plan.skipped:
+            campaign.add(harness_record(p, "skipped", p.skip_reason))
+
+    total = len(plan.points) + len(plan.skipped)
+    print(f"collkit: campaign {campaign.path} — {len(plan.points)} points to run"
+          f"{f', {len(plan.skipped)} skipped' if plan.skipped else ''}", file=sys.stderr)
+    progress = Progress(total, done=len(campaign.recorded_ids() & (plan.all_ids())))
+    groups: dict[tuple, list[Point]] = {}
+    for p in plan.points:
+        groups.setdefault(p.launch_key(), []).append(p)
+
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        campaign.set_state("running")
+        for members in groups.values():
+            run_group(campaign, platform.mpi(members[0].mpi), members, spec.measure, progress)
+    except KeyboardInterrupt:
+        progress.note("")
+        _close(campaign, meta, plan, "interrupted")
+        done = len(campaign.recorded_ids() & plan.all_ids())
+        print(f"collkit: interrupted with {done} of {total} points recorded; "
+              f"continue with: collkit run --resume {campaign.path}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    progress.finish()
+    missing = plan.all_ids() - campaign.recorded_ids()
+    _close(campaign, meta, plan, "complete" if not missing else "incomplete")
+    return print_report(campaign)
+
+
+def _close(campaign: Campaign, meta: dict, plan: Plan, status: str) -> None:
+    atomic.write_json(campaign.path / "metadata.json", metadata.finish(meta, campaign.launches(), plan.points))
+    rows = [results.row(r) for r in campaign.records()]
+    atomic.write_text(campaign.path / "results.csv", results.to_csv(rows))
+    campaign.set_state(status)
+    update_index(campaign.path.resolve().parent, campaign)
+
+
+def _rows(path: Path) -> list[results.Row]:
+    return [results.row(r) for r in Campaign.open(path).records()]
+
+
+def print_report(campaign: Campaign) -> int:
+    rows = [results.row(r) for r in campaign.records()]
+    counts = results.status_counts(rows)
+    summary = results.summarise(rows)
+    if summary:
+        print(results.summary_table(summary))
+    else:
+        print("no point finished ok; nothing to compare")
+    problems = results.problems_table(rows)
+    if problems:
+        print("\nPoints that did not finish ok:")
+        print(problems)
+    state = campaign.state().get("status", "?")
+    print(f"\n{counts['ok']} ok, {counts['invalid']} invalid, {counts['failed']} failed, "
+          f"{counts['skipped']} skipped — campaign {state}: {campaign.path}")
+    # An invalid result means an algorithm computed a wrong answer: that is never a
+    # success. Failed points (a library refusing a forced algorithm) are reported only.
+    return 1 if counts["invalid"] else 0
+
+
+def report(path: Path) -> int:
+    return print_report(Campaign.open(path))
+
+
+def export(path: Path, fmt: str) -> int:
+    rows = _rows(path)
+    sys.stdout.write(results.to_csv(rows) if fmt == "csv" else results.to_json(rows))
+    return 0

@@ -1,0 +1,235 @@
+"""Experiment specs: what a campaign measures, written once, portably (TOML).
+
+    name = "quickstart"
+    collectives = ["allreduce", "bcast"]
+    sizes = "8B..16MiB x8"          # or a list: ["8B", "1KiB", "1MiB"]
+    ranks = [4, 8]
+    mpi = ["openmpi"]               # MPI libraries of the platform
+    dtype = "int32"                 # int8 int32 int64 float double
+    op = "sum"                      # sum max min prod
+    root = 0
+    in_place = false
+
+    [backends]
+    mpi = ["default", "all"]        # the library's choice, and every forceable algorithm
+    collkit = "all"                 # libcollkit: "all" or names ("ring", "allreduce/ring")
+
+    [measure]
+    warmup = 2
+    min_iterations = 5
+    max_iterations = 1000
+    time_budget_s = 0.05
+    sync = "dissemination"          # dissemination | mpi_barrier | window
+    validate = "first"              # first | all | none
+    timeout_s = 120                 # per point
+
+Loading checks every key and value and raises UserError (one line) on the first
+problem; resolving names against the registry and the libraries is plan.py's job."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from collkit.errors import UserError
+from collkit.registry import COLLECTIVES, check_collective
+from collkit.sizes import parse_sizes
+
+DTYPE_SIZES = {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
+OPS = ("sum", "max", "min", "prod")
+SYNCS = ("dissemination", "mpi_barrier", "window")
+VALIDATIONS = ("first", "all", "none")
+BACKENDS = ("mpi", "collkit")
+METADATA_LEVELS = ("minimal", "standard", "full")
+MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
+
+_TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
+             "in_place", "backends", "measure", "metadata")
+_MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
+                 "timeout_s")
+
+
+@dataclass(frozen=True)
+class Measure:
+    warmup: int = 2
+    min_iterations: int = 5
+    max_iterations: int = 1000
+    time_budget_s: float = 0.05
+    sync: str = "dissemination"
+    validate: str = "first"
+    timeout_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    description: str
+    collectives: tuple[str, ...]
+    sizes: tuple[int, ...]          # bytes of one count (one block for data-movement collectives)
+    ranks: tuple[int, ...]
+    mpis: tuple[str, ...]
+    dtype: str
+    op: str
+    root: int
+    in_place: bool
+    backends: dict[str, tuple[str, ...]]  # backend -> selections ("default", "all", names)
+    measure: Measure
+    metadata: str
+    text: str                        # the spec exactly as written, kept in the campaign
+
+
+def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
+    hint = difflib.get_close_matches(key, allowed, n=1)
+    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    return UserError(f"unknown key '{key}' in {where}{extra}; allowed: {', '.join(allowed)}")
+
+
+def _choice(value: object, allowed: tuple[str, ...], what: str) -> str:
+    if isinstance(value, str) and value in allowed:
+        return value
+    hint = difflib.get_close_matches(str(value), allowed, n=1)
+    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    return _raise(f"unknown {what} {value!r}{extra}; choose one of {', '.join(allowed)}")
+
+
+def _raise(msg: str):
+    raise UserError(msg)
+
+
+def _int(value: object, what: str, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        _raise(f"{what} must be an integer, not {value!r}")
+    if value < lo:
+        _raise(f"{what} must be at least {lo}, not {value}")
+    return value
+
+
+def _number(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _raise(f"{what} must be a number, not {value!r}")
+    if value < 0:
+        _raise(f"{what} must not be negative, not {value}")
+    return float(value)
+
+
+def _str_list(value: object, what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        _raise(f"{what} must be a name or a non-empty list of names, not {value!r}")
+    return tuple(dict.fromkeys(items))
+
+
+def _measure(raw: object) -> Measure:
+    if not isinstance(raw, dict):
+        _raise("[measure] must be a table")
+    for key in raw:
+        if key not in _MEASURE_KEYS:
+            raise _unknown(key, _MEASURE_KEYS, "[measure]")
+    d = Measure()
+    m = Measure(
+        warmup=_int(raw.get("warmup", d.warmup), "measure.warmup", 0),
+        min_iterations=_int(raw.get("min_iterations", d.min_iterations), "measure.min_iterations", 1),
+        max_iterations=_int(raw.get("max_iterations", d.max_iterations), "measure.max_iterations", 1),
+        time_budget_s=_number(raw.get("time_budget_s", d.time_budget_s), "measure.time_budget_s"),
+        sync=_choice(raw.get("sync", d.sync), SYNCS, "measure.sync"),
+        validate=_choice(raw.get("validate", d.validate), VALIDATIONS, "measure.validate"),
+        timeout_s=_number(raw.get("timeout_s", d.timeout_s), "measure.timeout_s"),
+    )
+    if m.max_iterations < m.min_iterations:
+        _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")
+    if m.timeout_s <= 0:
+        _raise("measure.timeout_s must be positive")
+    return m
+
+
+def parse(text: str, source: str = "spec", default_name: str = "campaign") -> Spec:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{source} is not valid TOML: {exc}") from None
+    try:
+        return _parse(raw, text, default_name)
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from None
+
+
+def _parse(raw: dict, text: str, default_name: str) -> Spec:
+    for key in raw:
+        if key not in _TOP_KEYS:
+            raise _unknown(key, _TOP_KEYS, "the spec")
+    for key in ("collectives", "sizes", "ranks", "backends"):
+        if key not in raw:
+            _raise(f"missing required key '{key}'")
+
+    collectives = tuple(check_collective(c) for c in _str_list(raw["collectives"], "collectives"))
+    dtype = _choice(raw.get("dtype", "int32"), tuple(DTYPE_SIZES), "dtype")
+    op = _choice(raw.get("op", "sum"), OPS, "op")
+
+    sizes = parse_sizes(raw["sizes"])
+    for size in sizes:
+        if size % DTYPE_SIZES[dtype]:
+            _raise(f"size {size} B is not a whole number of {dtype} elements ({DTYPE_SIZES[dtype]} B each)")
+        if size // DTYPE_SIZES[dtype] > MAX_COUNT:
+            _raise(f"size {size} B is {size // DTYPE_SIZES[dtype]} {dtype} elements, above MPI's int count limit")
+
+    ranks_raw = raw["ranks"] if isinstance(raw["ranks"], list) else [raw["ranks"]]
+    if not ranks_raw:
+        _raise("ranks is an empty list")
+    ranks = tuple(sorted({_int(r, "ranks", 1) for r in ranks_raw}))
+
+    root = _int(raw.get("root", 0), "root", 0)
+    if root >= ranks[0]:
+        _raise(f"root {root} is not a rank of the {ranks[0]}-rank runs")
+    in_place = raw.get("in_place", False)
+    if not isinstance(in_place, bool):
+        _raise(f"in_place must be true or false, not {in_place!r}")
+
+    backends_raw = raw["backends"]
+    if not isinstance(backends_raw, dict) or not backends_raw:
+        _raise("[backends] must be a table naming at least one of: mpi, collkit")
+    backends: dict[str, tuple[str, ...]] = {}
+    for key, value in backends_raw.items():
+        if key not in BACKENDS:
+            raise _unknown(key, BACKENDS, "[backends]")
+        backends[key] = _str_list(value, f"backends.{key}")
+    if "collkit" in backends and "default" in backends["collkit"]:
+        _raise("backends.collkit has no 'default'; use 'all' or algorithm names")
+
+    mpis = _str_list(raw.get("mpi", "openmpi"), "mpi")
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not name or "/" in name:
+        _raise(f"name must be a non-empty string without '/', not {name!r}")
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        _raise("description must be a string")
+
+    return Spec(
+        name=name,
+        description=description,
+        collectives=collectives,
+        sizes=tuple(sizes),
+        ranks=ranks,
+        mpis=mpis,
+        dtype=dtype,
+        op=op,
+        root=root,
+        in_place=in_place,
+        backends=backends,
+        measure=_measure(raw.get("measure", {})),
+        metadata=_choice(raw.get("metadata", "standard"), METADATA_LEVELS, "metadata"),
+        text=text,
+    )
+
+
+def load(path: Path) -> Spec:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read spec {path}: {exc.strerror}") from None
+    return parse(text, source=str(path), default_name=path.stem)
+
+
+__all__ = ["Spec", "Measure", "parse", "load", "DTYPE_SIZES", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",
+           "COLLECTIVES"]
