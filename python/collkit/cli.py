@@ -53,6 +53,11 @@ def _cmd_check(ns: argparse.Namespace) -> int:
     return check.run(mpi, ranks, algs, ns.level, ns.timeout)
 
 
+def _cmd_list(ns: argparse.Namespace) -> int:
+    from collkit import listing
+    return listing.run(ns.backend, ns.collective, ns.mpi, ns.json)
+
+
 def _cmd_run(ns: argparse.Namespace) -> int:
     return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv)
 
@@ -115,6 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=1800.0, metavar="S",
                    help="seconds before one launch counts as hung (default 1800)")
     c.set_defaults(func=_cmd_check)
+
+    ls = sub.add_parser("list", help="show what this platform offers: MPI library algorithms, libcollkit's",
+                        description="For backend mpi: per MPI library and collective, every algorithm it "
+                                    "can be forced to run (canonical name, native name and id) and its "
+                                    "default. For backend collkit: libcollkit's registry.")
+    ls.add_argument("--backend", choices=("mpi", "collkit"), help="only this backend (default: both)")
+    ls.add_argument("--collective", metavar="C", help="only this collective")
+    ls.add_argument("--mpi", choices=MPI_NAMES, help="only this MPI library (an error if it is missing)")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(func=_cmd_list)
     _add_campaign_commands(sub)
     return p
 

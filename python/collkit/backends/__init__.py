@@ -1,0 +1,247 @@
+"""What each MPI library offers, and how to force one of its algorithms.
+
+For a given MPI install, :func:`discover` asks the library itself which
+algorithms each collective can be forced to use (Open MPI: ``ompi_info``;
+MPICH: ``mpivars``) and returns a :class:`LibraryOffer`: every forceable
+algorithm under its canonical collkit name, its native name and id, the
+environment that forces it and the MPI_T control variables that show the
+forcing took. The per-library tables that translate native names into
+canonical ones live in ``openmpi.py`` and ``mpich.py``.
+
+Canonical names: the same algorithm has the same name whichever library runs
+it, and where it is one of libcollkit's registry algorithms it carries that
+registry name (``ring``, ``rabenseifner``, ``binomial_doubling``, ...).
+Everything else keeps the library's own name, lower case with underscores."""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collkit.errors import UserError
+from collkit.mpi import MPIInstall
+from collkit.registry import COLLECTIVES, check_collective
+
+# Conditions outside which a library does not run an algorithm as named: it
+# either substitutes another one silently (Open MPI) or fails the call or even
+# MPI_Init (MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=error). Each was observed
+# on this machine; see the notes in openmpi.py and mpich.py.
+REQUIREMENTS = {
+    "pow2_ranks": "a power-of-two number of ranks",
+    "even_ranks": "an even number of ranks",
+    "two_ranks": "exactly 2 ranks",
+    "count_ge_ranks": "count >= number of ranks",
+    "count_ge_pow2": "count >= the largest power of two not above the number of ranks",
+    "in_place": "MPI_IN_PLACE",
+    "one_rank_per_node": "at most one rank per node",
+}
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 0
+
+
+def _met(requirement: str, ranks: int, count: int, in_place: bool, ranks_per_node: int) -> bool:
+    if requirement == "pow2_ranks":
+        return ranks > 0 and ranks & (ranks - 1) == 0
+    if requirement == "even_ranks":
+        return ranks % 2 == 0
+    if requirement == "two_ranks":
+        return ranks == 2
+    if requirement == "count_ge_ranks":
+        return count >= ranks
+    if requirement == "count_ge_pow2":
+        return count >= _pow2_floor(ranks)
+    if requirement == "in_place":
+        return in_place
+    if requirement == "one_rank_per_node":
+        return ranks_per_node <= 1
+    raise ValueError(f"unknown requirement {requirement!r}")
+
+
+@dataclass(frozen=True)
+class LibraryAlgorithm:
+    collective: str            # collkit collective name
+    name: str                  # canonical name ("ring", ...)
+    native: str                # the library's own name, e.g. "ring" or "reduce_scatter_allgather"
+    native_id: str             # Open MPI id ("4") or MPICH CVAR value ("ring")
+    env: dict[str, str]        # environment that forces it
+    readback: tuple[str, ...]  # MPI_T control variables showing the forcing took
+    requires: tuple[str, ...] = ()  # keys of REQUIREMENTS
+    note: str = ""             # what the library does outside `requires`, or other caveats
+
+    def unusable(self, ranks: int, count: int, in_place: bool = False,
+                 ranks_per_node: int | None = None) -> str | None:
+        """Why the library would not run this algorithm as named at this point, or None.
+
+        ``count`` is the test point's count (whole vector for bcast, reduce,
+        allreduce; one rank's block otherwise). ``ranks_per_node`` defaults to
+        all ranks on one node, as in a local launch."""
+        per_node = ranks if ranks_per_node is None else ranks_per_node
+        missing = [r for r in self.requires if not _met(r, ranks, count, in_place, per_node)]
+        if not missing:
+            return None
+        needs = " and ".join(REQUIREMENTS[r] for r in missing)
+        reason = f"{self.native} needs {needs}"
+        return f"{reason} ({self.note})" if self.note else reason
+
+    def to_json(self) -> dict:
+        return {
+            "collective": self.collective,
+            "name": self.name,
+            "native": self.native,
+            "native_id": self.native_id,
+            "env": dict(self.env),
+            "readback": list(self.readback),
+            "requires": list(self.requires),
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A value of the library's algorithm knob that collkit does not offer, and why."""
+
+    collective: str
+    native: str
+    reason: str
+    native_id: str = ""
+
+
+@dataclass(frozen=True)
+class LibraryOffer:
+    mpi: str                   # "openmpi" | "mpich"
+    library: str               # e.g. "Open MPI 4.1.4", "MPICH 5.0.2"
+    algorithms: tuple[LibraryAlgorithm, ...]
+    defaults: dict[str, str]   # collective -> one-line description of how the library chooses by default
+    default_native: dict[str, tuple[str, str]] = field(default_factory=dict)  # collective -> (native, id) of "no forcing"
+    excluded: tuple[Excluded, ...] = ()
+    # MPI_T variable -> {raw value -> name}: MPI_T gives MPICH's algorithm CVARs
+    # as plain integers (their position in mpivars' list), Open MPI's as ids.
+    enums: dict[str, dict[str, str]] = field(default_factory=dict)
+    tool: str = ""             # the program whose output this offer was read from
+
+    def for_collective(self, collective: str) -> list[LibraryAlgorithm]:
+        coll = check_collective(collective)
+        return [a for a in self.algorithms if a.collective == coll]
+
+    def force(self, collective: str, name: str) -> LibraryAlgorithm:
+        """UserError (collkit.errors) with a did-you-mean suggestion (difflib) when unknown; accepts canonical or native name or native id."""
+        coll = check_collective(collective)
+        algs = self.for_collective(coll)
+        # Canonical names first: Open MPI's bcast "pipeline" is canonical
+        # "chain", while its native "chain" is canonical "multi_chain".
+        for key in ("name", "native", "native_id"):
+            for alg in algs:
+                if getattr(alg, key) == name:
+                    return alg
+        for ex in self.excluded:
+            if ex.collective == coll and name in (ex.native, ex.native_id):
+                raise UserError(f"{self.library} {coll} algorithm '{name}' is not offered: {ex.reason}")
+        offered = ", ".join(a.name for a in algs) or "none"
+        if name.lstrip("-").isdigit() and self.mpi == "openmpi":
+            ids = ", ".join(f"{a.native_id} {a.native}" for a in algs)
+            raise UserError(f"{self.library} has no {coll} algorithm with id {name} (ids: {ids})")
+        candidates = sorted({a.name for a in algs} | {a.native for a in algs})
+        hint = difflib.get_close_matches(name, candidates, n=1)
+        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        raise UserError(f"{self.library} cannot be forced to run '{name}' for {coll}{extra}; "
+                        f"it offers: {offered}")
+
+    def decode(self, variable: str, value: str) -> str:
+        """A read-back value by its name where the library reports a number."""
+        return self.enums.get(variable, {}).get(str(value), str(value))
+
+    def to_json(self) -> dict:
+        return {
+            "mpi": self.mpi,
+            "library": self.library,
+            "tool": self.tool,
+            "defaults": {c: {"description": self.defaults[c],
+                             "native": self.default_native.get(c, ("", ""))[0],
+                             "native_id": self.default_native.get(c, ("", ""))[1]}
+                         for c in COLLECTIVES if c in self.defaults},
+            "algorithms": [a.to_json() for a in self.algorithms],
+            "excluded": [{"collective": e.collective, "native": e.native, "native_id": e.native_id,
+                          "reason": e.reason} for e in self.excluded],
+        }
+
+
+def default_readback(mpi_name: str, collective: str) -> tuple[str, ...]:
+    """MPI_T variables to record for an unforced point, so records show the default settings."""
+    coll = check_collective(collective)
+    if mpi_name == "openmpi":
+        from collkit.backends import openmpi
+        return openmpi.default_readback(coll)
+    if mpi_name == "mpich":
+        from collkit.backends import mpich
+        return mpich.default_readback(coll)
+    raise UserError(f"unknown MPI '{mpi_name}'; choose one of openmpi, mpich")
+
+
+# Discovery runs one short program (~0.1-0.3 s here), so an in-memory cache per
+# process is enough. The key holds the tool's path and mtime and the library's
+# own environment variables, which change what the tools report (priorities,
+# a dynamic rules file, the device-collectives setting).
+_CACHE: dict[tuple, LibraryOffer] = {}
+_ENV_PREFIXES = ("OMPI_MCA_", "MPIR_CVAR_", "MPIR_PARAM_", "MPICH_")
+
+
+def _cache_key(mpi: MPIInstall, tool: Path) -> tuple:
+    try:
+        mtime = tool.stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    env = mpi.environment()
+    relevant = tuple(sorted((k, v) for k, v in env.items() if k.startswith(_ENV_PREFIXES)))
+    return (mpi.name, str(tool), mtime, relevant)
+
+
+def discover(mpi: MPIInstall) -> LibraryOffer:
+    """UserError with one clear line if the tool is missing or fails."""
+    if mpi.name == "openmpi":
+        from collkit.backends import openmpi as lib
+    elif mpi.name == "mpich":
+        from collkit.backends import mpich as lib
+    else:
+        raise UserError(f"unknown MPI '{mpi.name}'; choose one of openmpi, mpich")
+    tool = lib.find_tool(mpi)
+    key = _cache_key(mpi, tool)
+    if key not in _CACHE:
+        _CACHE[key] = lib.discover(mpi, tool)
+    return _CACHE[key]
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def run_tool(argv: list[str], env: dict[str, str], timeout: float = 60.0) -> str:
+    """Run a library's query program; its stdout, or UserError with one line."""
+    prog = argv[0]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{prog} did not finish within {timeout:g} s") from None
+    except OSError as exc:
+        raise UserError(f"cannot run {prog}: {exc.strerror or exc}") from None
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+        last = lines[-1] if lines else "no output"
+        raise UserError(f"{prog} failed (exit status {proc.returncode}): {last}")
+    return proc.stdout
+
+
+__all__ = [
+    "Excluded",
+    "LibraryAlgorithm",
+    "LibraryOffer",
+    "REQUIREMENTS",
+    "clear_cache",
+    "default_readback",
+    "discover",
+    "run_tool",
+]

@@ -1,0 +1,295 @@
+"""Open MPI: the coll/tuned algorithms that ompi_info lists, and how to force one.
+
+Forcing needs ``coll_tuned_use_dynamic_rules=1`` plus
+``coll_tuned_<coll>_algorithm=<id>`` (as ``OMPI_MCA_*`` environment
+variables). Checked on Open MPI 4.1.4 with a commutative user op that logs
+its calls and the pml monitoring component (which peer got how many bytes):
+
+* the forced id is what runs; without use_dynamic_rules it is ignored;
+* an id outside the enumeration (99, -1) or an unknown name only prints
+  "An invalid value was supplied for an enum variable" and the library's own
+  choice runs, with success: never hand such a value to Open MPI, which is why
+  :meth:`LibraryOffer.force` refuses it;
+* a dynamic rules file (``coll_tuned_dynamic_rules_filename``) wins over the
+  forced id; an empty file name in the environment switches it off;
+* on MPI_COMM_WORLD here the blocking collectives come from tuned (priority
+  30): self (75), sync (50) and inter (40) rank higher but do not take
+  intra-communicator collectives (see PASS_THROUGH), han disqualifies itself
+  when all ranks share a node and has priority 0 anyway, adapt and sm are
+  disabled. So nothing needs excluding on this install; a component that
+  would override tuned elsewhere (hcoll, a han raised above tuned, ...) is
+  excluded with ``OMPI_MCA_coll=^name`` only when ompi_info shows it above
+  tuned. Excluding a component that does not exist is harmless (checked:
+  ``OMPI_MCA_coll=^hcoll,ucc,nosuchthing`` starts and runs normally).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
+from collkit.errors import UserError
+from collkit.mpi import MPIInstall
+from collkit.registry import COLLECTIVES
+
+# The benchmark calls MPI_Reduce_scatter_block, which tuned steers with its own
+# parameter (coll_tuned_reduce_scatter_algorithm only drives MPI_Reduce_scatter).
+TUNED_PARAM = {c: c for c in COLLECTIVES} | {"reduce_scatter": "reduce_scatter_block"}
+
+# Native enumerator name -> canonical name, per collective, as read from
+# ompi/mca/coll/base/coll_base_<coll>.c and confirmed by the traffic each one
+# produced at 8 ranks. Names not listed keep their native name
+# (lower case, '-' -> '_').
+NAMES: dict[str, dict[str, str]] = {
+    "bcast": {
+        "basic_linear": "linear",
+        # coll_tuned_bcast_algorithm_chain_fanout (4) chains hang off the root:
+        # not the single chain, whose canonical name "chain" is taken below.
+        "chain": "multi_chain",
+        # One chain along ranks relative to the root = libcollkit's chain.
+        "pipeline": "chain",
+        "split_binary_tree": "split_binary_tree",
+        "binary_tree": "binary_tree",
+        # ompi_coll_base_topo_build_bmtree: a rank's parent clears its highest
+        # set bit, so the root serves distance 1, 2, 4, ... (0->1, 0->2, 1->3, ...).
+        "binomial": "binomial_doubling",
+        "knomial": "knomial",
+        # Binomial scatter, then recursive-doubling allgather (XOR partners seen).
+        "scatter_allgather": "scatter_allgather_rd",
+        "scatter_allgather_ring": "scatter_allgather_ring",
+    },
+    "reduce": {
+        "linear": "linear",
+        "chain": "multi_chain",    # as for bcast: several chains into the root
+        "pipeline": "chain",       # one chain into the root
+        "binary": "binary",
+        # build_in_order_bmtree: a rank's parent clears its lowest set bit, so
+        # leaves send at distance 1 first, then 2, 4 (1->0, 3->2, 2->0, ...):
+        # the MPICH-style tree libcollkit calls binomial_doubling.
+        "binomial": "binomial_doubling",
+        "in-order_binary": "in_order_binary",
+        # ompi_coll_base_reduce_intra_redscat_gather: recursive-halving
+        # reduce-scatter, then binomial gather.
+        "rabenseifner": "rabenseifner",
+    },
+    "gather": {
+        "basic_linear": "linear",
+        "binomial": "binomial",    # in-order binomial tree, subtrees forwarded whole
+        "linear_sync": "linear_sync",
+    },
+    "scatter": {
+        "basic_linear": "linear",
+        "binomial": "binomial",
+        "linear_nb": "linear_nb",
+    },
+    "allgather": {
+        "linear": "linear",        # gather to rank 0, then bcast (not a direct exchange)
+        "bruck": "bruck",
+        "recursive_doubling": "recursive_doubling",
+        "ring": "ring",
+        "neighbor": "neighbor_exchange",   # Chen et al.: alternating neighbours, two blocks a step
+        "two_proc": "two_proc",
+    },
+    "reduce_scatter": {
+        "basic_linear": "basic_linear",    # reduce to rank 0, then scatter
+        # Thakur et al.: XOR partners 1, 2, 4 sending n(p-2^k)/p each step.
+        "recursive_doubling": "recursive_doubling",
+        # XOR partners 4, 2, 1 halving the data: libcollkit's recursive_halving.
+        "recursive_halving": "recursive_halving",
+        # Halving the data with distances 1, 2, 4 (doubling): no libcollkit twin.
+        "butterfly": "butterfly",
+    },
+    "allreduce": {
+        "basic_linear": "basic_linear",    # linear reduce to rank 0, then linear bcast
+        # Tuned's own reduce then bcast, each chosen by its fixed rules: not
+        # libcollkit's reduce_bcast (binomial + binomial) at every size.
+        "nonoverlapping": "nonoverlapping",
+        "recursive_doubling": "recursive_doubling",
+        "ring": "ring",
+        "segmented_ring": "segmented_ring",
+        # ompi_coll_base_allreduce_intra_redscat_allgather: recursive-halving
+        # reduce-scatter + recursive-doubling allgather (ops 512, 256 at 4 ranks).
+        "rabenseifner": "rabenseifner",
+    },
+    "alltoall": {
+        "linear": "linear",        # isend/irecv to every rank at once
+        "pairwise": "pairwise",    # p-1 sendrecv steps, rank+i / rank-i
+        "modified_bruck": "bruck",  # log2 p steps to rank+2^k (0->1, 2, 4 at 8 ranks)
+        "linear_sync": "linear_sync",
+        "two_proc": "two_proc",
+    },
+}
+
+# Segment sizes set with the forcing. Forced, tuned passes
+# coll_tuned_<coll>_algorithm_segmentsize (default 0 = one segment) to the
+# segmented algorithms. Where the canonical name promises segments we set them:
+# "chain" is a pipeline in libcollkit's 64 KiB segments (checked: 256 KiB then
+# moves as 4 messages per hop instead of 1), and a segmented_ring with no
+# segment size is exactly the ring (identical op-call pattern); 1 MiB is the
+# segment tuned's own fixed rules use for it.
+SEGMENT_BYTES: dict[tuple[str, str], int] = {
+    ("bcast", "pipeline"): 64 * 1024,
+    ("reduce", "pipeline"): 64 * 1024,
+    ("allreduce", "segmented_ring"): 1024 * 1024,
+}
+
+# Conditions outside which tuned silently runs another algorithm (or fails).
+# Each seen on this machine; count is the test point's count.
+REQUIRES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("allgather", "recursive_doubling"): (("pow2_ranks",), "otherwise Open MPI silently runs bruck"),
+    ("allgather", "neighbor"): (("even_ranks",), "otherwise Open MPI silently runs ring"),
+    ("allgather", "two_proc"): (("two_ranks",), "otherwise the call fails with MPI_ERR_UNSUPPORTED_OPERATION"),
+    ("alltoall", "two_proc"): (("two_ranks",), "otherwise the call fails with MPI_ERR_UNSUPPORTED_OPERATION"),
+    ("allreduce", "ring"): (("count_ge_ranks",), "otherwise Open MPI silently runs recursive_doubling"),
+    ("allreduce", "segmented_ring"): (("count_ge_ranks",), "otherwise Open MPI silently runs recursive_doubling"),
+    ("allreduce", "rabenseifner"): (("count_ge_pow2",), "otherwise Open MPI silently runs basic_linear"),
+    ("reduce", "rabenseifner"): (("count_ge_pow2",), "otherwise Open MPI silently runs linear"),
+    ("bcast", "scatter_allgather"): (("count_ge_ranks",), "otherwise Open MPI silently runs linear"),
+    ("bcast", "scatter_allgather_ring"): (("count_ge_ranks",), "otherwise Open MPI silently runs linear"),
+}
+
+# Enumerator values that are not algorithms.
+EXCLUDE = {"ignore": "no forcing: tuned's own decision rules (the default)"}
+
+# coll components that may rank above tuned without taking its intra-
+# communicator collectives: self only serves MPI_COMM_SELF, inter only
+# inter-communicators; sync, monitoring, cuda and accelerator wrap the
+# component below them and call it.
+PASS_THROUGH = frozenset({"self", "inter", "sync", "monitoring", "cuda", "accelerator", "ftagree"})
+
+_ENUM = re.compile(r"^mca:coll:tuned:param:coll_tuned_(\w+)_algorithm:enumerator:value:(-?\d+):(.+)$")
+_VALUE = re.compile(r"^mca:coll:(\w+):param:(\w+):value:(.*)$")
+_COMPONENT = re.compile(r"^mca:coll:(\w+):version:")
+_VERSION = re.compile(r"^ompi:version:full:(.+)$")
+
+
+@dataclass(frozen=True)
+class OmpiInfo:
+    version: str
+    components: tuple[str, ...]              # coll components present
+    enumerators: dict[str, list[tuple[str, str]]]  # tuned param stem -> [(id, name)]
+    values: dict[str, str]                   # coll parameter -> current value
+    priorities: dict[str, int]               # coll component -> priority
+
+
+def parse(text: str) -> OmpiInfo:
+    """Read ``ompi_info --parsable --all --level 9`` output."""
+    version = ""
+    components: list[str] = []
+    enums: dict[str, list[tuple[str, str]]] = {}
+    values: dict[str, str] = {}
+    priorities: dict[str, int] = {}
+    for line in text.splitlines():
+        if m := _ENUM.match(line):
+            enums.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+        elif m := _VALUE.match(line):
+            comp, param, value = m.groups()
+            values[param] = value
+            if param == f"coll_{comp}_priority":
+                try:
+                    priorities[comp] = int(value)
+                except ValueError:
+                    pass
+        elif m := _COMPONENT.match(line):
+            if m.group(1) not in components and m.group(1) != "base":
+                components.append(m.group(1))
+        elif m := _VERSION.match(line):
+            version = m.group(1).strip()
+    return OmpiInfo(version, tuple(components), enums, values, priorities)
+
+
+def canonical(collective: str, native: str) -> str:
+    return NAMES.get(collective, {}).get(native, native.lower().replace("-", "_"))
+
+
+def _blockers(info: OmpiInfo) -> list[str]:
+    """coll components that would take collectives away from tuned."""
+    tuned = info.priorities.get("tuned", 0)
+    return sorted(c for c, prio in info.priorities.items()
+                  if c != "tuned" and c not in PASS_THROUGH and prio > tuned)
+
+
+def default_readback(collective: str) -> tuple[str, ...]:
+    return ("coll_tuned_use_dynamic_rules", f"coll_tuned_{TUNED_PARAM[collective]}_algorithm")
+
+
+def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
+    where = f" ({tool})" if tool else ""
+    if "tuned" not in info.components or not info.enumerators:
+        raise UserError(f"Open MPI{where} reports no coll/tuned algorithms, so none can be forced")
+    library = f"Open MPI {info.version}" if info.version else "Open MPI"
+
+    common = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+    extra_readback: list[str] = []
+    blockers = _blockers(info)
+    if blockers:
+        common["OMPI_MCA_coll"] = "^" + ",".join(blockers)
+        extra_readback.append("coll")
+    rules_file = info.values.get("coll_tuned_dynamic_rules_filename", "")
+    if rules_file:
+        # A rules file would override the forced id.
+        common["OMPI_MCA_coll_tuned_dynamic_rules_filename"] = ""
+        extra_readback.append("coll_tuned_dynamic_rules_filename")
+
+    algorithms: list[LibraryAlgorithm] = []
+    excluded: list[Excluded] = []
+    defaults: dict[str, str] = {}
+    default_native: dict[str, tuple[str, str]] = {}
+    enums: dict[str, dict[str, str]] = {"coll_tuned_use_dynamic_rules": {"0": "false", "1": "true"}}
+    for coll in COLLECTIVES:
+        stem = TUNED_PARAM[coll]
+        entries = info.enumerators.get(stem)
+        if not entries:
+            continue
+        param = f"coll_tuned_{stem}_algorithm"
+        enums[param] = dict(entries)
+        used: set[str] = set()
+        for native_id, native in sorted(entries, key=lambda e: int(e[0])):
+            if native in EXCLUDE:
+                excluded.append(Excluded(coll, native, EXCLUDE[native], native_id))
+                default_native[coll] = (native, native_id)
+                continue
+            name = canonical(coll, native)
+            if name in used:  # a future release reusing a name: keep them apart
+                name = f"{native.lower().replace('-', '_')}_{native_id}"
+            used.add(name)
+            env = dict(common)
+            env[f"OMPI_MCA_{param}"] = native_id
+            readback = [*default_readback(coll)]
+            seg = SEGMENT_BYTES.get((coll, native))
+            seg_param = f"{param}_segmentsize"
+            if seg and seg_param in info.values:
+                env[f"OMPI_MCA_{seg_param}"] = str(seg)
+                readback.append(seg_param)
+            requires, note = REQUIRES.get((coll, native), ((), ""))
+            algorithms.append(LibraryAlgorithm(
+                collective=coll, name=name, native=native, native_id=native_id, env=env,
+                readback=tuple(readback + extra_readback), requires=requires, note=note))
+        rules = f"; dynamic rules file {rules_file} is set" if rules_file else ""
+        defaults[coll] = ("coll/tuned picks per call from its fixed decision rules "
+                          f"(communicator size, message size){rules}")
+    return LibraryOffer(mpi="openmpi", library=library, algorithms=tuple(algorithms),
+                        defaults=defaults, default_native=default_native,
+                        excluded=tuple(excluded), enums=enums, tool=tool)
+
+
+def find_tool(mpi: MPIInstall) -> Path:
+    """ompi_info next to the install's mpirun (Debian: /usr/bin/ompi_info)."""
+    run = Path(mpi.mpirun)
+    suffix = ".openmpi" if run.name.endswith(".openmpi") else ""
+    tried: list[Path] = []
+    for folder in dict.fromkeys([run.parent, run.resolve().parent]):
+        for name in dict.fromkeys([f"ompi_info{suffix}", "ompi_info"]):
+            cand = folder / name
+            tried.append(cand)
+            if cand.is_file():
+                return cand
+    raise UserError(f"cannot find ompi_info next to {run} (looked for "
+                    f"{', '.join(str(t) for t in tried)}); install openmpi-bin")
+
+
+def discover(mpi: MPIInstall, tool: Path) -> LibraryOffer:
+    text = run_tool([str(tool), "--parsable", "--all", "--level", "9"], env=mpi.environment())
+    return build_offer(parse(text), tool=str(tool))

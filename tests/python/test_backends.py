@@ -1,0 +1,585 @@
+"""collkit.backends: what Open MPI and MPICH offer, canonical names, forcing, `collkit list`.
+
+Parsing runs on trimmed captures of the real tools (fixtures/); the live tests
+ask the installed libraries and run a small MPI program under the forcing
+environment to see that the forced algorithm is the one that runs."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collkit import backends
+from collkit.backends import mpich, openmpi
+from collkit.errors import UserError
+from collkit.mpi import MPIInstall, find
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OMPI_INFO = (FIXTURES / "ompi_info-4.1.4.txt").read_text()
+MPIVARS = (FIXTURES / "mpivars-5.0.2.txt").read_text()
+MPICHVERSION = (FIXTURES / "mpichversion-5.0.2.txt").read_text()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    backends.clear_cache()
+    yield
+    backends.clear_cache()
+
+
+def ompi_offer(text=OMPI_INFO):
+    return openmpi.build_offer(openmpi.parse(text), tool="/usr/bin/ompi_info")
+
+
+def mpich_offer(text=MPIVARS):
+    return mpich.build_offer(mpich.parse(text), version=mpich.parse_version(MPICHVERSION), tool="mpivars")
+
+
+def names(offer, coll):
+    return [a.name for a in offer.for_collective(coll)]
+
+
+# --- Open MPI, from the ompi_info capture -------------------------------------------------
+
+def test_ompi_info_is_parsed():
+    info = openmpi.parse(OMPI_INFO)
+    assert info.version == "4.1.4"
+    assert info.priorities["tuned"] == 30 and info.priorities["han"] == 0
+    assert "tuned" in info.components and "base" not in info.components
+    assert info.enumerators["allreduce"][:2] == [("0", "ignore"), ("1", "basic_linear")]
+    # MPI_Reduce_scatter_block has its own parameter in 4.1.4.
+    assert dict(info.enumerators["reduce_scatter_block"]) == {
+        "0": "ignore", "1": "basic_linear", "2": "recursive_doubling", "3": "recursive_halving", "4": "butterfly"}
+    # Other components' enumerations are not tuned's.
+    assert "iallreduce" not in info.enumerators
+
+
+def test_ompi_offer_lists_every_tuned_algorithm_under_its_canonical_name():
+    offer = ompi_offer()
+    assert offer.mpi == "openmpi" and offer.library == "Open MPI 4.1.4"
+    assert names(offer, "allreduce") == ["basic_linear", "nonoverlapping", "recursive_doubling", "ring",
+                                         "segmented_ring", "rabenseifner"]
+    assert names(offer, "bcast") == ["linear", "multi_chain", "chain", "split_binary_tree", "binary_tree",
+                                     "binomial_doubling", "knomial", "scatter_allgather_rd",
+                                     "scatter_allgather_ring"]
+    assert names(offer, "reduce") == ["linear", "multi_chain", "chain", "binary", "binomial_doubling",
+                                      "in_order_binary", "rabenseifner"]
+    assert names(offer, "reduce_scatter") == ["basic_linear", "recursive_doubling", "recursive_halving", "butterfly"]
+    assert names(offer, "alltoall") == ["linear", "pairwise", "bruck", "linear_sync", "two_proc"]
+    assert names(offer, "allgather") == ["linear", "bruck", "recursive_doubling", "ring", "neighbor_exchange",
+                                         "two_proc"]
+    # "ignore" is the library's own choice, not an algorithm.
+    assert all(a.native != "ignore" for a in offer.algorithms)
+    assert offer.default_native["allreduce"] == ("ignore", "0")
+    assert "decision rules" in offer.defaults["allreduce"]
+
+
+def test_ompi_forcing_allreduce_ring():
+    ring = ompi_offer().force("allreduce", "ring")
+    assert (ring.native, ring.native_id) == ("ring", "4")
+    # Nothing ranks above tuned on this install, so nothing is excluded.
+    assert ring.env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}
+    assert ring.readback == ("coll_tuned_use_dynamic_rules", "coll_tuned_allreduce_algorithm")
+
+
+def test_ompi_reduce_scatter_forces_the_block_variant_the_benchmark_calls():
+    rh = ompi_offer().force("reduce_scatter", "recursive_halving")
+    assert rh.env["OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm"] == "3"
+    assert "coll_tuned_reduce_scatter_block_algorithm" in rh.readback
+
+
+def test_ompi_segmented_algorithms_get_their_segment_size():
+    offer = ompi_offer()
+    chain = offer.force("bcast", "chain")
+    assert chain.native == "pipeline"
+    assert chain.env["OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize"] == "65536"
+    assert "coll_tuned_bcast_algorithm_segmentsize" in chain.readback
+    seg = offer.force("allreduce", "segmented_ring")
+    assert seg.env["OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize"] == str(1 << 20)
+    assert "OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize" not in offer.force("bcast", "binomial").env
+
+
+def test_ompi_force_accepts_canonical_native_and_id():
+    offer = ompi_offer()
+    by_name = offer.force("alltoall", "bruck")
+    assert offer.force("alltoall", "modified_bruck") is by_name
+    assert offer.force("alltoall", "3") is by_name
+    # Canonical names win: bcast "chain" is the single chain (native "pipeline"),
+    # Open MPI's own "chain" is reachable as multi_chain or by id.
+    assert offer.force("bcast", "chain").native == "pipeline"
+    assert offer.force("bcast", "multi_chain").native == "chain"
+    assert offer.force("bcast", "2").native == "chain"
+
+
+def test_ompi_unknown_name_suggests_the_closest():
+    with pytest.raises(UserError, match=r"did you mean 'rabenseifner'\?"):
+        ompi_offer().force("allreduce", "rabenseiffner")
+
+
+def test_ompi_invalid_numeric_id_is_refused():
+    # Open MPI itself would only print a warning and run its default.
+    with pytest.raises(UserError, match=r"no allreduce algorithm with id 99 \(ids: 1 basic_linear"):
+        ompi_offer().force("allreduce", "99")
+    with pytest.raises(UserError, match="not offered"):
+        ompi_offer().force("allreduce", "0")
+
+
+def test_unknown_collective_is_a_user_error():
+    with pytest.raises(UserError, match="did you mean 'allreduce'"):
+        ompi_offer().force("allredcue", "ring")
+
+
+def test_ompi_components_above_tuned_are_excluded():
+    text = OMPI_INFO + ("mca:coll:hcoll:version:\"component:4.1.4\"\n"
+                        "mca:coll:hcoll:param:coll_hcoll_priority:value:90\n"
+                        "mca:coll:han:param:coll_han_priority:value:35\n")
+    ring = ompi_offer(text).force("allreduce", "ring")
+    assert ring.env["OMPI_MCA_coll"] == "^han,hcoll"
+    assert "coll" in ring.readback
+
+
+def test_ompi_dynamic_rules_file_is_switched_off():
+    text = OMPI_INFO.replace("coll_tuned_dynamic_rules_filename:value:",
+                             "coll_tuned_dynamic_rules_filename:value:/etc/rules.conf")
+    ring = ompi_offer(text).force("allreduce", "ring")
+    assert ring.env["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == ""
+    assert "/etc/rules.conf" in ompi_offer(text).defaults["allreduce"]
+
+
+def test_ompi_without_tuned_is_a_user_error():
+    text = "\n".join(ln for ln in OMPI_INFO.splitlines() if ":tuned:" not in ln)
+    with pytest.raises(UserError, match="no coll/tuned"):
+        ompi_offer(text)
+
+
+def test_ompi_silent_substitutions_make_a_point_unusable():
+    offer = ompi_offer()
+    ring = offer.force("allreduce", "ring")
+    assert ring.unusable(ranks=8, count=8) is None
+    assert "silently runs recursive_doubling" in ring.unusable(ranks=8, count=4)
+    rd = offer.force("allgather", "recursive_doubling")
+    assert rd.unusable(ranks=8, count=1) is None
+    assert "power-of-two" in rd.unusable(ranks=6, count=1)
+    rab = offer.force("allreduce", "rabenseifner")
+    assert rab.unusable(ranks=6, count=4) is None and rab.unusable(ranks=6, count=3)
+    assert offer.force("alltoall", "two_proc").unusable(ranks=4, count=1)
+
+
+def test_ompi_readback_values_decode():
+    offer = ompi_offer()
+    assert offer.decode("coll_tuned_allreduce_algorithm", "4") == "ring"
+    assert offer.decode("coll_tuned_use_dynamic_rules", "1") == "true"
+    assert offer.decode("coll_tuned_allreduce_algorithm", "ring") == "ring"
+
+
+# --- MPICH, from the mpivars capture ------------------------------------------------------
+
+def test_mpivars_is_parsed():
+    cvars = mpich.parse(MPIVARS)
+    allreduce = [n for n, _ in cvars["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"].items]
+    assert allreduce[0] == "auto" and allreduce.index("ring") == 8  # MPI_T reads ring back as 8
+    assert [n for n, _ in cvars["MPIR_CVAR_GATHER_INTRA_ALGORITHM"].items] == ["auto", "binomial", "nb"]
+    assert [n for n, _ in cvars["MPIR_CVAR_DEVICE_COLLECTIVES"].items] == ["all", "none", "percoll"]
+    assert [n for n, _ in cvars["MPIR_CVAR_COLLECTIVE_FALLBACK"].items] == ["error", "print", "silent"]
+    assert cvars["MPIR_CVAR_BCAST_TREE_KVAL"].items == ()
+    assert mpich.parse_version(MPICHVERSION) == "5.0.2"
+
+
+def test_mpich_offer_lists_every_value_under_its_canonical_name():
+    offer = mpich_offer()
+    assert offer.library == "MPICH 5.0.2"
+    assert names(offer, "allreduce") == ["nb", "recursive_doubling", "recursive_multiplying", "rabenseifner",
+                                         "tree", "recexch", "ring", "k_reduce_scatter_allgather"]
+    assert names(offer, "bcast") == ["binomial_halving", "nb", "scatter_allgather_rd", "scatter_allgather_ring",
+                                     "pipelined_tree", "tree"]
+    assert names(offer, "alltoall") == ["bruck", "k_brucks", "nb", "pairwise", "pairwise_sendrecv_replace",
+                                        "linear"]
+    assert names(offer, "reduce") == ["binomial_doubling", "nb", "rabenseifner"]
+    assert names(offer, "reduce_scatter") == ["noncommutative", "recursive_doubling", "pairwise",
+                                              "recursive_halving", "nb"]
+    excluded = {(e.collective, e.native) for e in offer.excluded}
+    assert {("allreduce", "smp"), ("allreduce", "ccl"), ("bcast", "smp"), ("reduce", "smp"),
+            ("allreduce", "auto")} <= excluded
+    assert offer.default_native["bcast"] == ("auto", "auto")
+    assert offer.defaults["allreduce"].startswith("auto: Internal algorithm selection")
+
+
+def test_mpich_forcing_allreduce_ring():
+    ring = mpich_offer().force("allreduce", "ring")
+    assert (ring.native, ring.native_id) == ("ring", "ring")
+    assert ring.env == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
+                        "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
+                        "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    assert ring.readback[0] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
+
+
+def test_mpich_reduce_scatter_forces_the_block_variant():
+    rh = mpich_offer().force("reduce_scatter", "recursive_halving")
+    assert rh.env["MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM"] == "recursive_halving"
+
+
+def test_mpich_force_by_native_name_and_refusals():
+    offer = mpich_offer()
+    assert offer.force("allreduce", "reduce_scatter_allgather").name == "rabenseifner"
+    assert offer.force("alltoall", "scattered").name == "linear"
+    with pytest.raises(UserError, match="not offered: needs ranks on more than one node"):
+        offer.force("allreduce", "smp")
+    with pytest.raises(UserError, match="did you mean 'recursive_doubling'"):
+        offer.force("allreduce", "recursive_doubeling")
+    with pytest.raises(UserError, match="cannot be forced"):
+        offer.force("allreduce", "7")
+
+
+def test_mpich_requirements():
+    offer = mpich_offer()
+    rab = offer.force("allreduce", "rabenseifner")
+    assert "MPI_Init aborts" in rab.unusable(ranks=4, count=1024)
+    assert rab.unusable(ranks=4, count=1024, ranks_per_node=1) is None
+    assert rab.unusable(ranks=4, count=2, ranks_per_node=1)
+    rep = offer.force("alltoall", "pairwise_sendrecv_replace")
+    assert rep.unusable(ranks=4, count=8) and rep.unusable(ranks=4, count=8, in_place=True) is None
+    assert offer.force("allgather", "recursive_doubling").unusable(ranks=6, count=8)
+
+
+def test_mpich_readback_values_decode():
+    offer = mpich_offer()
+    assert offer.decode("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "8") == "ring"
+    assert offer.decode("MPIR_CVAR_DEVICE_COLLECTIVES", "1") == "none"
+    assert offer.decode("MPIR_CVAR_COLLECTIVE_FALLBACK", "0") == "error"
+
+
+def test_default_readback():
+    assert backends.default_readback("openmpi", "reduce_scatter") == (
+        "coll_tuned_use_dynamic_rules", "coll_tuned_reduce_scatter_block_algorithm")
+    assert backends.default_readback("mpich", "bcast")[0] == "MPIR_CVAR_BCAST_INTRA_ALGORITHM"
+    with pytest.raises(UserError):
+        backends.default_readback("lam", "bcast")
+
+
+# --- canonical names ---------------------------------------------------------------------
+
+# The same algorithm in both libraries, under libcollkit's registry name.
+SHARED = {
+    "bcast": {"scatter_allgather_rd", "scatter_allgather_ring"},
+    "reduce": {"binomial_doubling", "rabenseifner"},
+    "gather": {"binomial"},
+    "scatter": {"binomial"},
+    "allgather": {"bruck", "recursive_doubling", "ring"},
+    "reduce_scatter": {"recursive_doubling", "recursive_halving"},
+    "allreduce": {"recursive_doubling", "rabenseifner", "ring"},
+    "alltoall": {"linear", "pairwise", "bruck"},
+}
+
+# Library algorithms that are libcollkit registry algorithms (checked by reading the sources).
+REGISTRY_TWINS = {
+    ("openmpi", "bcast", "basic_linear"): "linear",
+    ("openmpi", "bcast", "pipeline"): "chain",
+    ("openmpi", "bcast", "binomial"): "binomial_doubling",
+    ("mpich", "bcast", "binomial"): "binomial_halving",
+    ("openmpi", "reduce", "binomial"): "binomial_doubling",
+    ("mpich", "reduce", "binomial"): "binomial_doubling",
+    ("mpich", "reduce", "reduce_scatter_gather"): "rabenseifner",
+    ("mpich", "allreduce", "reduce_scatter_allgather"): "rabenseifner",
+    ("openmpi", "allgather", "neighbor"): "neighbor_exchange",
+    ("openmpi", "alltoall", "modified_bruck"): "bruck",
+    ("mpich", "alltoall", "scattered"): "linear",
+    ("mpich", "allgather", "brucks"): "bruck",
+}
+
+
+def test_shared_algorithms_have_one_name_in_both_libraries():
+    ompi, mpi_ch = ompi_offer(), mpich_offer()
+    for coll, shared in SHARED.items():
+        assert shared <= set(names(ompi, coll)), coll
+        assert shared <= set(names(mpi_ch, coll)), coll
+
+
+def test_registry_twins_map_to_registry_names():
+    offers = {"openmpi": ompi_offer(), "mpich": mpich_offer()}
+    for (mpi, coll, native), name in REGISTRY_TWINS.items():
+        assert offers[mpi].force(coll, native).name == name, (mpi, coll, native)
+
+
+def test_canonical_names_are_unique_lower_case_identifiers():
+    for offer in (ompi_offer(), mpich_offer()):
+        for coll in backends.COLLECTIVES:
+            got = names(offer, coll)
+            assert len(got) == len(set(got)), (offer.mpi, coll)
+            assert all(n.isidentifier() and n == n.lower() for n in got), got
+
+
+def test_registry_names_used_exist_in_the_registry():
+    from collkit import registry
+    try:
+        reg = {(a.collective, a.name) for a in registry.load()}
+    except UserError as exc:
+        pytest.skip(f"no libcollkit build: {exc}")
+    for (_, coll, _), name in REGISTRY_TWINS.items():
+        assert (coll, name) in reg
+    for coll, shared in SHARED.items():
+        assert {(coll, n) for n in shared} <= reg
+
+
+# --- discovery plumbing with stand-in tools ----------------------------------------------
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_discover_reads_the_tools_next_to_mpirun(tmp_path):
+    _script(tmp_path / "mpirun.openmpi", "exit 0\n")
+    _script(tmp_path / "ompi_info", f"cat '{FIXTURES / 'ompi_info-4.1.4.txt'}'\n")
+    offer = backends.discover(MPIInstall("openmpi", tmp_path / "mpirun.openmpi"))
+    assert offer.library == "Open MPI 4.1.4" and offer.tool == str(tmp_path / "ompi_info")
+    _script(tmp_path / "mpirun", "exit 0\n")
+    _script(tmp_path / "mpivars", f"cat '{FIXTURES / 'mpivars-5.0.2.txt'}'\n")
+    _script(tmp_path / "mpichversion", f"cat '{FIXTURES / 'mpichversion-5.0.2.txt'}'\n")
+    offer = backends.discover(MPIInstall("mpich", tmp_path / "mpirun"))
+    assert offer.library == "MPICH 5.0.2"
+    assert backends.discover(MPIInstall("mpich", tmp_path / "mpirun")) is offer  # cached
+
+
+def test_missing_tool_is_one_clear_line(tmp_path):
+    _script(tmp_path / "mpirun.openmpi", "exit 0\n")
+    with pytest.raises(UserError, match="cannot find ompi_info next to"):
+        backends.discover(MPIInstall("openmpi", tmp_path / "mpirun.openmpi"))
+    _script(tmp_path / "mpirun", "exit 0\n")
+    with pytest.raises(UserError, match="cannot find mpivars"):
+        backends.discover(MPIInstall("mpich", tmp_path / "mpirun"))
+
+
+def test_failing_tool_is_one_clear_line(tmp_path):
+    _script(tmp_path / "mpirun.openmpi", "exit 0\n")
+    _script(tmp_path / "ompi_info", "echo 'noise' >&2\necho 'ompi_info: cannot open help file' >&2\nexit 3\n")
+    with pytest.raises(UserError) as err:
+        backends.discover(MPIInstall("openmpi", tmp_path / "mpirun.openmpi"))
+    assert str(err.value).endswith("failed (exit status 3): ompi_info: cannot open help file")
+    assert "\n" not in str(err.value)
+
+
+def test_mpivars_runs_without_stale_algorithm_variables(tmp_path):
+    _script(tmp_path / "mpirun", "exit 0\n")
+    _script(tmp_path / "mpivars", f"env > '{tmp_path / 'env.txt'}'\ncat '{FIXTURES / 'mpivars-5.0.2.txt'}'\n")
+    inst = MPIInstall("mpich", tmp_path / "mpirun", env={"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "bogus",
+                                                         "MPIR_CVAR_POLLS_BEFORE_YIELD": "1"})
+    backends.discover(inst)
+    seen = (tmp_path / "env.txt").read_text()
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in seen and "MPIR_CVAR_POLLS_BEFORE_YIELD=1" in seen
+
+
+# --- live: the installed libraries -------------------------------------------------------
+
+def _install(name):
+    try:
+        return find(name)
+    except UserError as exc:
+        pytest.skip(f"{name} is not installed here: {exc}")
+
+
+@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+def test_live_discovery(name):
+    offer = backends.discover(_install(name))
+    for coll in backends.COLLECTIVES:
+        assert offer.for_collective(coll), coll
+        assert coll in offer.defaults
+    ring = offer.force("allreduce", "ring")
+    assert ring.env
+    fixture = ompi_offer() if name == "openmpi" else mpich_offer()
+    if offer.library == fixture.library:  # the capture came from this very install
+        assert [a.to_json() for a in offer.algorithms] == [a.to_json() for a in fixture.algorithms]
+
+
+# Each rank logs the lengths its user-defined (commutative) op is called with:
+# that sequence tells the algorithms apart without any library internals.
+FINGERPRINT_C = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int ncalls, lens[64];
+static void sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+    if (ncalls < 64) lens[ncalls] = *len;
+    ncalls++;
+}
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, p, count = atoi(argv[2]);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Op op;
+    if (strcmp(argv[1], "builtin") == 0) op = MPI_SUM; else MPI_Op_create(sum, 1, &op);
+    int *s = calloc(count, sizeof(int)), *r = calloc(count, sizeof(int));
+    int rc = strcmp(argv[3], "reduce") == 0
+        ? MPI_Reduce(s, r, count, MPI_INT, op, 0, MPI_COMM_WORLD)
+        : MPI_Allreduce(s, r, count, MPI_INT, op, MPI_COMM_WORLD);
+    char line[1024];
+    int n = snprintf(line, sizeof line, "rank %d rc %d lens", rank, rc);
+    for (int i = 0; i < ncalls && i < 64; i++) n += snprintf(line + n, sizeof line - n, " %d", lens[i]);
+    for (int q = 0; q < p; q++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (q == rank) { puts(line); fflush(stdout); }
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def _mpicc(mpi: MPIInstall) -> Path:
+    run = Path(mpi.mpirun)
+    for cand in (run.parent / "mpicc.openmpi", run.parent / "mpicc"):
+        if cand.is_file():
+            return cand
+    found = shutil.which("mpicc.openmpi" if mpi.name == "openmpi" else "mpicc")
+    if not found:
+        pytest.skip(f"no MPI C compiler next to {run}")
+    return Path(found)
+
+
+@pytest.fixture(scope="module")
+def fingerprint(tmp_path_factory):
+    built = {}
+
+    def program(mpi: MPIInstall) -> Path:
+        if mpi.name not in built:
+            out = tmp_path_factory.mktemp(mpi.name) / "fingerprint"
+            src = out.with_suffix(".c")
+            src.write_text(FINGERPRINT_C)
+            subprocess.run([str(_mpicc(mpi)), "-O1", "-o", str(out), str(src)], check=True,
+                           capture_output=True, timeout=120)
+            built[mpi.name] = out
+        return built[mpi.name]
+
+    return program
+
+
+def _fingerprint(mpi, prog, alg, args, ranks=4):
+    env = mpi.environment()
+    env.update(alg.env)
+    proc = subprocess.run(mpi.launch(ranks, prog, args), env=env, capture_output=True, text=True, timeout=120)
+    ranks_out = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("rank "):
+            parts = line.split()
+            ranks_out[int(parts[1])] = (int(parts[3]), [int(x) for x in parts[5:]])
+    return proc, ranks_out
+
+
+# Op calls per rank at 4 ranks, count 1024: what each algorithm must look like.
+PATTERNS = {
+    "ring": [256, 256, 256],                    # ring reduce-scatter, one block a step
+    "recursive_doubling": [1024, 1024],         # whole vector, log2 p steps
+    "rabenseifner": [512, 256],                 # recursive halving
+}
+
+
+@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+@pytest.mark.parametrize("algorithm", sorted(PATTERNS))
+def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint):
+    mpi = _install(name)
+    alg = backends.discover(mpi).force("allreduce", algorithm)
+    if alg.unusable(ranks=4, count=1024):
+        pytest.skip(alg.unusable(ranks=4, count=1024))
+    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["user", "1024", "allreduce"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(got) == [0, 1, 2, 3]
+    for rank, (rc, lens) in got.items():
+        assert rc == 0 and lens == PATTERNS[algorithm], (rank, lens)
+
+
+def test_live_mpich_inapplicable_forced_algorithm_fails_loudly(fingerprint):
+    mpi = _install("mpich")
+    alg = backends.discover(mpi).force("reduce", "rabenseifner")
+    assert alg.unusable(ranks=4, count=2)  # count 2 < 4
+    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "2", "reduce"])
+    assert got and all(rc != 0 for rc, _ in got.values()), proc.stdout
+    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "1024", "reduce"])
+    assert got and all(rc == 0 for rc, _ in got.values()), proc.stdout + proc.stderr[-2000:]
+
+
+def test_live_mpich_rabenseifner_allreduce_aborts_mpi_init_as_noted(fingerprint):
+    mpi = _install("mpich")
+    alg = backends.discover(mpi).force("allreduce", "rabenseifner")
+    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "1024", "allreduce"])
+    assert proc.returncode != 0 and not got
+    assert "not usable" in proc.stderr or "cannot be applied" in proc.stderr
+
+
+def test_live_ompi_silent_substitution_matches_the_requirement(fingerprint):
+    mpi = _install("openmpi")
+    ring = backends.discover(mpi).force("allreduce", "ring")
+    assert ring.unusable(ranks=4, count=2)
+    proc, got = _fingerprint(mpi, fingerprint(mpi), ring, ["user", "2", "allreduce"])
+    assert proc.returncode == 0 and all(lens == [2, 2] for _, lens in got.values())  # recursive doubling
+
+
+# --- collkit list ------------------------------------------------------------------------
+
+def test_list_mpi_json(collkit):
+    out = collkit("list", "--backend", "mpi", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) == {"mpi"}
+    assert {e["mpi"] for e in data["mpi"]} <= {"openmpi", "mpich"}
+    for entry in data["mpi"]:
+        if not entry["available"]:
+            assert entry["error"]
+            continue
+        assert set(entry["defaults"]) == set(backends.COLLECTIVES)
+        for alg in entry["algorithms"]:
+            assert {"collective", "name", "native", "native_id", "env", "readback"} <= set(alg)
+
+
+def test_list_one_library_and_collective_as_text(collkit):
+    _install("mpich")
+    out = collkit("list", "--backend", "mpi", "--mpi", "mpich", "--collective", "allreduce")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("MPICH ")
+    assert "* default" in out.stdout and "reduce_scatter_allgather" in out.stdout
+    assert "bcast" not in out.stdout
+
+
+def test_list_missing_mpi_asked_for_is_exit_2(collkit, tmp_path):
+    out = collkit("list", "--mpi", "mpich", env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")})
+    assert out.returncode == 2
+    assert out.stderr.startswith("collkit: error: MPICH not found") and out.stderr.count("\n") == 1
+
+
+def test_list_notes_a_missing_mpi_it_was_not_asked_for(collkit, tmp_path):
+    out = collkit("list", "--backend", "mpi", env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")})
+    assert out.returncode == 0, out.stderr
+    assert "mpich: not available: MPICH not found" in out.stdout
+    data = json.loads(collkit("list", "--backend", "mpi", "--json",
+                              env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")}).stdout)
+    assert {"mpi": "mpich", "available": False} == {k: v for k, v in data["mpi"][-1].items() if k != "error"}
+
+
+def test_list_collkit_backend(collkit):
+    out = collkit("list", "--backend", "collkit", "--collective", "bcast", "--json")
+    assert out.returncode == 0, out.stderr
+    got = {a["name"] for a in json.loads(out.stdout)["collkit"]}
+    assert {"binomial_doubling", "binomial_halving", "linear"} <= got
+
+
+def test_list_bad_collective_is_one_line(collkit):
+    out = collkit("list", "--collective", "allredcue")
+    assert out.returncode == 2
+    assert "did you mean 'allreduce'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_list_both_backends_by_default(collkit):
+    out = collkit("list", "--collective", "alltoall")
+    assert out.returncode == 0, out.stderr
+    assert "libcollkit" in out.stdout
+    if os.path.exists("/usr/bin/ompi_info"):
+        assert "modified_bruck" in out.stdout
