@@ -1,0 +1,44 @@
+/* libcollkit's algorithms, by registry name. */
+#include "backend.h"
+
+#include <string.h>
+
+#ifdef CK_BENCH_MUTANTS
+#include "bench_mutants.h"
+#include "mutants.h"
+#endif
+
+const ck_algorithm *backend_collkit_find(ck_collective coll, const char *name)
+{
+    const ck_algorithm *a = ck_algorithm_find(coll, name);
+    if (a != NULL) return a;
+#ifdef CK_BENCH_MUTANTS
+    /* Test builds only: broken algorithms that the harness must report as
+     * invalid (or failed), proving its checks can fail. */
+    for (size_t i = 0; i < mutant_count(); i++) {
+        const ck_algorithm *m = mutant_at(i);
+        if (m->collective == coll && strcmp(m->name, name) == 0) return m;
+    }
+    for (size_t i = 0; i < bench_mutant_count(); i++) {
+        const ck_algorithm *m = bench_mutant_at(i);
+        if (m->collective == coll && strcmp(m->name, name) == 0) return m;
+    }
+#endif
+    return NULL;
+}
+
+int backend_collkit_call(const ck_algorithm *alg, const backend_call *c, const void *sbuf,
+                         void *rbuf, MPI_Comm comm)
+{
+    switch (c->coll) {
+    case CK_BCAST: return alg->fn.bcast(rbuf, c->count, c->dt, c->root, comm);
+    case CK_REDUCE: return alg->fn.reduce(sbuf, rbuf, c->count, c->dt, c->op, c->root, comm);
+    case CK_GATHER: return alg->fn.gather(sbuf, rbuf, c->count, c->dt, c->root, comm);
+    case CK_SCATTER: return alg->fn.scatter(sbuf, rbuf, c->count, c->dt, c->root, comm);
+    case CK_ALLGATHER: return alg->fn.allgather(sbuf, rbuf, c->count, c->dt, comm);
+    case CK_REDUCE_SCATTER: return alg->fn.reduce_scatter(sbuf, rbuf, c->count, c->dt, c->op, comm);
+    case CK_ALLREDUCE: return alg->fn.allreduce(sbuf, rbuf, c->count, c->dt, c->op, comm);
+    case CK_ALLTOALL: return alg->fn.alltoall(sbuf, rbuf, c->count, c->dt, comm);
+    default: return MPI_ERR_ARG;
+    }
+}

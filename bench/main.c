@@ -1,0 +1,297 @@
+/*
+ * collkit-bench: runs the test points of a points file and writes one JSON
+ * record per point (docs/bench-protocol.md).
+ *
+ *   mpirun -n P collkit-bench --points FILE --out FILE.jsonl
+ *   collkit-bench --version
+ *
+ * Exit status: 0 when every point ran (whatever its status), 2 for a usage,
+ * points-file or output-file error (one line on stderr, no record written),
+ * 1 when the harness itself cannot go on (it aborts the launch).
+ */
+#include "agree.h"
+#include "mpit.h"
+#include "points.h"
+#include "record.h"
+#include "run_point.h"
+
+#include <collkit/collkit.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] = "usage: collkit-bench --points FILE --out FILE (or --out - for stdout) | --version";
+
+typedef struct {
+    const char *points;
+    const char *out;
+    char error[BENCH_TEXT_LEN];
+} options;
+
+/* Returns 0, 1 when --version/--help was answered, or -1 with opt->error. */
+static int parse_args(int argc, char **argv, options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--version") == 0) {
+            printf("collkit-bench %s\n", COLLKIT_VERSION);
+            return 1;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("%s\n", usage);
+            return 1;
+        }
+        const char **slot = strcmp(a, "--points") == 0 ? &opt->points : strcmp(a, "--out") == 0 ? &opt->out : NULL;
+        if (slot == NULL) {
+            snprintf(opt->error, sizeof opt->error, "collkit-bench: unknown argument '%s'; %s", a, usage);
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            snprintf(opt->error, sizeof opt->error, "collkit-bench: %s needs a value; %s", a, usage);
+            return -1;
+        }
+        *slot = argv[++i];
+    }
+    if (opt->points == NULL || opt->out == NULL) {
+        snprintf(opt->error, sizeof opt->error, "collkit-bench: --points and --out are required; %s", usage);
+        return -1;
+    }
+    return 0;
+}
+
+/* The harness lost step with itself (its own messages failed, or rank 0
+ * cannot write): nothing sensible can follow, so end the whole launch. */
+static void die(MPI_Comm comm, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("collkit-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    MPI_Abort(comm, 1);
+    exit(1);
+}
+
+static void die_mpi(MPI_Comm comm, const char *what, int code)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error %d", code);
+    die(comm, "%s: %s", what, s);
+}
+
+/* A problem some ranks may have (e.g. reading the points file): if any rank
+ * has one, rank 0 prints the lowest such rank's line. Returns 1 when there
+ * was a problem anywhere. */
+static int agree_problem(int have, const char *msg, int rank, int p, MPI_Comm comm)
+{
+    double mark = agree_mark(have, rank, p);
+    int rc = agree_max(&mark, 1, comm);
+    if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
+    int src = agree_marked_rank(mark, p);
+    if (src < 0) return 0;
+    char text[BENCH_TEXT_LEN] = "";
+    rc = agree_text_to_root(src, msg, text, rank, comm);
+    if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
+    if (rank == 0) fprintf(stderr, "%s\n", text);
+    return 1;
+}
+
+/* MPICH's version text spans many lines (configure options included); a
+ * record field is one line. */
+static void one_line(char *s)
+{
+    size_t w = 0;
+    int space = 1; /* drops leading blanks and runs of blanks */
+    for (size_t r = 0; s[r]; r++) {
+        char ch = s[r];
+        int blank = ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t' || ch == '\v' || ch == '\f';
+        if (blank) {
+            if (!space) s[w++] = ' ';
+            space = 1;
+        } else {
+            s[w++] = ch;
+            space = 0;
+        }
+    }
+    while (w > 0 && s[w - 1] == ' ') w--;
+    s[w] = '\0';
+}
+
+static void write_launch(FILE *out, int rank, int p, MPI_Comm comm)
+{
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    memset(name, 0, sizeof name);
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) snprintf(name, sizeof name, "<unknown>");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    char *all = NULL;
+    if (rank == 0 && !(all = calloc((size_t)p, MPI_MAX_PROCESSOR_NAME)))
+        die(comm, "out of memory gathering host names");
+    /* ck_gather_linear, not MPI_Gather: the library's gather may be forced. */
+    int rc = ck_gather_linear(name, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    if (rc != MPI_SUCCESS) die_mpi(comm, "gathering host names", rc);
+    if (rank != 0) return;
+
+    const char **hosts = calloc((size_t)p, sizeof *hosts);
+    if (hosts == NULL) die(comm, "out of memory listing host names");
+    for (int r = 0; r < p; r++) {
+        char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+        h[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+        hosts[r] = h;
+    }
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS) snprintf(lib, sizeof lib, "<unknown>");
+    lib[sizeof lib - 1] = '\0';
+    one_line(lib);
+    int major = 0, minor = 0;
+    MPI_Get_version(&major, &minor);
+    char ver[32];
+    snprintf(ver, sizeof ver, "%d.%d", major, minor);
+    int *global = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
+    launch_info li = {p, lib, ver, COLLKIT_VERSION, hosts, flag && global ? *global : 0, MPI_Wtick()};
+    if (record_launch(out, &li) != 0) die(comm, "cannot write the launch record: %s", strerror(errno));
+    free(hosts);
+    free(all);
+}
+
+/* Rank 0 reads the point's readback variables; NULL-safe and bounded. */
+typedef struct {
+    record_kv *kv;
+    size_t n;
+    char *names; /* one copy of the list, split in place */
+    char (*values)[256];
+} effective_list;
+
+static void effective_free(effective_list *e)
+{
+    free(e->kv);
+    free(e->names);
+    free(e->values);
+    memset(e, 0, sizeof *e);
+}
+
+static int effective_read(const mpit_session *s, const char *list, MPI_Comm comm, effective_list *e)
+{
+    memset(e, 0, sizeof *e);
+    if (list[0] == '\0') return 0;
+    size_t n = 1;
+    for (const char *q = list; *q; q++) n += *q == ',';
+    size_t len = strlen(list) + 1;
+    e->names = malloc(len);
+    e->kv = calloc(n, sizeof *e->kv);
+    e->values = calloc(n, sizeof *e->values);
+    if (!e->names || !e->kv || !e->values) {
+        effective_free(e);
+        return -1;
+    }
+    memcpy(e->names, list, len);
+    char *save = NULL;
+    for (char *tok = strtok_r(e->names, ",", &save); tok && e->n < n; tok = strtok_r(NULL, ",", &save)) {
+        mpit_read(s, tok, comm, e->values[e->n], sizeof e->values[e->n]);
+        e->kv[e->n].name = tok;
+        e->kv[e->n].value = e->values[e->n];
+        e->n++;
+    }
+    return 0;
+}
+
+static FILE *open_out(const char *path, char *err, size_t errlen)
+{
+    if (strcmp(path, "-") == 0) return stdout;
+    /* Appended to, never truncated: a rerun must not destroy records that a
+     * previous launch already delivered to the same file. */
+    FILE *f = fopen(path, "a");
+    if (f == NULL) snprintf(err, errlen, "collkit-bench: cannot open %s: %s", path, strerror(errno));
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    options opt;
+    int args = parse_args(argc, argv, &opt);
+    if (args == 1) return 0;
+
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "collkit-bench: MPI_Init failed\n");
+        return 1;
+    }
+    MPI_Comm comm = MPI_COMM_WORLD, ctrl = MPI_COMM_NULL;
+    /* Errors of the measured call must come back as codes (a `failed`
+     * record), not abort the launch. */
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    /* The harness's own messages get a communicator of their own, so that a
+     * broken algorithm's stray messages on the measured one can never match
+     * them. MPI_Comm_dup is the one MPI-library collective the harness runs
+     * (once, before any point): no measurement can be affected by it. */
+    if (MPI_Comm_dup(comm, &ctrl) != MPI_SUCCESS) die(comm, "cannot duplicate MPI_COMM_WORLD");
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+
+    if (args < 0) {
+        if (rank == 0) fprintf(stderr, "%s\n", opt.error);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 2;
+    }
+
+    /* Every rank reads the file itself: no message needed to share it, and
+     * the agreement below still prints one line if any rank fails. */
+    point_list pl;
+    char err[BENCH_TEXT_LEN] = "";
+    int bad = points_parse(opt.points, &pl, err, sizeof err) != 0;
+    if (agree_problem(bad, err, rank, p, ctrl)) {
+        points_free(&pl);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 2;
+    }
+
+    FILE *out = NULL;
+    err[0] = '\0';
+    if (rank == 0) out = open_out(opt.out, err, sizeof err);
+    if (agree_problem(rank == 0 && out == NULL, err, rank, p, ctrl)) {
+        points_free(&pl);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 2;
+    }
+
+    write_launch(out, rank, p, ctrl);
+
+    mpit_session mpit = {0};
+    int want_mpit = 0;
+    for (size_t i = 0; i < pl.n; i++) want_mpit |= pl.v[i].readback[0] != '\0';
+    if (rank == 0 && want_mpit) (void)mpit_open(&mpit);
+
+    for (size_t i = 0; i < pl.n; i++) {
+        const bench_point *pt = &pl.v[i];
+        effective_list eff = {0};
+        /* Read before the point runs: the knobs are fixed after MPI_Init, and
+         * a point that crashes should not take the readback with it. */
+        if (rank == 0 && effective_read(&mpit, pt->readback, comm, &eff) != 0)
+            die(comm, "out of memory reading control variables");
+        point_result res;
+        int rc = run_point(pt, comm, ctrl, &res);
+        if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
+        if (rank == 0 && record_point(out, pt, p, &res, eff.kv, eff.n) != 0)
+            die(comm, "cannot write the record of point '%s': %s", pt->id, strerror(errno));
+        point_result_free(&res);
+        effective_free(&eff);
+    }
+
+    mpit_close(&mpit);
+    if (out != NULL && out != stdout && fclose(out) != 0)
+        die(comm, "cannot close %s: %s", opt.out, strerror(errno));
+    points_free(&pl);
+    MPI_Comm_free(&ctrl);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * The points file of docs/bench-protocol.md: one test point per line,
+ * whitespace-separated key=value tokens. Parsing is strict because the file is
+ * machine-written: anything unexpected is a bug on the writing side and must
+ * stop the launch before any time is spent measuring.
+ */
+#ifndef CK_BENCH_POINTS_H
+#define CK_BENCH_POINTS_H
+
+#include <collkit/collkit.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { BK_MPI, BK_COLLKIT } bench_backend;
+typedef enum { DT_INT8, DT_INT32, DT_INT64, DT_FLOAT, DT_DOUBLE } bench_dtype;
+typedef enum { OP_SUM, OP_MAX, OP_MIN, OP_PROD } bench_op;
+typedef enum { SYNC_DISSEMINATION, SYNC_MPI_BARRIER, SYNC_WINDOW } bench_sync;
+typedef enum { VAL_FIRST, VAL_ALL, VAL_NONE } bench_validate;
+
+/* Largest accepted count: keeps count x sizeof(type) (the record's `bytes`)
+ * inside 64 bits, while p x count x size can still overflow and must be
+ * caught where buffers are sized. */
+#define BENCH_MAX_COUNT ((uint64_t)1 << 60)
+
+typedef struct {
+    char *id;
+    ck_collective coll;
+    bench_backend backend;
+    char *algorithm;
+    size_t count;
+    bench_dtype dtype;
+    bench_op op;
+    int root;
+    int in_place;
+    long warmup;
+    long min_iters;
+    long max_iters;
+    double budget_s;
+    bench_sync sync;
+    bench_validate validate;
+    char *readback; /* comma-separated names; "" when absent */
+    int line;       /* line in the points file, for messages */
+} bench_point;
+
+typedef struct {
+    bench_point *v;
+    size_t n;
+} point_list;
+
+/* Parse the whole file. Returns 0, or -1 with one line ("FILE:LINE: ...",
+ * no newline) in err. On error *out is left empty. */
+int points_parse(const char *path, point_list *out, char *err, size_t errlen);
+void points_free(point_list *pl);
+
+const char *backend_name(bench_backend b);
+const char *dtype_name(bench_dtype d);
+const char *op_name(bench_op o);
+const char *sync_name(bench_sync s);
+const char *validate_name(bench_validate v);
+
+#endif

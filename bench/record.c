@@ -1,0 +1,247 @@
+/* A minimal JSON builder for one record per line. */
+#include "record.h"
+
+#include "fill.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void jb_init(json_builder *b) { memset(b, 0, sizeof *b); }
+
+void jb_free(json_builder *b)
+{
+    free(b->buf);
+    memset(b, 0, sizeof *b);
+}
+
+static void append(json_builder *b, const char *s, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (nb == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+}
+
+static void append_str(json_builder *b, const char *s) { append(b, s, strlen(s)); }
+
+static void appendf(json_builder *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        b->failed = 1;
+        return;
+    }
+    append(b, tmp, (size_t)n);
+}
+
+/* A value (or key) at the current level: separate it from the previous one. */
+static void value_start(json_builder *b)
+{
+    if (b->depth > 0 && b->need_comma[b->depth - 1]) append_str(b, ", ");
+    if (b->depth > 0) b->need_comma[b->depth - 1] = 1;
+}
+
+static void open_level(json_builder *b, const char *ch)
+{
+    value_start(b);
+    append_str(b, ch);
+    if (b->depth < JB_MAX_DEPTH) b->need_comma[b->depth] = 0;
+    b->depth++;
+}
+
+static void close_level(json_builder *b, const char *ch)
+{
+    if (b->depth > 0) b->depth--;
+    append_str(b, ch);
+}
+
+void jb_begin_object(json_builder *b) { open_level(b, "{"); }
+void jb_end_object(json_builder *b) { close_level(b, "}"); }
+void jb_begin_array(json_builder *b) { open_level(b, "["); }
+void jb_end_array(json_builder *b) { close_level(b, "]"); }
+
+static void escaped(json_builder *b, const char *s)
+{
+    append_str(b, "\"");
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+        switch (*q) {
+        case '"': append_str(b, "\\\""); break;
+        case '\\': append_str(b, "\\\\"); break;
+        case '\n': append_str(b, "\\n"); break;
+        case '\r': append_str(b, "\\r"); break;
+        case '\t': append_str(b, "\\t"); break;
+        default:
+            /* Other control characters must be escaped; bytes >= 0x80 pass
+             * through (UTF-8 from the MPI library stays UTF-8). */
+            if (*q < 0x20) appendf(b, "\\u%04x", (unsigned)*q);
+            else append(b, (const char *)q, 1);
+        }
+    }
+    append_str(b, "\"");
+}
+
+void jb_key(json_builder *b, const char *key)
+{
+    value_start(b);
+    escaped(b, key);
+    append_str(b, ": ");
+    /* The value that follows belongs to this key: no comma before it. */
+    if (b->depth > 0) b->need_comma[b->depth - 1] = 0;
+}
+
+/* After a key's value, the next key needs a comma. */
+static void value_done(json_builder *b)
+{
+    if (b->depth > 0) b->need_comma[b->depth - 1] = 1;
+}
+
+void jb_string(json_builder *b, const char *s)
+{
+    value_start(b);
+    escaped(b, s);
+    value_done(b);
+}
+
+void jb_int(json_builder *b, long long v)
+{
+    value_start(b);
+    appendf(b, "%lld", v);
+    value_done(b);
+}
+
+void jb_uint(json_builder *b, uint64_t v)
+{
+    value_start(b);
+    appendf(b, "%llu", (unsigned long long)v);
+    value_done(b);
+}
+
+void jb_number(json_builder *b, double v)
+{
+    value_start(b);
+    /* %.10g keeps ns resolution on times up to hours in µs, and never
+     * prints a form JSON rejects (no inf, nan, or bare leading dot). */
+    appendf(b, "%.10g", isfinite(v) ? v : 0.0);
+    value_done(b);
+}
+
+int jb_write_line(json_builder *b, FILE *f)
+{
+    if (b->failed) {
+        errno = ENOMEM;
+        return -1;
+    }
+    append_str(b, "\n");
+    if (b->failed) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (fwrite(b->buf, 1, b->len, f) != b->len || fflush(f) != 0) return -1;
+    if (fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- records */
+
+int record_launch(FILE *f, const launch_info *li)
+{
+    json_builder b;
+    jb_init(&b);
+    jb_begin_object(&b);
+    jb_key(&b, "type"), jb_string(&b, "launch");
+    jb_key(&b, "ranks"), jb_int(&b, li->ranks);
+    jb_key(&b, "library_version"), jb_string(&b, li->library_version);
+    jb_key(&b, "mpi_version"), jb_string(&b, li->mpi_version);
+    jb_key(&b, "collkit_version"), jb_string(&b, li->collkit_version);
+    jb_key(&b, "hosts");
+    jb_begin_array(&b);
+    for (int i = 0; i < li->ranks; i++) jb_string(&b, li->hosts[i]);
+    jb_end_array(&b);
+    jb_key(&b, "wtime_is_global"), jb_int(&b, li->wtime_is_global);
+    jb_key(&b, "wtick"), jb_number(&b, li->wtick);
+    jb_end_object(&b);
+    int rc = jb_write_line(&b, f);
+    jb_free(&b);
+    return rc;
+}
+
+int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *res,
+                 const record_kv *effective, size_t neffective)
+{
+    bench_stats st;
+    if (stats_compute(res->times_us, res->ntimes, &st) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    uint64_t bytes = (uint64_t)pt->count * (uint64_t)dtype_size(pt->dtype);
+    double algbw, busbw;
+    stats_bandwidth(pt->coll, (double)bytes, ranks, st.median, &algbw, &busbw);
+
+    json_builder b;
+    jb_init(&b);
+    jb_begin_object(&b);
+    jb_key(&b, "type"), jb_string(&b, "point");
+    jb_key(&b, "id"), jb_string(&b, pt->id);
+    jb_key(&b, "collective"), jb_string(&b, ck_collective_name(pt->coll));
+    jb_key(&b, "backend"), jb_string(&b, backend_name(pt->backend));
+    jb_key(&b, "algorithm"), jb_string(&b, pt->algorithm);
+    jb_key(&b, "ranks"), jb_int(&b, ranks);
+    jb_key(&b, "count"), jb_uint(&b, (uint64_t)pt->count);
+    jb_key(&b, "dtype"), jb_string(&b, dtype_name(pt->dtype));
+    jb_key(&b, "op"), jb_string(&b, op_name(pt->op));
+    jb_key(&b, "root"), jb_int(&b, pt->root);
+    jb_key(&b, "in_place"), jb_int(&b, pt->in_place);
+    jb_key(&b, "bytes"), jb_uint(&b, bytes);
+    jb_key(&b, "status"), jb_string(&b, status_name(res->status));
+    jb_key(&b, "reason"), jb_string(&b, res->status == ST_OK ? "" : res->reason);
+    jb_key(&b, "warmup"), jb_int(&b, pt->warmup);
+    jb_key(&b, "iterations"), jb_uint(&b, (uint64_t)res->ntimes);
+    jb_key(&b, "late_iterations"), jb_int(&b, res->late);
+    jb_key(&b, "sync"), jb_string(&b, sync_name(pt->sync));
+    jb_key(&b, "validate"), jb_string(&b, validate_name(pt->validate));
+    jb_key(&b, "validated_iterations"), jb_int(&b, res->validated);
+    jb_key(&b, "times_us");
+    jb_begin_array(&b);
+    for (size_t i = 0; i < res->ntimes; i++) jb_number(&b, res->times_us[i]);
+    jb_end_array(&b);
+    jb_key(&b, "stats_us");
+    jb_begin_object(&b);
+    jb_key(&b, "min"), jb_number(&b, st.min);
+    jb_key(&b, "median"), jb_number(&b, st.median);
+    jb_key(&b, "mean"), jb_number(&b, st.mean);
+    jb_key(&b, "p5"), jb_number(&b, st.p5);
+    jb_key(&b, "p95"), jb_number(&b, st.p95);
+    jb_key(&b, "stdev"), jb_number(&b, st.stdev);
+    jb_key(&b, "max"), jb_number(&b, st.max);
+    jb_end_object(&b);
+    jb_key(&b, "algbw_GBps"), jb_number(&b, algbw);
+    jb_key(&b, "busbw_GBps"), jb_number(&b, busbw);
+    jb_key(&b, "effective");
+    jb_begin_object(&b);
+    for (size_t i = 0; i < neffective; i++) jb_key(&b, effective[i].name), jb_string(&b, effective[i].value);
+    jb_end_object(&b);
+    jb_end_object(&b);
+    int rc = jb_write_line(&b, f);
+    jb_free(&b);
+    return rc;
+}

@@ -1,0 +1,399 @@
+/*
+ * One point: preflight, buffers, warm-up, timed rounds.
+ *
+ * Every decision that changes what the ranks do next (stop, fail, round
+ * size) is taken from values every rank holds identically after an
+ * agreement, so the ranks never disagree about how many calls to make. An
+ * error of the measured call is agreed at the end of the round (with the
+ * dissemination barrier, already before the next call: the failure travels
+ * in the barrier and every rank stops calling at once). The harness's own
+ * messages travel on a communicator of their own, so whatever a broken
+ * algorithm leaves unmatched on the measured one can never be mistaken for
+ * them.
+ */
+#include "run_point.h"
+
+#include "backend.h"
+#include "fill.h"
+#include "sync.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Upper bound on one round's iterations: the per-round arrays travel in one
+ * allreduce, and a bounded round keeps that message (and the time between
+ * agreements) bounded even when max_iters is huge. */
+#define ROUND_CAP 65536L
+
+/* Window length = 2 x the slowest warm-up cycle (fill + call, and the check
+ * when every iteration is validated) across ranks + this margin: the factor
+ * absorbs ordinary jitter, the margin covers the wait loop's own overhead and
+ * clock offset error on tiny calls. */
+#define WINDOW_MARGIN_S 20e-6
+
+const char *status_name(point_status s)
+{
+    switch (s) {
+    case ST_OK: return "ok";
+    case ST_INVALID: return "invalid";
+    default: return "failed";
+    }
+}
+
+void point_result_free(point_result *res)
+{
+    free(res->times_us);
+    memset(res, 0, sizeof *res);
+}
+
+typedef struct {
+    const bench_point *pt;
+    MPI_Comm comm; /* the measured call's */
+    MPI_Comm ctrl; /* the harness's own messages */
+    int rank, p;
+    fill_layout lay;
+    const ck_algorithm *alg;
+    backend_call call;
+    void *smem, *rmem;   /* allocations, NULL where not significant */
+    const void *sarg;    /* what the measured call receives */
+    void *rarg;
+    int err_code;        /* first error of the measured call here */
+    char err_msg[BENCH_TEXT_LEN];
+    int invalid;         /* first mismatch found here */
+    char inv_msg[BENCH_TEXT_LEN];
+    long validated;
+} runner;
+
+/* Checks that depend only on the point and p, so every rank reaches the same
+ * verdict without a message. Returns 0 or 1 with res failed. */
+static int preflight(runner *r, point_result *res)
+{
+    const bench_point *pt = r->pt;
+    if (pt->backend == BK_COLLKIT) {
+        r->alg = backend_collkit_find(pt->coll, pt->algorithm);
+        if (r->alg == NULL) {
+            res->status = ST_FAILED;
+            snprintf(res->reason, sizeof res->reason, "unknown collkit algorithm '%s' for %s",
+                     pt->algorithm, ck_collective_name(pt->coll));
+            return 1;
+        }
+    }
+    if (ck_collective_has_root(pt->coll) && (pt->root < 0 || pt->root >= r->p)) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason, "root %d out of range for %d ranks", pt->root, r->p);
+        return 1;
+    }
+    if (fill_layout_of(pt, r->rank, r->p, &r->lay) != 0) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason,
+                 "buffer size overflows: %d ranks x count %zu x %zu-byte elements", r->p, pt->count,
+                 dtype_size(pt->dtype));
+        return 1;
+    }
+    if (pt->count > CK_MAX_COUNT) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason,
+                 "count %zu exceeds the largest count one call takes (%zu)", pt->count, CK_MAX_COUNT);
+        return 1;
+    }
+    r->call.coll = pt->coll;
+    r->call.count = pt->count;
+    r->call.dt = dtype_mpi(pt->dtype);
+    r->call.op = op_mpi(pt->op);
+    r->call.root = pt->root;
+    return 0;
+}
+
+/* Allocates this rank's buffers and agrees on the outcome. Returns an MPI
+ * code of the control traffic; *ok tells whether every rank succeeded. */
+static int allocate(runner *r, point_result *res, int *ok)
+{
+    size_t es = dtype_size(r->pt->dtype);
+    int failed = 0;
+    char msg[BENCH_TEXT_LEN] = "";
+    if (r->lay.has_sbuf && !(r->smem = malloc(r->lay.sbuf_elems * es + FILL_GUARD_BYTES))) failed = 1;
+    if (!failed && r->lay.has_rbuf && !(r->rmem = malloc(r->lay.rbuf_elems * es + FILL_GUARD_BYTES)))
+        failed = 1;
+    if (failed)
+        snprintf(msg, sizeof msg, "out of memory: rank %d cannot allocate its buffers (%zu + %zu bytes)",
+                 r->rank, r->lay.sbuf_elems * es, r->lay.rbuf_elems * es);
+    double mark = agree_mark(failed, r->rank, r->p);
+    int rc = agree_max(&mark, 1, r->ctrl);
+    if (rc != MPI_SUCCESS) return rc;
+    int src = agree_marked_rank(mark, r->p);
+    *ok = src < 0;
+    if (src >= 0) {
+        res->status = ST_FAILED;
+        return agree_text_to_root(src, msg, res->reason, r->rank, r->ctrl);
+    }
+    fill_guards(&r->lay, r->pt, r->smem, r->rmem);
+    r->sarg = r->lay.send_in_place ? MPI_IN_PLACE : r->smem;
+    r->rarg = r->lay.recv_in_place ? MPI_IN_PLACE : r->rmem;
+    return MPI_SUCCESS;
+}
+
+static void note_error(runner *r, int code)
+{
+    if (r->err_code != MPI_SUCCESS) return;
+    r->err_code = code;
+    int len = 0;
+    char s[MPI_MAX_ERROR_STRING];
+    if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error %d", code);
+    snprintf(r->err_msg, sizeof r->err_msg, "%s", s);
+}
+
+static void validate(runner *r, long it)
+{
+    r->validated++;
+    if (!r->invalid && fill_check(r->pt, &r->lay, r->rank, r->p, it, r->smem, r->rmem, r->inv_msg,
+                                  sizeof r->inv_msg))
+        r->invalid = 1;
+}
+
+typedef enum { SEP_DISSEMINATION, SEP_BARRIER, SEP_WINDOW } separator;
+
+typedef struct {
+    double seconds; /* this rank's time of the call */
+    int late;       /* window: the start had passed on arrival */
+    double cycle;   /* fill + call + check: all but the wait, for sizing windows */
+} iter_out;
+
+/* One iteration: fill, separate, call, and (if asked) check. `start` is the
+ * window start on this rank's clock when sep is SEP_WINDOW. Returns an MPI
+ * code of the control traffic. */
+static int iteration(runner *r, long it, separator sep, double start, int check, iter_out *o)
+{
+    o->seconds = 0.0;
+    o->late = 0;
+    double c0 = MPI_Wtime();
+    fill_buffers(r->pt, &r->lay, r->rank, r->p, it, r->smem, r->rmem);
+    double c1 = MPI_Wtime();
+    /* Only the dissemination barrier tells every rank about an error at
+     * once; otherwise a rank with an error keeps calling like the others, so
+     * that no rank waits inside a call for a peer that stopped. */
+    int skip = r->err_code != MPI_SUCCESS;
+    if (sep == SEP_DISSEMINATION) {
+        int rc = sync_dissemination(r->ctrl, r->rank, r->p, &skip);
+        if (rc != MPI_SUCCESS) return rc;
+    } else if (sep == SEP_BARRIER) {
+        /* On the measured communicator, and possibly forced like the call
+         * itself: its failure is the point's, not the harness's. */
+        int rc = MPI_Barrier(r->comm);
+        if (rc != MPI_SUCCESS) note_error(r, rc);
+        skip = 0;
+    } else {
+        o->late = sync_wait_until(start);
+        skip = 0;
+    }
+    double c2 = MPI_Wtime();
+    if (!skip) {
+        /* Window timing runs from the common start (late ranks included),
+         * so that the slowest rank's time is what a simultaneous start gives. */
+        double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
+        int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, r->sarg, r->rarg, r->comm)
+                                          : backend_collkit_call(r->alg, &r->call, r->sarg, r->rarg,
+                                                                 r->comm);
+        double t1 = MPI_Wtime();
+        o->seconds = t1 - t0;
+        if (rc != MPI_SUCCESS) note_error(r, rc);
+        else if (check) validate(r, it);
+    }
+    o->cycle = (c1 - c0) + (MPI_Wtime() - c2);
+    return MPI_SUCCESS;
+}
+
+/* After the warm-up and after every round: if any rank saw an error, every
+ * rank learns it and rank 0 gets the lowest such rank's text. */
+static int settle_error(runner *r, double err_mark_max, point_result *res)
+{
+    int src = agree_marked_rank(err_mark_max, r->p);
+    if (src < 0) return MPI_SUCCESS;
+    res->status = ST_FAILED;
+    return agree_text_to_root(src, r->err_msg, res->reason, r->rank, r->ctrl);
+}
+
+/* Warm-up (or, for windows without warm-up, one untimed probe). Leaves the
+ * slowest cycle across ranks in *max_cycle. */
+static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
+{
+    const bench_point *pt = r->pt;
+    int window = pt->sync == SYNC_WINDOW;
+    long n = pt->warmup > 0 ? pt->warmup : (window ? 1 : 0);
+    /* No windows exist yet, so window points warm up behind barriers. */
+    separator sep = pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    /* The check is timed (not reported) so that windows have room for it. */
+    int check = window && pt->validate == VAL_ALL;
+    double cycle = 0.0;
+    for (long k = 0; k < n; k++) {
+        iter_out o;
+        int rc = iteration(r, (*it)++, sep, 0.0, 0, &o);
+        if (rc != MPI_SUCCESS) return rc;
+        if (check && r->err_code == MPI_SUCCESS) {
+            double c0 = MPI_Wtime();
+            char scratch[BENCH_TEXT_LEN];
+            (void)fill_check(pt, &r->lay, r->rank, r->p, *it - 1, r->smem, r->rmem, scratch,
+                             sizeof scratch);
+            o.cycle += MPI_Wtime() - c0;
+        }
+        if (o.cycle > cycle) cycle = o.cycle;
+    }
+    double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), cycle};
+    int rc = agree_max(v, 2, r->ctrl);
+    if (rc != MPI_SUCCESS) return rc;
+    *max_cycle = v[1];
+    return settle_error(r, v[0], res);
+}
+
+static void keep_time(point_result *res, double us, int *oom)
+{
+    if (*oom) return;
+    if (res->ntimes == res->cap) {
+        size_t cap = res->cap ? 2 * res->cap : 64;
+        double *t = realloc(res->times_us, cap * sizeof *t);
+        if (t == NULL) {
+            *oom = 1;
+            return;
+        }
+        res->times_us = t;
+        res->cap = cap;
+    }
+    res->times_us[res->ntimes++] = us;
+}
+
+static long next_round(const bench_point *pt, long prev, long kept, double kept_sum)
+{
+    long need = pt->min_iters > kept ? pt->min_iters - kept : 0;
+    long est = 0;
+    if (kept_sum < pt->budget_s) {
+        if (kept > 0 && kept_sum > 0.0) {
+            double per_iter = kept_sum / (double)kept;
+            double e = ceil((pt->budget_s - kept_sum) / per_iter);
+            est = e > (double)ROUND_CAP ? ROUND_CAP : (long)e;
+        } else {
+            /* Nothing measured yet (all late, or a clock too coarse to see
+             * the call): grow geometrically instead of guessing. */
+            est = 2 * prev;
+        }
+    }
+    long n = need > est ? need : est;
+    return n > 0 ? n : 1;
+}
+
+static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
+{
+    const bench_point *pt = r->pt;
+    int window = pt->sync == SYNC_WINDOW;
+    separator sep = window ? SEP_WINDOW : pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    double offset = 0.0, win = 2.0 * max_cycle + WINDOW_MARGIN_S, ctrl_time = 0.0;
+    int rc;
+    if (window) {
+        double c0 = MPI_Wtime();
+        rc = sync_clock_offset(r->ctrl, r->rank, r->p, &offset);
+        if (rc != MPI_SUCCESS) return rc;
+        ctrl_time = (MPI_Wtime() - c0) / (r->p > 1 ? r->p - 1 : 1);
+    }
+    long attempted = 0, kept = 0, round = pt->min_iters;
+    double kept_sum = 0.0;
+    int oom = 0;
+    for (;;) {
+        long n = round;
+        if (n > pt->max_iters - attempted) n = pt->max_iters - attempted;
+        if (n > ROUND_CAP) n = ROUND_CAP;
+        double sched[2] = {0.0, win};
+        if (window) {
+            /* Far enough ahead for the schedule to reach every rank (twice the
+             * last control exchange) and for the first fill (one window). */
+            if (r->rank == 0) sched[0] = MPI_Wtime() + 2.0 * ctrl_time + win;
+            rc = agree_bcast(sched, 2, r->ctrl);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        size_t len = 2 * (size_t)n + 2;
+        double *v = calloc(len, sizeof *v);
+        if (v == NULL) return MPI_ERR_NO_MEM;
+        for (long j = 0; j < n; j++) {
+            long k = attempted + j;
+            int check = pt->validate == VAL_ALL || (pt->validate == VAL_FIRST && k == 0);
+            iter_out o;
+            double start = sched[0] + (double)j * sched[1] + offset;
+            rc = iteration(r, it++, sep, start, check, &o);
+            if (rc != MPI_SUCCESS) {
+                free(v);
+                return rc;
+            }
+            v[j] = o.seconds;
+            v[n + j] = o.late;
+        }
+        v[2 * n] = agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p);
+        v[2 * n + 1] = agree_mark(r->invalid, r->rank, r->p);
+        double c0 = MPI_Wtime();
+        rc = agree_max(v, len, r->ctrl);
+        ctrl_time = MPI_Wtime() - c0;
+        if (rc != MPI_SUCCESS) {
+            free(v);
+            return rc;
+        }
+        long late = 0;
+        for (long j = 0; j < n; j++) {
+            if (v[n + j] > 0.0) {
+                late++;
+                continue;
+            }
+            kept++;
+            kept_sum += v[j];
+            if (r->rank == 0) keep_time(res, v[j] * 1e6, &oom);
+        }
+        res->late += late;
+        attempted += n;
+        double err_mark = v[2 * n], inv_mark = v[2 * n + 1];
+        free(v);
+        if (agree_marked_rank(err_mark, r->p) >= 0) return settle_error(r, err_mark, res);
+        int inv_src = agree_marked_rank(inv_mark, r->p);
+        if (inv_src >= 0) {
+            /* A wrong result is the answer; more iterations would not change it. */
+            res->status = ST_INVALID;
+            return agree_text_to_root(inv_src, r->inv_msg, res->reason, r->rank, r->ctrl);
+        }
+        if (attempted >= pt->max_iters) break;
+        if (kept >= pt->min_iters && kept_sum >= pt->budget_s) break;
+        /* Mostly late: the windows are too tight for this call here. */
+        if (window && 4 * late > n) win *= 2.0;
+        round = next_round(pt, round, kept, kept_sum);
+    }
+    if (oom && r->rank == 0) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason, "out of memory keeping the iteration times");
+    }
+    return MPI_SUCCESS;
+}
+
+int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->status = ST_OK;
+    runner r;
+    memset(&r, 0, sizeof r);
+    r.pt = pt;
+    r.comm = comm;
+    r.ctrl = ctrl;
+    r.err_code = MPI_SUCCESS;
+    int rc = MPI_Comm_rank(comm, &r.rank);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &r.p);
+    if (rc != MPI_SUCCESS) return rc;
+    if (preflight(&r, res)) return MPI_SUCCESS;
+    int ok = 0;
+    rc = allocate(&r, res, &ok);
+    if (rc == MPI_SUCCESS && ok) {
+        long it = 0;
+        double max_cycle = 0.0;
+        rc = warm_up(&r, res, &it, &max_cycle);
+        if (rc == MPI_SUCCESS && res->status == ST_OK) rc = timed_rounds(&r, res, it, max_cycle);
+    }
+    res->validated = r.validated;
+    /* A failed point's times describe calls that errored or were skipped. */
+    if (res->status == ST_FAILED) res->ntimes = 0;
+    free(r.smem);
+    free(r.rmem);
+    return rc;
+}

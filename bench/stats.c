@@ -1,0 +1,64 @@
+/* Summary statistics and bandwidth figures. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    if (lo + 1 >= n) return sorted[n - 1];
+    double frac = pos - (double)lo;
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+int stats_compute(const double *v, size_t n, bench_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    if (n == 0) return 0;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (sorted == NULL) return -1;
+    memcpy(sorted, v, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += sorted[i];
+    s->mean = sum / (double)n;
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) ss += (sorted[i] - s->mean) * (sorted[i] - s->mean);
+    s->stdev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+    s->min = sorted[0];
+    s->max = sorted[n - 1];
+    s->median = quantile(sorted, n, 0.5);
+    s->p5 = quantile(sorted, n, 0.05);
+    s->p95 = quantile(sorted, n, 0.95);
+    free(sorted);
+    return 0;
+}
+
+void stats_bandwidth(ck_collective coll, double bytes, int p, double median_us, double *algbw,
+                     double *busbw)
+{
+    *algbw = *busbw = 0.0;
+    if (median_us <= 0.0) return;
+    /* Rooted and all-reduce collectives move the vector; the others move p
+     * blocks of `bytes` each (count is per rank there). */
+    int whole = coll == CK_BCAST || coll == CK_REDUCE || coll == CK_ALLREDUCE;
+    double s = whole ? bytes : bytes * (double)p;
+    *algbw = s / (median_us * 1e-6) / 1e9;
+    double factor;
+    switch (coll) {
+    case CK_ALLREDUCE: factor = 2.0 * (p - 1) / p; break;
+    case CK_BCAST:
+    case CK_REDUCE: factor = 1.0; break;
+    default: factor = (double)(p - 1) / p; break;
+    }
+    *busbw = *algbw * factor;
+}

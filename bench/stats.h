@@ -1,0 +1,26 @@
+/* Summary statistics of a point's kept iteration times, and the bandwidth
+ * figures of docs/bench-protocol.md (nccl-tests definitions). */
+#ifndef CK_BENCH_STATS_H
+#define CK_BENCH_STATS_H
+
+#include <collkit/collkit.h>
+
+#include <stddef.h>
+
+typedef struct {
+    double min, median, mean, p5, p95, stdev, max;
+} bench_stats;
+
+/* Over n values (any order; not modified). All zero when n == 0.
+ * Percentiles interpolate linearly between order statistics (position
+ * q (n-1), numpy's default); stdev is the sample standard deviation (n-1),
+ * 0 for n < 2. Returns 0, or -1 when out of memory. */
+int stats_compute(const double *v, size_t n, bench_stats *s);
+
+/* algbw and busbw in GB/s (1e9 B/s) for a median time in microseconds.
+ * Both 0 when no time was kept (median 0). busbw is algbw times the
+ * collective's factor, which at p = 1 is 0 except for bcast and reduce (1). */
+void stats_bandwidth(ck_collective coll, double bytes, int p, double median_us, double *algbw,
+                     double *busbw);
+
+#endif

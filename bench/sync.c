@@ -1,0 +1,82 @@
+/* Iteration separation: dissemination barrier, clock offsets, windows. */
+#include "sync.h"
+
+#include "tags.h"
+
+#include <sched.h>
+
+int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag)
+{
+    int mine = *flag;
+    for (int d = 1; d < p; d *= 2) {
+        int in = 0;
+        int rc = MPI_Sendrecv(&mine, 1, MPI_INT, (rank + d) % p, BENCH_TAG_BARRIER, &in, 1, MPI_INT,
+                              (rank - d + p) % p, BENCH_TAG_BARRIER, comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+        /* OR is idempotent, so seeing a rank's flag along two paths is harmless. */
+        mine |= in;
+    }
+    *flag = mine;
+    return MPI_SUCCESS;
+}
+
+/* More exchanges give a better chance of one undisturbed round trip; ten is
+ * what fits in a few milliseconds per rank even when oversubscribed. */
+#define PINGS 10
+
+int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset)
+{
+    int rc = MPI_SUCCESS;
+    *offset = 0.0;
+    if (rank == 0) {
+        /* One rank at a time: concurrent ping-pongs would queue behind each
+         * other at rank 0 and inflate the round trips. */
+        for (int r = 1; r < p; r++) {
+            double best_rtt = -1.0, best = 0.0;
+            for (int k = 0; k < PINGS; k++) {
+                double ping = 0.0, theirs;
+                double t1 = MPI_Wtime();
+                rc = MPI_Send(&ping, 1, MPI_DOUBLE, r, BENCH_TAG_CLOCK, comm);
+                if (rc != MPI_SUCCESS) return rc;
+                rc = MPI_Recv(&theirs, 1, MPI_DOUBLE, r, BENCH_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+                if (rc != MPI_SUCCESS) return rc;
+                double t2 = MPI_Wtime();
+                /* Their clock was read about halfway through the round trip. */
+                if (best_rtt < 0 || t2 - t1 < best_rtt) {
+                    best_rtt = t2 - t1;
+                    best = theirs - 0.5 * (t1 + t2);
+                }
+            }
+            rc = MPI_Send(&best, 1, MPI_DOUBLE, r, BENCH_TAG_CLOCK, comm);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        return MPI_SUCCESS;
+    }
+    for (int k = 0; k < PINGS; k++) {
+        double ping;
+        rc = MPI_Recv(&ping, 1, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+        double now = MPI_Wtime();
+        rc = MPI_Send(&now, 1, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_Recv(offset, 1, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+}
+
+/* Closer than this to the start, only spin. */
+#define SPIN_ONLY_S 100e-6
+
+int sync_wait_until(double local_start)
+{
+    double now = MPI_Wtime();
+    if (now > local_start) return 1;
+    /* Spin rather than sleep: a sleep's wake-up jitter is larger than the
+     * windows this method exists to make tight. Far from the start, yield
+     * instead: with a core per rank that returns at once (still a spin), and
+     * with more ranks than cores it lets the ranks still on their way run. */
+    while (now < local_start) {
+        if (local_start - now > SPIN_ONLY_S) sched_yield();
+        now = MPI_Wtime();
+    }
+    return 0;
+}

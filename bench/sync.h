@@ -1,0 +1,26 @@
+/*
+ * What separates timed iterations (docs/bench-protocol.md, "sync"): the
+ * harness's own dissemination barrier, MPI_Barrier, or ReproMPI-style time
+ * windows on clocks corrected by ping-pong offset estimates. None of them uses
+ * an MPI collective other than MPI_Barrier itself, which only the
+ * `mpi_barrier` method asks for.
+ */
+#ifndef CK_BENCH_SYNC_H
+#define CK_BENCH_SYNC_H
+
+#include <mpi.h>
+
+/* Dissemination barrier on point-to-point (ceil(log2 p) rounds). It also ORs
+ * *flag across ranks: the harness uses that to stop calling a failed
+ * collective on every rank at once, with no extra message. */
+int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag);
+
+/* Offset of this rank's MPI_Wtime against rank 0's (local = rank0 + offset),
+ * from the ping-pong exchange with the smallest round trip. 0 on rank 0. */
+int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset);
+
+/* Busy-waits until MPI_Wtime() reaches `local_start`. Returns 1 when the
+ * start had already passed on arrival (the iteration is late), else 0. */
+int sync_wait_until(double local_start);
+
+#endif
