@@ -202,6 +202,39 @@ static int effective_read(const mpit_session *s, const char *list, MPI_Comm comm
     return 0;
 }
 
+/* At most this many NAME:VALUE settings per point. */
+#define BENCH_MAX_SETTINGS 8
+
+/* Applies a point's `set` list; on failure undoes what it set and returns -1
+ * with the reason. */
+static int apply_settings(const mpit_session *s, const char *list, mpit_saved *saved, size_t *nsaved,
+                          char *why, size_t whylen)
+{
+    *nsaved = 0;
+    if (list[0] == '\0') return 0;
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) {
+        snprintf(why, whylen, "the point's settings are too long");
+        return -1;
+    }
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        *colon = '\0';
+        if (*nsaved == BENCH_MAX_SETTINGS) {
+            snprintf(why, whylen, "more than %d settings in one point", BENCH_MAX_SETTINGS);
+        } else if (mpit_set(s, tok, colon + 1, &saved[*nsaved], why, whylen) == 0) {
+            (*nsaved)++;
+            continue;
+        }
+        for (size_t k = *nsaved; k-- > 0;) mpit_restore(s, &saved[k]);
+        *nsaved = 0;
+        return -1;
+    }
+    return 0;
+}
+
 static FILE *open_out(const char *path, char *err, size_t errlen)
 {
     if (strcmp(path, "-") == 0) return stdout;
@@ -267,20 +300,43 @@ int main(int argc, char **argv)
     write_launch(out, rank, p, ctrl);
 
     mpit_session mpit = {0};
-    int want_mpit = 0;
-    for (size_t i = 0; i < pl.n; i++) want_mpit |= pl.v[i].readback[0] != '\0';
-    if (rank == 0 && want_mpit) (void)mpit_open(&mpit);
+    int want_read = 0, want_set = 0;
+    for (size_t i = 0; i < pl.n; i++) {
+        want_read |= pl.v[i].readback[0] != '\0';
+        want_set |= pl.v[i].set[0] != '\0';
+    }
+    /* Settings are written on every rank (they are per process); readback is
+     * rank 0's alone. */
+    if (want_set || (rank == 0 && want_read)) (void)mpit_open(&mpit);
 
     for (size_t i = 0; i < pl.n; i++) {
         const bench_point *pt = &pl.v[i];
+        point_result res;
+        mpit_saved saved[BENCH_MAX_SETTINGS];
+        size_t nsaved = 0;
+        char why[BENCH_TEXT_LEN] = "";
+        int set_failed = apply_settings(&mpit, pt->set, saved, &nsaved, why, sizeof why) != 0;
+        /* A setting that one rank could not make fails the point everywhere;
+         * rank 0 reports the first rank's reason. */
+        double mark = agree_mark(set_failed, rank, p);
+        int rc = agree_max(&mark, 1, ctrl);
+        if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
+        int src = agree_marked_rank(mark, p);
         effective_list eff = {0};
-        /* Read before the point runs: the knobs are fixed after MPI_Init, and
-         * a point that crashes should not take the readback with it. */
+        /* Read before the point runs (after its settings): a point that
+         * crashes should not take the readback with it. */
         if (rank == 0 && effective_read(&mpit, pt->readback, comm, &eff) != 0)
             die(comm, "out of memory reading control variables");
-        point_result res;
-        int rc = run_point(pt, comm, ctrl, &res);
-        if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
+        if (src >= 0) {
+            memset(&res, 0, sizeof res);
+            res.status = ST_FAILED;
+            rc = agree_text_to_root(src, why, res.reason, rank, ctrl);
+            if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
+        } else {
+            rc = run_point(pt, comm, ctrl, &res);
+            if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
+        }
+        for (size_t k = nsaved; k-- > 0;) mpit_restore(&mpit, &saved[k]);
         if (rank == 0 && record_point(out, pt, p, &res, eff.kv, eff.n) != 0)
             die(comm, "cannot write the record of point '%s': %s", pt->id, strerror(errno));
         point_result_free(&res);

@@ -52,10 +52,12 @@ static size_t choice_line(const char *line, size_t len)
  * allreduce's ring is 8 and the fallback policy's error is 0). Name value v
  * from that trailing block of lines only; free text above it (one or more
  * lines) is skipped, and with fewer than two choices nothing is named. */
-static int name_from_description(const char *desc, long long v, char *out, size_t outlen)
+/* The trailing block of choice lines of an MPICH description: its first line
+ * and number of lines, or NULL when there is none (or fewer than two). */
+static const char *choice_block(const char *desc, long long *n_out)
 {
     const char *first = strchr(desc, '\n');
-    if (first == NULL || v < 0) return -1;
+    if (first == NULL) return NULL;
     /* Walk the lines after the header, restarting the block at every line
      * that is not a choice: what remains at the end is the trailing block. */
     const char *block = NULL;
@@ -71,13 +73,41 @@ static int name_from_description(const char *desc, long long v, char *out, size_
         }
         line = end ? end + 1 : NULL;
     }
-    if (block == NULL || n < 2 || v >= n) return -1;
-    const char *line = block;
+    *n_out = n;
+    return n >= 2 ? block : NULL;
+}
+
+/* MPICH exposes its enumeration CVARs (MPIR_CVAR_<COLL>_INTRA_ALGORITHM, ...)
+ * as plain MPI_INT without an MPI_T enumeration. Their description ends with
+ * the choices, one "name - text" line each, in value order (the order MPICH
+ * generates the enumeration from; checked against MPICH 5.0.2, where
+ * allreduce's ring is 8 and the fallback policy's error is 0). Name value v
+ * from that trailing block of lines only; free text above it (one or more
+ * lines) is skipped, and with fewer than two choices nothing is named. */
+static int name_from_description(const char *desc, long long v, char *out, size_t outlen)
+{
+    long long n = 0;
+    const char *line = choice_block(desc, &n);
+    if (line == NULL || v < 0 || v >= n) return -1;
     for (long long i = 0; i < v; i++) line = strchr(line, '\n') + 1;
     const char *end = strchr(line, '\n');
     size_t w = choice_line(line, end ? (size_t)(end - line) : strlen(line));
     snprintf(out, outlen, "%.*s", (int)w, line);
     return 0;
+}
+
+/* The inverse: the value of choice `name`, or -1. */
+static long long value_from_description(const char *desc, const char *name)
+{
+    long long n = 0;
+    const char *line = choice_block(desc, &n);
+    for (long long i = 0; line != NULL && i < n; i++) {
+        const char *end = strchr(line, '\n');
+        size_t w = choice_line(line, end ? (size_t)(end - line) : strlen(line));
+        if (w == strlen(name) && strncmp(line, name, w) == 0) return i;
+        line = end ? end + 1 : NULL;
+    }
+    return -1;
 }
 
 static int read_integers(MPI_T_cvar_handle h, MPI_Datatype dt, int count, MPI_T_enum et,
@@ -180,5 +210,96 @@ void mpit_read(const mpit_session *s, const char *name, MPI_Comm comm, char *out
     if (MPI_T_cvar_handle_alloc(idx, obj, &h, &count) != MPI_SUCCESS) return;
     char tmp[1024];
     if (count > 0 && read_value(h, dt, count, et, desc, tmp, sizeof tmp) == 0) set(out, outlen, tmp);
+    MPI_T_cvar_handle_free(&h);
+}
+
+/* 0 with the value of enumeration item `name`, or -1. */
+static int enum_value(MPI_T_enum et, const char *name, int *value)
+{
+    char item[256];
+    int num, len = (int)sizeof item;
+    if (MPI_T_enum_get_info(et, &num, item, &len) != MPI_SUCCESS) return -1;
+    for (int i = 0; i < num; i++) {
+        len = (int)sizeof item;
+        if (MPI_T_enum_get_item(et, i, value, item, &len) != MPI_SUCCESS) return -1;
+        if (strcmp(item, name) == 0) return 0;
+    }
+    return -1;
+}
+
+int mpit_set(const mpit_session *s, const char *name, const char *value, mpit_saved *saved, char *err,
+             size_t errlen)
+{
+    memset(saved, 0, sizeof *saved);
+    if (!s->open) {
+        snprintf(err, errlen, "cannot set %s: the MPI library offers no MPI_T interface", name);
+        return -1;
+    }
+    int idx;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS) {
+        snprintf(err, errlen, "cannot set %s: the MPI library has no such control variable", name);
+        return -1;
+    }
+    char vname[256], desc[8192];
+    int vlen = (int)sizeof vname, dlen = (int)sizeof desc, verbosity, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum et;
+    if (MPI_T_cvar_get_info(idx, vname, &vlen, &verbosity, &dt, &et, desc, &dlen, &bind, &scope) !=
+            MPI_SUCCESS ||
+        bind != MPI_T_BIND_NO_OBJECT || dt != MPI_INT) {
+        snprintf(err, errlen, "cannot set %s: only integer variables bound to no object are supported", name);
+        return -1;
+    }
+    desc[sizeof desc - 1] = '\0';
+    int v = 0;
+    char *end = NULL;
+    long parsed = strtol(value, &end, 10);
+    if (*value != '\0' && *end == '\0') {
+        v = (int)parsed;
+    } else if (et != MPI_T_ENUM_NULL) {
+        if (enum_value(et, value, &v) != 0) {
+            snprintf(err, errlen, "cannot set %s: '%s' is not one of its values", name, value);
+            return -1;
+        }
+    } else {
+        long long lv = value_from_description(desc, value);
+        if (lv < 0) {
+            snprintf(err, errlen, "cannot set %s: '%s' is not one of its values", name, value);
+            return -1;
+        }
+        v = (int)lv;
+    }
+    if (scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY) {
+        snprintf(err, errlen, "cannot set %s: the library makes it read-only", name);
+        return -1;
+    }
+    MPI_T_cvar_handle h;
+    int count;
+    if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS || count != 1) {
+        snprintf(err, errlen, "cannot set %s: no handle", name);
+        return -1;
+    }
+    int old = 0;
+    int rc = MPI_T_cvar_read(h, &old);
+    if (rc == MPI_SUCCESS) rc = MPI_T_cvar_write(h, &v);
+    MPI_T_cvar_handle_free(&h);
+    if (rc != MPI_SUCCESS) {
+        snprintf(err, errlen, "cannot set %s to '%s': MPI_T error %d", name, value, rc);
+        return -1;
+    }
+    saved->index = idx;
+    saved->old = old;
+    saved->valid = 1;
+    return 0;
+}
+
+void mpit_restore(const mpit_session *s, const mpit_saved *saved)
+{
+    if (!s->open || !saved->valid) return;
+    MPI_T_cvar_handle h;
+    int count;
+    if (MPI_T_cvar_handle_alloc(saved->index, NULL, &h, &count) != MPI_SUCCESS) return;
+    int old = saved->old;
+    (void)MPI_T_cvar_write(h, &old);
     MPI_T_cvar_handle_free(&h);
 }

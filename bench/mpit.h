@@ -27,4 +27,22 @@ void mpit_close(mpit_session *s);
  * bound to a communicator. */
 void mpit_read(const mpit_session *s, const char *name, MPI_Comm comm, char *out, size_t outlen);
 
+/* A value overwritten by mpit_set, to put back after the point. */
+typedef struct {
+    int valid;
+    int index;
+    int old;
+} mpit_saved;
+
+/* Sets integer control variable `name` (not bound to an object) to `value`:
+ * a number, an MPI_T enumeration item, or, for MPICH's algorithm variables, a
+ * name from the choice list of its description. Every rank must call it:
+ * MPICH's variables are per process. Returns 0 and the old value in *saved, or
+ * -1 with one line in err. Used to force MPICH's algorithms after MPI_Init,
+ * where forcing through the environment would also force MPI_Init's own
+ * collectives (and abort it when they cannot use the forced algorithm). */
+int mpit_set(const mpit_session *s, const char *name, const char *value, mpit_saved *saved, char *err,
+             size_t errlen);
+void mpit_restore(const mpit_session *s, const mpit_saved *saved);
+
 #endif

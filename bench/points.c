@@ -26,17 +26,17 @@ const char *validate_name(bench_validate v) { return validate_names[v]; }
 
 typedef enum {
     K_ID, K_COLLECTIVE, K_BACKEND, K_ALGORITHM, K_COUNT, K_DTYPE, K_OP, K_ROOT, K_IN_PLACE,
-    K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_NUM
+    K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET, K_NUM
 } key_id;
 
 static const char *const key_names[K_NUM] = {
     "id", "collective", "backend", "algorithm", "count", "dtype", "op", "root", "in_place",
-    "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback",
+    "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback", "set",
 };
 
 /* Everything is required except readback: the CLI always writes them all, so
  * a missing one means the two sides disagree about the contract. */
-static int key_required(key_id k) { return k != K_READBACK; }
+static int key_required(key_id k) { return k != K_READBACK && k != K_SET; }
 
 typedef struct {
     const char *path;
@@ -122,6 +122,26 @@ static int readback_ok(const char *s)
     return 1;
 }
 
+/* Comma-separated NAME:VALUE pairs, each with exactly one ':' and both sides
+ * non-empty. */
+static int set_ok(const char *s)
+{
+    if (*s == '\0') return 1;
+    if (!chars_ok(s, "_.:-,")) return 0;
+    const char *q = s;
+    while (*q) {
+        const char *end = strchr(q, ',');
+        size_t len = end ? (size_t)(end - q) : strlen(q);
+        const char *colon = memchr(q, ':', len);
+        if (colon == NULL || colon == q || colon == q + len - 1 || memchr(colon + 1, ':', len - (size_t)(colon - q) - 1))
+            return 0;
+        if (end == NULL) break;
+        q = end + 1;
+        if (*q == '\0') return 0;
+    }
+    return 1;
+}
+
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -135,6 +155,7 @@ static void point_clear(bench_point *pt)
     free(pt->id);
     free(pt->algorithm);
     free(pt->readback);
+    free(pt->set);
     memset(pt, 0, sizeof *pt);
 }
 
@@ -221,6 +242,10 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
         if (!readback_ok(val)) return bad_value(c, key, val, "comma-separated control variable names");
         if (!(pt->readback = dup_str(val))) return fail(c, "out of memory");
         return 0;
+    case K_SET:
+        if (!set_ok(val)) return bad_value(c, key, val, "comma-separated NAME:VALUE control variable settings");
+        if (!(pt->set = dup_str(val))) return fail(c, "out of memory");
+        return 0;
     default:
         return fail(c, "internal error: key %d", (int)k);
     }
@@ -248,6 +273,7 @@ static int parse_line(ctx *c, char *s, bench_point *pt)
     if (pt->max_iters < pt->min_iters)
         return fail(c, "max_iters=%ld is below min_iters=%ld", pt->max_iters, pt->min_iters);
     if (!seen[K_READBACK] && !(pt->readback = dup_str(""))) return fail(c, "out of memory");
+    if (!seen[K_SET] && !(pt->set = dup_str(""))) return fail(c, "out of memory");
     pt->line = c->line;
     return 0;
 }

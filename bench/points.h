@@ -40,6 +40,7 @@ typedef struct {
     bench_sync sync;
     bench_validate validate;
     char *readback; /* comma-separated names; "" when absent */
+    char *set;      /* comma-separated NAME:VALUE set through MPI_T for this point; "" when absent */
     int line;       /* line in the points file, for messages */
 } bench_point;
 

@@ -131,7 +131,8 @@ class Campaign:
 def enrich(rec: dict, point: Point, launch: int) -> dict:
     """A bench point record plus what only the CLI knows."""
     out = {k: v for k, v in rec.items() if k != "type"}
-    out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env), launch=launch,
+    out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env),
+               cvars=dict(point.cvars), launch=launch,
                recorded=now())
     out["in_place"] = bool(out.get("in_place", point.in_place))
     return out

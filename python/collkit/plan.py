@@ -106,8 +106,11 @@ def _mpi_points(spec: Spec, offers: dict) -> list[Point]:
                             out.append(Point(backend="mpi", mpi=mpi, algorithm=name, **base,
                                              skip_reason=f"{offer.library} has no {coll} algorithm '{name}'"))
                             continue
+                        why = alg.unusable(ranks, base["count"], base["in_place"])
                         out.append(Point(backend="mpi", mpi=mpi, algorithm=alg.name, native=alg.native_id,
                                          env=tuple(sorted(alg.env.items())), readback=tuple(alg.readback),
+                                         cvars=tuple(sorted(alg.cvars.items())),
+                                         skip_reason=f"{offer.library} {coll}/{alg.name}: {why}" if why else "",
                                          **base))
     return out
 

@@ -24,7 +24,8 @@ class Point:
     root: int
     in_place: bool
     native: str = ""             # the library's own name/id when forced
-    env: tuple[tuple[str, str], ...] = ()       # forcing environment
+    env: tuple[tuple[str, str], ...] = ()       # forcing environment (fixed per launch)
+    cvars: tuple[tuple[str, str], ...] = ()     # MPI_T settings made for this point only
     readback: tuple[str, ...] = ()              # MPI_T variables reported back
     skip_reason: str = ""        # non-empty: not run, recorded as skipped
 
@@ -52,6 +53,8 @@ class Point:
             f"budget_s={m.time_budget_s:g}", f"sync={m.sync}", f"validate={m.validate}",
             f"readback={','.join(self.readback)}",
         ]
+        if self.cvars:
+            fields.append("set=" + ",".join(f"{k}:{v}" for k, v in self.cvars))
         return " ".join(fields)
 
     def describe(self) -> dict:
@@ -59,7 +62,8 @@ class Point:
             "id": self.id, "collective": self.collective, "backend": self.backend, "mpi": self.mpi,
             "algorithm": self.algorithm, "native": self.native, "ranks": self.ranks, "count": self.count,
             "bytes": self.bytes, "dtype": self.dtype, "op": self.op, "root": self.root,
-            "in_place": self.in_place, "env": dict(self.env), "readback": list(self.readback),
+            "in_place": self.in_place, "env": dict(self.env), "cvars": dict(self.cvars),
+            "readback": list(self.readback),
             "skip_reason": self.skip_reason,
         }
 

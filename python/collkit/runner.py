@@ -33,6 +33,7 @@ def _plan_from_resolved(res: dict) -> Plan:
                      ranks=d["ranks"], count=d["count"], bytes=d["bytes"], dtype=d["dtype"], op=d["op"],
                      root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
                      env=tuple(sorted(d.get("env", {}).items())), readback=tuple(d.get("readback", ())),
+                     cvars=tuple(sorted(d.get("cvars", {}).items())),
                      skip_reason=d.get("skip_reason", ""))
     return Plan(points=[point(d) for d in res["points"]], skipped=[point(d) for d in res["skipped"]])
 

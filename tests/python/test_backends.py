@@ -212,15 +212,14 @@ def test_mpich_offer_lists_every_value_under_its_canonical_name():
 def test_mpich_forcing_allreduce_ring():
     ring = mpich_offer().force("allreduce", "ring")
     assert (ring.native, ring.native_id) == ("ring", "ring")
-    assert ring.env == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
-                        "MPIR_CVAR_DEVICE_COLLECTIVES": "none",
-                        "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    assert ring.env == {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+    assert ring.cvars == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}
     assert ring.readback[0] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 
 
 def test_mpich_reduce_scatter_forces_the_block_variant():
     rh = mpich_offer().force("reduce_scatter", "recursive_halving")
-    assert rh.env["MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM"] == "recursive_halving"
+    assert rh.cvars["MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM"] == "recursive_halving"
 
 
 def test_mpich_force_by_native_name_and_refusals():
@@ -238,9 +237,8 @@ def test_mpich_force_by_native_name_and_refusals():
 def test_mpich_requirements():
     offer = mpich_offer()
     rab = offer.force("allreduce", "rabenseifner")
-    assert "MPI_Init aborts" in rab.unusable(ranks=4, count=1024)
-    assert rab.unusable(ranks=4, count=1024, ranks_per_node=1) is None
-    assert rab.unusable(ranks=4, count=2, ranks_per_node=1)
+    assert rab.unusable(ranks=4, count=1024) is None
+    assert "count >= the largest power of two" in rab.unusable(ranks=4, count=2)
     rep = offer.force("alltoall", "pairwise_sendrecv_replace")
     assert rep.unusable(ranks=4, count=8) and rep.unusable(ranks=4, count=8, in_place=True) is None
     assert offer.force("allgather", "recursive_doubling").unusable(ranks=6, count=8)
@@ -466,6 +464,10 @@ def fingerprint(tmp_path_factory):
 def _fingerprint(mpi, prog, alg, args, ranks=4):
     env = mpi.environment()
     env.update(alg.env)
+    # This probe has no MPI_T code: MPICH's algorithm goes into the environment,
+    # which also binds MPI_Init's own collectives (collkit-bench sets it after
+    # MPI_Init instead).
+    env.update(alg.cvars)
     proc = subprocess.run(mpi.launch(ranks, prog, args), env=env, capture_output=True, text=True, timeout=120)
     ranks_out = {}
     for line in proc.stdout.splitlines():
@@ -490,6 +492,9 @@ def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint
     alg = backends.discover(mpi).force("allreduce", algorithm)
     if alg.unusable(ranks=4, count=1024):
         pytest.skip(alg.unusable(ranks=4, count=1024))
+    if (name, algorithm) == ("mpich", "rabenseifner"):
+        pytest.skip("forced through the environment it aborts MPI_Init (next test); "
+                    "test_run_real.py runs it through collkit-bench, which sets it after MPI_Init")
     proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["user", "1024", "allreduce"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(got) == [0, 1, 2, 3]
@@ -507,7 +512,8 @@ def test_live_mpich_inapplicable_forced_algorithm_fails_loudly(fingerprint):
     assert got and all(rc == 0 for rc, _ in got.values()), proc.stdout + proc.stderr[-2000:]
 
 
-def test_live_mpich_rabenseifner_allreduce_aborts_mpi_init_as_noted(fingerprint):
+def test_live_mpich_rabenseifner_allreduce_in_the_environment_aborts_mpi_init(fingerprint):
+    # Why MPICH's algorithms are forced through MPI_T after MPI_Init.
     mpi = _install("mpich")
     alg = backends.discover(mpi).force("allreduce", "rabenseifner")
     proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "1024", "allreduce"])

@@ -70,6 +70,10 @@ class LibraryAlgorithm:
     env: dict[str, str]        # environment that forces it
     readback: tuple[str, ...]  # MPI_T control variables showing the forcing took
     requires: tuple[str, ...] = ()  # keys of REQUIREMENTS
+    # MPI_T control variables collkit-bench sets after MPI_Init, for this point
+    # only (the `set` key of docs/bench-protocol.md): MPICH's algorithm CVARs,
+    # which set through the environment would also bind MPI_Init's own collectives.
+    cvars: dict[str, str] = field(default_factory=dict)
     note: str = ""             # what the library does outside `requires`, or other caveats
 
     def unusable(self, ranks: int, count: int, in_place: bool = False,
@@ -94,6 +98,7 @@ class LibraryAlgorithm:
             "native": self.native,
             "native_id": self.native_id,
             "env": dict(self.env),
+            "cvars": dict(self.cvars),
             "readback": list(self.readback),
             "requires": list(self.requires),
             "note": self.note,

@@ -1,10 +1,12 @@
 """MPICH: the algorithm values that mpivars lists, and how to force one.
 
-Forcing sets ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<value>`` with
+Forcing sets ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM=<value>`` through MPI_T
+after MPI_Init, for the point only (collkit-bench's ``set`` key), with
 ``MPIR_CVAR_DEVICE_COLLECTIVES=none`` (the ch4 device must not substitute
 its own collective) and ``MPIR_CVAR_COLLECTIVE_FALLBACK=error`` (MPICH's
 default, ``silent``, replaces an inapplicable forced algorithm without a
-word). Checked on the PyPI MPICH 5.0.2 with a commutative user op that logs
+word) in the environment. The algorithm is not set in the environment because
+MPI_Init's own collectives would then run under it too (below). Checked on the PyPI MPICH 5.0.2 with a commutative user op that logs
 its calls (ring at 8 ranks: 7 calls of n/8 on every rank; recursive doubling:
 3 calls of n; reduce_scatter_allgather: n/2, n/4, n/8):
 
@@ -117,17 +119,11 @@ EXCLUDE = {
 # Conditions outside which MPICH refuses the forced value (an error, since we
 # set COLLECTIVE_FALLBACK=error). Each seen on this machine.
 REQUIRES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
-    ("allgather", "recursive_doubling"): (
-        ("pow2_ranks",), "otherwise MPICH refuses it, already in MPI_Init's own allgather"),
+    ("allgather", "recursive_doubling"): (("pow2_ranks",), "otherwise the call fails"),
     ("reduce_scatter", "noncommutative"): (("pow2_ranks",), "otherwise the call fails"),
     ("alltoall", "pairwise_sendrecv_replace"): (("in_place",), "otherwise the call fails"),
     ("reduce", "reduce_scatter_gather"): (("count_ge_pow2",), "otherwise the call fails"),
-    # MPI_Init's one-element allreduce over the ranks of a node cannot use it.
-    ("allreduce", "reduce_scatter_allgather"): (
-        ("one_rank_per_node", "count_ge_pow2"),
-        "with several ranks on a node MPI_Init aborts, because its own one-element allreduce "
-        "runs under the forced value (forcing it after MPI_Init through MPI_T works); "
-        "a smaller count fails the call"),
+    ("allreduce", "reduce_scatter_allgather"): (("count_ge_pow2",), "otherwise the call fails"),
 }
 
 _CVAR = re.compile(r"^\t(MPIR_CVAR_\w+)\s*=(\S*)\t")
@@ -230,7 +226,7 @@ def build_offer(cvars: dict[str, Cvar], version: str = "", tool: str = "") -> Li
             requires, note = REQUIRES.get((coll, native), ((), ""))
             algorithms.append(LibraryAlgorithm(
                 collective=coll, name=name, native=native, native_id=native,
-                env={var: native, **FORCE_ENV}, readback=default_readback(coll),
+                env=dict(FORCE_ENV), cvars={var: native}, readback=default_readback(coll),
                 requires=requires, note=note))
     return LibraryOffer(mpi="mpich", library=library, algorithms=tuple(algorithms),
                         defaults=defaults, default_native=default_native,
