@@ -4,9 +4,9 @@
 setup:
 	bash scripts/setup.sh
 
-# Main job: the correctness matrix of every algorithm at 8 ranks under Open MPI.
+# Main job: the quickstart campaign (examples/quickstart.toml), then its summary.
 run: setup
-	.venv/bin/collkit check -n 8
+	.venv/bin/collkit run examples/quickstart.toml
 
 # Everything CI runs.
 test:

@@ -1,0 +1,106 @@
+"""`collkit run` with the real collkit-bench under Open MPI and MPICH: forcing
+takes effect and shows in the records, bad forcing is refused before launch."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collkit import platform as platforms
+
+DETECTED = platforms.detect()
+needs = {name: pytest.mark.skipif(name not in DETECTED.mpis, reason=DETECTED.missing.get(name, ""))
+         for name in ("openmpi", "mpich")}
+
+SPEC = """
+name = "real"
+collectives = ["allreduce"]
+sizes = ["64B", "4KiB"]
+ranks = [4]
+mpi = [{mpi}]
+[backends]
+mpi = [{algs}]
+collkit = ["ring"]
+[measure]
+min_iterations = 3
+time_budget_s = 0
+validate = "all"
+"""
+
+
+def run(tmp_path, mpis, algs, *extra):
+    spec = SPEC.format(mpi=", ".join(f'"{m}"' for m in mpis), algs=", ".join(f'"{a}"' for a in algs))
+    (tmp_path / "spec.toml").write_text(spec)
+    out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c", *extra],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    recs = []
+    if (tmp_path / "c" / "records.jsonl").exists():
+        recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    return out, {(r["mpi"], r["backend"], r["algorithm"], r["bytes"]): r for r in recs}
+
+
+@needs["openmpi"]
+def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
+    out, recs = run(tmp_path, ["openmpi"], ["default", "ring", "recursive_doubling"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert len(recs) == 8 and all(r["status"] == "ok" for r in recs.values())
+    ring = recs[("openmpi", "mpi", "ring", 4096)]
+    rd = recs[("openmpi", "mpi", "recursive_doubling", 4096)]
+    default = recs[("openmpi", "mpi", "default", 4096)]
+    assert ring["effective"]["coll_tuned_allreduce_algorithm"] == "ring"
+    assert rd["effective"]["coll_tuned_allreduce_algorithm"] == "recursive_doubling"
+    assert ring["effective"]["coll_tuned_use_dynamic_rules"] == "true"
+    assert default["effective"]["coll_tuned_allreduce_algorithm"] == "ignore"
+    assert ring["env"]["OMPI_MCA_coll_tuned_allreduce_algorithm"] == ring["native"] == "4"
+    assert ring["env"] != rd["env"] and ring["launch"] != rd["launch"]
+    for r in recs.values():
+        assert r["iterations"] >= 3 and len(r["times_us"]) == r["iterations"]
+        assert r["validated_iterations"] == r["iterations"]
+        assert r["stats_us"]["min"] <= r["stats_us"]["median"] <= r["stats_us"]["max"]
+    launches = [json.loads(line) for line in (tmp_path / "c" / "launches.jsonl").read_text().splitlines()]
+    assert all("Open MPI" in l["library_version"] for l in launches)
+    meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
+    assert "Open MPI" in meta["mpis"]["openmpi"]["library_version"]
+    assert {"OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}.items() <= meta["knobs"][0].items() or \
+        any(k.get("OMPI_MCA_coll_tuned_allreduce_algorithm") == "4" for k in meta["knobs"])
+    export = subprocess.run([sys.executable, "-m", "collkit", "export", "c"], cwd=tmp_path, capture_output=True,
+                            text=True)
+    assert export.returncode == 0 and len(export.stdout.splitlines()) == 9
+
+
+@needs["openmpi"]
+def test_invalid_forced_id_is_refused_before_launch(tmp_path):
+    out, recs = run(tmp_path, ["openmpi"], ["99"])
+    assert out.returncode == 2 and not recs
+    assert out.stderr.strip().startswith("collkit: error: unknown MPI library algorithm '99'")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@needs["mpich"]
+def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
+    # Rabenseifner's allreduce forced through the environment aborts MPICH's
+    # MPI_Init; collkit-bench sets it through MPI_T for the point only.
+    out, recs = run(tmp_path, ["mpich"], ["default", "rabenseifner", "ring"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert all(r["status"] == "ok" for r in recs.values()), recs
+    rab = recs[("mpich", "mpi", "rabenseifner", 4096)]
+    assert rab["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "reduce_scatter_allgather"
+    assert rab["effective"]["MPIR_CVAR_COLLECTIVE_FALLBACK"] == "error"
+    assert rab["cvars"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather"}
+    # Restored after each point: the default that runs next to it is untouched.
+    assert recs[("mpich", "mpi", "default", 4096)]["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto"
+
+
+@needs["mpich"]
+def test_mpich_algorithm_outside_its_conditions_is_skipped_with_the_reason(tmp_path):
+    spec = SPEC.format(mpi='"mpich"', algs='"rabenseifner"').replace('["64B", "4KiB"]', '["8B"]')
+    (tmp_path / "spec.toml").write_text(spec)
+    res = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    skipped = [r for r in recs if r["status"] == "skipped"]
+    assert len(skipped) == 1 and "count >= the largest power of two" in skipped[0]["reason"]
