@@ -88,23 +88,36 @@ def _mpi_points(spec: Spec, offers: dict) -> list[Point]:
                 names |= {a.name, a.native, a.native_id}
         return names
 
-    chosen = _select(spec.backends["mpi"], spec, offered_any, "MPI library")
+    def canonical_any(c: str) -> set[str]:
+        return {a.name for offer in offers.values() for a in offer.for_collective(c)}
+
+    selection = spec.backends["mpi"]
+    chosen = _select(tuple(n for n in selection if n != "all"), spec, offered_any, "MPI library")
     out = []
     for mpi, offer in offers.items():
         for ranks in spec.ranks:
             for coll in spec.collectives:
-                for name in chosen[coll]:
+                names = list(chosen[coll])
+                if "all" in selection:  # this library's own algorithms, not its neighbours'
+                    names += [a.name for a in offer.for_collective(coll)]
+                for name in dict.fromkeys(names):
+                    try:
+                        alg = None if name == "default" else offer.force(coll, name)
+                    except UserError:
+                        # A name another library knows by that (canonical) name is a
+                        # comparison this library cannot take part in: record it. A
+                        # native name or id of another library is simply not ours.
+                        if name in canonical_any(coll):
+                            for size in spec.sizes:
+                                out.append(Point(backend="mpi", mpi=mpi, algorithm=name,
+                                                 **_base(spec, coll, ranks, size),
+                                                 skip_reason=f"{offer.library} has no {coll} algorithm '{name}'"))
+                        continue
                     for size in spec.sizes:
                         base = _base(spec, coll, ranks, size)
-                        if name == "default":
+                        if alg is None:
                             readback = tuple(_default_readback(mpi, coll))
                             out.append(Point(backend="mpi", mpi=mpi, algorithm="default", readback=readback, **base))
-                            continue
-                        try:
-                            alg = offer.force(coll, name)
-                        except UserError:
-                            out.append(Point(backend="mpi", mpi=mpi, algorithm=name, **base,
-                                             skip_reason=f"{offer.library} has no {coll} algorithm '{name}'"))
                             continue
                         why = alg.unusable(ranks, base["count"], base["in_place"])
                         out.append(Point(backend="mpi", mpi=mpi, algorithm=alg.name, native=alg.native_id,

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Ratios libcollkit / MPI library for algorithms of the same name, from one or
+more campaigns of examples/compare_libraries.toml: the table in docs/benchmarks.md.
+
+    .venv/bin/python scripts/benchmark_ratios.py results/compare-libraries-*
+
+For every (library, collective, algorithm, ranks, size) present in both backends,
+each campaign gives one ratio of medians (ours / theirs, measured in the same
+campaign); the table shows the median of those ratios across campaigns, and
+marks with * every ratio above 1.05 (ours more than 5% slower)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from collkit.campaign import Campaign  # noqa: E402
+from collkit.results import row  # noqa: E402
+from collkit.sizes import format_size  # noqa: E402
+
+
+def ratios(dirs: list[Path]) -> dict[tuple, list[float]]:
+    out: dict[tuple, list[float]] = {}
+    for d in dirs:
+        rows = [row(r) for r in Campaign.open(d).records()]
+        ok = {(r.mpi, r.backend, r.collective, r.algorithm, r.ranks, r.bytes): r.time_median_us
+              for r in rows if r.status == "ok" and r.time_median_us}
+        for (mpi, backend, coll, alg, ranks, size), theirs in ok.items():
+            if backend != "mpi" or alg == "default":
+                continue
+            ours = ok.get((mpi, "collkit", coll, alg, ranks, size))
+            if ours:
+                out.setdefault((mpi, coll, alg, ranks, size), []).append(ours / theirs)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[0], file=sys.stderr)
+        return 2
+    table = ratios([Path(a) for a in argv])
+    series = sorted({k[:4] for k in table})
+    sizes = sorted({k[4] for k in table})
+    print("| library | collective | algorithm | ranks | " + " | ".join(format_size(s) for s in sizes) + " |")
+    print("| --- | --- | --- | --- | " + " | ".join("---" for _ in sizes) + " |")
+    for mpi, coll, alg, ranks in series:
+        cells = []
+        for s in sizes:
+            vals = table.get((mpi, coll, alg, ranks, s))
+            if not vals:
+                cells.append("-")
+                continue
+            med = statistics.median(vals)
+            cells.append(f"{med:.2f}{'*' if med > 1.05 else ''}")
+        print(f"| {mpi} | {coll} | {alg} | {ranks} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

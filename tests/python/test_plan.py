@@ -1,0 +1,97 @@
+"""From spec to points, against the libraries' offers read from checked-in captures
+(no MPI needed): names resolved per library, skips recorded with their reason."""
+
+from pathlib import Path
+
+import pytest
+
+from collkit import plan as planner
+from collkit import spec as specs
+from collkit.backends import mpich, openmpi
+from collkit.errors import UserError
+from collkit.mpi import MPIInstall
+from collkit.platform import Platform, PlatformMPI
+from collkit.registry import Algorithm, Constraints
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OFFERS = {
+    "openmpi": openmpi.build_offer(openmpi.parse((FIXTURES / "ompi_info-4.1.4.txt").read_text()), tool="ompi_info"),
+    "mpich": mpich.build_offer(mpich.parse((FIXTURES / "mpivars-5.0.2.txt").read_text()),
+                               version=mpich.parse_version((FIXTURES / "mpichversion-5.0.2.txt").read_text()),
+                               tool="mpivars"),
+}
+PLATFORM = Platform("test", "test", {m: PlatformMPI(MPIInstall(m, Path("/bin/true")), Path("/bin/true"))
+                                     for m in OFFERS})
+REGISTRY = [
+    Algorithm("allreduce", "ring", "ck_allreduce_ring", "", "", Constraints(True, False, 0)),
+    Algorithm("allreduce", "rabenseifner", "ck_allreduce_rabenseifner", "", "", Constraints(True, False, 0)),
+    Algorithm("bcast", "binomial_halving", "ck_bcast_binomial_halving", "", "", Constraints(False, False, 0)),
+    Algorithm("allgather", "pow2only", "ck_allgather_pow2only", "", "", Constraints(False, True, 16)),
+]
+
+
+def build(text: str):
+    return planner.build(specs.parse(text), PLATFORM, REGISTRY, discover=lambda pm: OFFERS[pm.name])
+
+
+def spec(mpi: str, collkit: str = "", collectives='["allreduce", "bcast"]', ranks="[4]", sizes='["64B"]'):
+    lines = [f"collectives = {collectives}", f"sizes = {sizes}", f"ranks = {ranks}",
+             'mpi = ["openmpi", "mpich"]', "[backends]", f"mpi = {mpi}"]
+    if collkit:
+        lines.append(f"collkit = {collkit}")
+    return "\n".join(lines) + "\n"
+
+
+def test_all_means_each_librarys_own_algorithms_without_cross_skips():
+    p = build(spec('["default", "all"]'))
+    assert not p.skipped
+    ompi = {x.algorithm for x in p.points if x.mpi == "openmpi" and x.collective == "allreduce"}
+    mpich_ = {x.algorithm for x in p.points if x.mpi == "mpich" and x.collective == "allreduce"}
+    assert {"default", "ring", "rabenseifner", "segmented_ring", "nonoverlapping"} <= ompi
+    assert {"default", "ring", "rabenseifner", "tree", "recexch"} <= mpich_
+    assert "tree" not in ompi and "segmented_ring" not in mpich_
+
+
+def test_a_canonical_name_one_library_lacks_is_skipped_with_the_reason():
+    p = build(spec('["bcast/binomial_halving"]'))
+    assert [x.mpi for x in p.points] == ["mpich"]
+    assert [x.skip_reason for x in p.skipped] == ["Open MPI 4.1.4 has no bcast algorithm 'binomial_halving'"]
+
+
+def test_forcing_settings_per_library():
+    p = build(spec('["allreduce/ring"]'))
+    by = {x.mpi: x for x in p.points}
+    assert dict(by["openmpi"].env)["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4" and not by["openmpi"].cvars
+    assert dict(by["mpich"].cvars) == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in dict(by["mpich"].env)
+    assert "set=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM:ring" in by["mpich"].to_line(specs.Measure())
+
+
+def test_library_conditions_and_registry_constraints_become_skips():
+    p = build(spec('["allreduce/ring"]', collkit='"all"', collectives='["allreduce", "allgather"]', ranks="[6]",
+                   sizes='["8B", "64B"]'))
+    reasons = sorted(x.skip_reason for x in p.skipped)
+    assert any("Open MPI 4.1.4 allreduce/ring: ring needs count >= number of ranks" in r for r in reasons)
+    assert "collkit allgather/pow2only needs a power-of-two rank count" in reasons
+    assert all(x.bytes == 8 for x in p.skipped if x.mpi == "openmpi" and x.backend == "mpi")
+
+
+def test_launch_grouping_puts_unforced_points_first_and_shares_mpich_forced_launches():
+    p = build(spec('["default", "all"]', collkit='"all"'))
+    keys = list(dict.fromkeys(x.launch_key() for x in p.points))
+    first_ompi = next(k for k in keys if k[0] == "openmpi")
+    assert first_ompi[2] == ()  # the unforced launch comes first
+    mpich_forced = {k for k in keys if k[0] == "mpich" and k[2]}
+    assert len(mpich_forced) == 1  # every forced MPICH algorithm set per point through MPI_T
+
+
+@pytest.mark.parametrize("mpi, message", [
+    ('["ring", "bogus"]', "unknown MPI library algorithm 'bogus'"),
+    ('["99"]', "unknown MPI library algorithm '99'"),
+    ('["reduce/ring"]', "names collective 'reduce', which the spec does not measure"),
+    ('["allreduce/rign"]', "(did you mean 'allreduce/ring'?)"),
+])
+def test_bad_names_fail_before_launch(mpi, message):
+    with pytest.raises(UserError) as err:
+        build(spec(mpi))
+    assert message in str(err.value)
