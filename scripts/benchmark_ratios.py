@@ -37,6 +37,18 @@ def ratios(dirs: list[Path]) -> dict[tuple, list[float]]:
     return out
 
 
+def spread(dirs: list[Path]) -> list[float]:
+    """For every point measured ok in every campaign: max/min of its medians.
+    This is the noise floor a ratio has to beat to mean anything."""
+    per_point: dict[str, list[float]] = {}
+    for d in dirs:
+        for r in Campaign.open(d).records():
+            rr = row(r)
+            if rr.status == "ok" and rr.time_median_us:
+                per_point.setdefault(rr.id, []).append(rr.time_median_us)
+    return sorted(max(v) / min(v) for v in per_point.values() if len(v) == len(dirs))
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
@@ -56,6 +68,11 @@ def main(argv: list[str]) -> int:
             med = statistics.median(vals)
             cells.append(f"{med:.2f}{'*' if med > 1.05 else ''}")
         print(f"| {mpi} | {coll} | {alg} | {ranks} | " + " | ".join(cells) + " |")
+    sp = spread([Path(a) for a in argv])
+    if len(argv) > 1 and sp:
+        q = lambda f: sp[min(len(sp) - 1, int(f * len(sp)))]  # noqa: E731
+        print(f"\nRun-to-run spread of one point's median over {len(argv)} campaigns (max/min, "
+              f"{len(sp)} points): median {q(0.5):.2f}, p75 {q(0.75):.2f}, p90 {q(0.9):.2f}")
     return 0
 
 

@@ -17,3 +17,6 @@ for p in ${COLLKIT_SANITIZE_RANKS:-1 3 4 6}; do
         | grep -v '^ck_matrix: p=' | tail -n 3
     test "${PIPESTATUS[0]}" -eq 0
 done
+# collkit-bench's own tests (every collective, both backends, mutants, failures)
+# under the sanitizers. The out-of-memory test needs malloc to return NULL.
+ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1" ctest --test-dir build/asan -R bench --output-on-failure

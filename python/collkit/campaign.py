@@ -7,6 +7,7 @@
     DIR/records.jsonl    one record per point (ok, invalid, failed, skipped), appended + fsynced
     DIR/launches.jsonl   one record per launch of collkit-bench (library, hosts)
     DIR/results.csv      the consolidated table (`collkit export` format)
+    DIR/library-<mpi>.txt  with metadata = "full": ompi_info / mpivars output
     DIR/raw/launch-NNNN.{points,jsonl,stderr}   what each launch was given and wrote
 
 Records reach records.jsonl as soon as collkit-bench writes them; if collkit itself

@@ -152,6 +152,18 @@ def mpi_info(pm) -> dict:
     }
 
 
+def library_listing(pm) -> str:
+    """The library's full parameter listing (metadata level `full`): ompi_info or
+    mpivars output, as the library prints it. Empty when the tool is missing."""
+    from collkit.backends import mpich, openmpi, run_tool
+    from collkit.errors import UserError
+    module, args = (openmpi, ["--parsable", "--all", "--level", "9"]) if pm.name == "openmpi" else (mpich, [])
+    try:
+        return run_tool([str(module.find_tool(pm.install)), *args], env=pm.install.environment())
+    except UserError as exc:
+        return f"# not available: {exc}\n"
+
+
 def collect(spec, platform, argv: list[str]) -> dict:
     level = spec.metadata
     meta = {

@@ -71,6 +71,10 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         campaign = Campaign.create(out or default_out(spec), spec, plan, platform)
         meta = metadata.collect(spec, platform, argv)
         atomic.write_json(campaign.path / "metadata.json", meta)
+        if spec.metadata == "full":
+            for name in spec.mpis:
+                atomic.write_text(campaign.path / f"library-{name}.txt",
+                                  metadata.library_listing(platform.mpi(name)))
         for p in plan.skipped:
             campaign.add(harness_record(p, "skipped", p.skip_reason))
 

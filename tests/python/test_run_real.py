@@ -31,8 +31,9 @@ validate = "all"
 """
 
 
-def run(tmp_path, mpis, algs, *extra):
+def run(tmp_path, mpis, algs, *extra, metadata="standard"):
     spec = SPEC.format(mpi=", ".join(f'"{m}"' for m in mpis), algs=", ".join(f'"{a}"' for a in algs))
+    spec = f'metadata = "{metadata}"\n' + spec
     (tmp_path / "spec.toml").write_text(spec)
     out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c", *extra],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600, env=dict(os.environ))
@@ -83,7 +84,7 @@ def test_invalid_forced_id_is_refused_before_launch(tmp_path):
 def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     # Rabenseifner's allreduce forced through the environment aborts MPICH's
     # MPI_Init; collkit-bench sets it through MPI_T for the point only.
-    out, recs = run(tmp_path, ["mpich"], ["default", "rabenseifner", "ring"])
+    out, recs = run(tmp_path, ["mpich"], ["default", "rabenseifner", "ring"], metadata="full")
     assert out.returncode == 0, out.stdout + out.stderr
     assert all(r["status"] == "ok" for r in recs.values()), recs
     rab = recs[("mpich", "mpi", "rabenseifner", 4096)]
@@ -92,6 +93,10 @@ def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     assert rab["cvars"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather"}
     # Restored after each point: the default that runs next to it is untouched.
     assert recs[("mpich", "mpi", "default", 4096)]["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto"
+    # metadata = "full": the library's whole parameter listing and every launch.
+    assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" in (tmp_path / "c" / "library-mpich.txt").read_text()
+    meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
+    assert len(meta["launches"]) == 2 and "MPICH" in meta["mpis"]["mpich"]["library_version"]
 
 
 @needs["mpich"]
