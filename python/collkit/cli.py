@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_cmd_list)
     _add_campaign_commands(sub)
+    from collkit.traffic import command as traffic_command
+    traffic_command.add_parser(sub)
     return p
 
 

@@ -19,8 +19,9 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, done: int = 0, stream=None, width: int = 28):
+    def __init__(self, total: int, done: int = 0, stream=None, width: int = 28, unit: str = "points"):
         self.total = total
+        self.unit = unit
         self.done = done
         self._start_done = done
         self.stream = stream or sys.stderr
@@ -41,7 +42,7 @@ class Progress:
         frac = self.done / self.total if self.total else 1.0
         filled = int(frac * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
-        return f"[{bar}] {self.done}/{self.total} points  ETA {self.eta()}  {self.current}"
+        return f"[{bar}] {self.done}/{self.total} {self.unit}  ETA {self.eta()}  {self.current}"
 
     def working_on(self, what: str) -> None:
         self.current = what
@@ -69,7 +70,7 @@ class Progress:
     def finish(self) -> None:
         if self.tty:
             self.stream.write("\r\033[K")
-        print(f"{self.done}/{self.total} points in {_duration(time.monotonic() - self.start)}",
+        print(f"{self.done}/{self.total} {self.unit} in {_duration(time.monotonic() - self.start)}",
               file=self.stream, flush=True)
 
     def _draw(self) -> None:

@@ -1,0 +1,187 @@
+"""``collkit traffic``: the command line of the traffic analysis."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from collkit import registry
+from collkit.errors import UserError
+from collkit.topology import Topology, read_map
+from collkit.traffic import output
+from collkit.traffic.allocation import from_hostlist, read_allocation
+from collkit.traffic.analysis import analyse, placement_for, ranks_only
+from collkit.traffic.jobs import run_jobs
+from collkit.traffic.placement import PLACEMENTS
+from collkit.traffic.trace import BLOCKED, ROOTED, trace_count
+from collkit.traffic.tracer import Tracer
+
+DESCRIPTION = """\
+Count the bytes that libcollkit's algorithms send inside a node, inside a group
+(a dragonfly group or fat-tree pod) and across groups, for a job allocation on a
+machine map. Messages come from the algorithms' own C code (ck_trace), never
+from a model of them; traces are cached under build/trace-cache/."""
+
+EPILOG = """\
+allocations (--alloc FILE, or every file of --jobs DIR):
+  PICO CSV     header 'MPI_Rank,allocation', then 'rank,host' per rank:
+                 MPI_Rank,allocation
+                 0,lrdn0063.leonardo.local
+                 1,lrdn0110.leonardo.local
+  hostfile     one host per line, rank i = line i; a line may be a hostlist
+               ('lrdn[0063-0065]' stands for three lines); '#' starts a comment
+  --nodelist   a Slurm hostlist: 'lrdn[0063,0110-0112],lrdn0200'; numbers keep
+               the width of their lower bound ([0063-0065]); several bracket
+               groups expand as a product (r[1-2]n[1-4])
+  Host names are matched without their domain, in any case.
+
+maps (--map FILE):
+  Leonardo     'NODE 0063 RACK 3 CELL 1 ROW 1 PARTITION 1 SWITCH 10300' per node;
+               CELL is the group; node NODE NNNN is host lrdnNNNN
+  CSV          'host,group[,switch]' per line; a first line 'host,...' is a header
+
+placement (which node each rank runs on):
+  block        (default) --ppn K consecutive ranks per node, nodes in allocation order
+  cyclic       rank r on node r mod N
+  explicit     rank i on the allocation's i-th entry; the default when the
+               allocation lists a host more than once and --ppn is not given
+  --ranks P    no allocation: ceil(P/K) nodes, the map's first ones in map order,
+               or without --map that many nodes in one group (all traffic is then
+               intra-node or intra-group)
+
+results are in multiples of n, the vector size in bytes (for gather, scatter,
+allgather, reduce_scatter and alltoall the p blocks together). Traces use int8
+elements and a count that splits n exactly: lcm(p, 2^floor(log2 p)) elements for
+bcast, reduce and allreduce (p for those that only send whole vectors), one
+element per block for the others. A step is the index of a send among its
+rank's sends (--per-step): the round for butterflies and rings, not for trees.
+
+examples:
+  collkit traffic --collective bcast --algorithm binomial_doubling --algorithm binomial_halving \\
+      --alloc alloc_128.csv --map nodes.txt
+  collkit traffic --collective allreduce --algorithm recursive_doubling --algorithm bine_latency \\
+      --nodelist 'lrdn[0001-0064]' --map nodes.txt --ppn 4 --format csv
+  collkit traffic --jobs allocations/ --map nodes.txt --collective allreduce \\
+      --algorithm recursive_doubling --algorithm bine_latency --out jobs.csv
+"""
+
+
+def _positive(what: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, not '{text}'") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{what} must be at least 1, not {value}")
+        return value
+    return parse
+
+
+def _root(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"root must be an integer, not '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"root must be at least 0, not {value}")
+    return value
+
+
+def add_parser(sub) -> None:
+    t = sub.add_parser("traffic", help="bytes inside nodes, inside groups and across groups, per algorithm",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--collective", required=True, metavar="C", help="the collective")
+    t.add_argument("--algorithm", action="append", required=True, metavar="A",
+                   help="a libcollkit algorithm; repeat to compare (the first is the baseline)")
+    src = t.add_mutually_exclusive_group(required=True)
+    src.add_argument("--alloc", type=Path, metavar="FILE", help="allocation file: PICO CSV or hostfile")
+    src.add_argument("--nodelist", metavar="EXPR", help="Slurm hostlist, e.g. 'lrdn[0063,0110-0112]'")
+    src.add_argument("--ranks", type=_positive("rank count"), metavar="P", help="P ranks, no allocation")
+    src.add_argument("--jobs", type=Path, metavar="DIR",
+                     help="every allocation file in DIR, one job each; one CSV row per job")
+    t.add_argument("--map", type=Path, metavar="FILE", help="node map: Leonardo format or host,group[,switch] CSV")
+    t.add_argument("--ppn", type=_positive("--ppn"), metavar="K", help="ranks per node (default 1)")
+    t.add_argument("--placement", choices=PLACEMENTS, help="block (default), cyclic or explicit")
+    t.add_argument("--root", type=_root, default=0, metavar="R", help="root rank of bcast, reduce, gather, scatter (default 0)")
+    t.add_argument("--per-step", action="store_true", help="also count each step")
+    t.add_argument("--format", choices=("table", "csv", "json"), help="output format (default table)")
+    t.add_argument("--out", type=Path, metavar="CSV", help="with --jobs: write the CSV here instead of stdout")
+    t.set_defaults(func=run)
+
+
+def _check_names(collective: str, names: list[str]) -> list[str]:
+    coll = registry.check_collective(collective)
+    chosen = registry.resolve(registry.load(), names, coll)
+    out = [a.name for a in chosen]
+    if len(set(out)) != len(out) or len(out) != len(names):
+        raise UserError("an algorithm is named twice")
+    return out
+
+
+def run(ns: argparse.Namespace) -> int:
+    coll = registry.check_collective(ns.collective)
+    algorithms = _check_names(coll, ns.algorithm)
+    if ns.root and coll not in ROOTED:
+        raise UserError(f"--root does not apply to {coll}")
+    if ns.out is not None and ns.jobs is None:
+        raise UserError("--out goes with --jobs")
+    alloc = None
+    if ns.alloc is not None:
+        alloc = read_allocation(ns.alloc)
+    elif ns.nodelist is not None:
+        alloc = from_hostlist(ns.nodelist)
+    topo: Topology | None = read_map(ns.map) if ns.map else None
+    tracer = Tracer()
+
+    if ns.jobs is not None:
+        if topo is None:
+            raise UserError("--jobs needs --map FILE (which group each node is in)")
+        if len(algorithms) != 2:
+            raise UserError("--jobs compares exactly two algorithms: give --algorithm twice")
+        if ns.per_step or ns.format not in (None, "csv"):
+            raise UserError("--jobs writes CSV only (no --per-step, no --format table/json)")
+        rows = run_jobs(ns.jobs, topo, coll, algorithms, tracer, ns.placement, ns.ppn, ns.root)
+        text = output.write_jobs(rows, algorithms, ns.out)
+        if text is not None:
+            _emit(text)
+        return 0
+
+    if ns.ranks is not None:
+        topo, placement = ranks_only(ns.ranks, topo, ns.placement, ns.ppn)
+    else:
+        if topo is None:
+            raise UserError("an allocation needs --map FILE (which group each node is in)")
+        assert alloc is not None
+        placement = placement_for(alloc, topo, ns.placement, ns.ppn)
+    results = analyse(tracer, coll, algorithms, placement, topo, ns.root, ns.per_step)
+    fmt = ns.format or "table"
+    if fmt == "csv":
+        _emit(output.csv_text(results, ns.per_step))
+    elif fmt == "json":
+        _emit(output.json_text(results, ns.per_step))
+    else:
+        r = results[0]
+        counts = sorted({trace_count(coll, r.ranks, x.algorithm) for x in results})
+        block = " per block" if coll in BLOCKED else ""
+        if len(counts) == 1:
+            n = f"n = {r.n} B (int8, count {counts[0]}{block})"
+        else:
+            n = f"n = the vector's bytes (int8, counts {' / '.join(map(str, counts))}{block})"
+        context = (f"{r.ranks} ranks on {r.nodes} nodes in {r.groups} group{'s' if r.groups != 1 else ''} "
+                   f"({placement.mode}, "
+                   f"{placement.ppn} per node); {n}")
+        _emit(output.table(results, ns.per_step, context))
+    return 0
+
+
+def _emit(text: str) -> None:
+    """Print; a reader that stops early (`| head`) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
