@@ -517,7 +517,13 @@ def _cases(table):
 
 @pytest.fixture(scope="module")
 def tracer():
-    return Tracer()
+    """One tracer for the module, its traces made in one ck_trace batch."""
+    t = Tracer()
+    if ck_trace() is not None:
+        keys = [TraceKey(c, a, p, trace_count(c, p, a), 0, "int8", "pairs")
+                for c, a, _, _ in CONSERVATION + BOUNDED for p in POW2_P + OTHER_P]
+        t.get_many(keys)
+    return t
 
 
 def _trace(tracer, coll, alg, p):
