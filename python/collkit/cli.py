@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -150,8 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("collkit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`collkit export DIR | head`): not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 141
     except OSError as exc:
         # A file collkit was told to read or write: say which, not a traceback.
-        where = f" {exc.filename}" if exc.filename else ""
-        print(f"collkit: error:{where}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"collkit: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
