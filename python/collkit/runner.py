@@ -86,7 +86,11 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
     for p in plan.points:
         groups.setdefault(p.launch_key(), []).append(p)
 
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    # Ctrl-C and SIGTERM both stop the campaign cleanly. SIGINT's handler is set
+    # explicitly: a shell starts background jobs with SIGINT ignored, and a
+    # campaign must still stop on it.
+    previous = {sig: signal.signal(sig, handler) for sig, handler in
+                ((signal.SIGTERM, _on_sigterm), (signal.SIGINT, signal.default_int_handler))}
     try:
         campaign.set_state("running")
         for members in groups.values():
@@ -99,7 +103,8 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
               f"continue with: collkit run --resume {campaign.path}", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     progress.finish()
     missing = plan.all_ids() - campaign.recorded_ids()
     _close(campaign, meta, plan, "complete" if not missing else "incomplete")

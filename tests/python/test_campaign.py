@@ -95,14 +95,18 @@ def test_killed_campaign_resumes_without_losing_or_doubling_points(workdir):
     assert again.returncode == 0 and len(records(workdir / "c")) == TOTAL
 
 
-def test_interrupted_campaign_says_how_to_resume(workdir):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_campaign_says_how_to_resume(workdir, sig):
+    # SIGINT ignored on entry, as a shell leaves it for background jobs: the
+    # campaign must stop on it all the same.
     proc = subprocess.Popen([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", "platform.toml",
                              "--out", "c"], cwd=workdir, env=dict(os.environ, FAKE_DELAY="0.1"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     rec_file = workdir / "c" / "records.jsonl"
     while not rec_file.exists() or len(rec_file.read_text().splitlines()) < 3:
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "continue with: collkit run --resume c" in err and "Traceback" not in err
