@@ -79,7 +79,8 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             campaign.add(harness_record(p, "skipped", p.skip_reason))
 
     total = len(plan.points) + len(plan.skipped)
-    print(f"collkit: campaign {campaign.path} — {len(plan.points)} points to run"
+    todo = len({p.id for p in plan.points} - campaign.recorded_ids())
+    print(f"collkit: campaign {campaign.path} — {todo} of {len(plan.points)} points to run"
           f"{f', {len(plan.skipped)} skipped' if plan.skipped else ''}", file=sys.stderr)
     progress = Progress(total, done=len(campaign.recorded_ids() & (plan.all_ids())))
     groups: dict[tuple, list[Point]] = {}
