@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${1:-/tmp/collkit-traffic-jobs}
-MAP=${COLLKIT_LEONARDO_MAP:-../shared/data/leonardo/nodes.txt}
+MAP=${COLLKIT_LEONARDO_MAP:-data/leonardo/nodes.txt}
 ALGS=(--algorithm recursive_doubling --algorithm bine_latency)
 
 if [[ ! -f "$JOBS/job9999.csv" ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Synthetic Slurm allocations on the Leonardo map, for the traffic benchmark.
 
-We have only six real Leonardo allocations (../shared/data/leonardo/alloc_*.csv),
+We have only six real Leonardo allocations (data/leonardo/alloc_*.csv),
 so the 10,000-job benchmark draws its own, deterministically (fixed seed):
 
 * job size: log-uniform between --min and --max nodes (2 and 2,048): as many
@@ -88,7 +88,7 @@ def allocate(rng: np.random.Generator, n: int, size: int, mean_run: float) -> np
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="directory to write job files into")
-    ap.add_argument("--map", type=Path, default=REPO.parent / "shared" / "data" / "leonardo" / "nodes.txt")
+    ap.add_argument("--map", type=Path, default=REPO / "data" / "leonardo" / "nodes.txt")
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=20250101)
     ap.add_argument("--min", type=int, default=2)

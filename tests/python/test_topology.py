@@ -8,7 +8,7 @@ import pytest
 from collkit.errors import UserError
 from collkit.topology import Node, Topology, UnknownHost, normalise_host, read_map
 
-LEONARDO = Path(__file__).resolve().parents[3] / "shared" / "data" / "leonardo" / "nodes.txt"
+LEONARDO = Path(__file__).resolve().parents[2] / "data" / "leonardo" / "nodes.txt"
 
 
 def write(tmp_path, name, text):
@@ -41,8 +41,6 @@ def test_leonardo_format(tmp_path):
 
 
 def test_real_leonardo_map():
-    if not LEONARDO.is_file():
-        pytest.skip(f"{LEONARDO} is not here")
     t = read_map(LEONARDO)
     assert len(t) == 4992 and t.groups == 22
     assert t.group_names[t.node_group[t.find("lrdn0063")]] == "1"
