@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
-APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv)
+APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 

@@ -60,7 +60,15 @@ def _cmd_list(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv)
+    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run)
+
+
+def _cmd_status(ns: argparse.Namespace) -> int:
+    return runner.status(ns.dir)
+
+
+def _cmd_cancel(ns: argparse.Namespace) -> int:
+    return runner.cancel(ns.dir)
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
@@ -83,8 +91,19 @@ def _add_campaign_commands(sub) -> None:
     r.add_argument("--resume", type=Path, metavar="DIR",
                    help="continue an interrupted campaign: run only the points it lacks")
     r.add_argument("--platform", type=Path, metavar="FILE",
-                   help="platform descriptor (default: this machine's Open MPI and MPICH)")
+                   help="platform descriptor (default: this machine's Open MPI and MPICH); "
+                        "one with a [slurm] table submits batch jobs")
+    r.add_argument("--dry-run", action="store_true",
+                   help="Slurm platforms: write the campaign, its points and batch scripts, submit nothing")
     r.set_defaults(func=_cmd_run)
+
+    st = sub.add_parser("status", help="a campaign's point counts and its Slurm jobs' states")
+    st.add_argument("dir", type=Path, metavar="DIR")
+    st.set_defaults(func=_cmd_status)
+
+    ca = sub.add_parser("cancel", help="scancel a campaign's queued and running Slurm jobs")
+    ca.add_argument("dir", type=Path, metavar="DIR")
+    ca.set_defaults(func=_cmd_cancel)
 
     rep = sub.add_parser("report", help="print a campaign's summary again")
     rep.add_argument("dir", type=Path, metavar="DIR")

@@ -12,7 +12,23 @@ for each by ``make setup``. A TOML file describes another machine:
     env = { OMPI_MCA_btl = "^openib" }
     bench = "/opt/collkit/openmpi/bin/collkit-bench"
 
-Tables under ``mpi`` are keyed by library (``openmpi`` or ``mpich``)."""
+Tables under ``mpi`` are keyed by library (``openmpi`` or ``mpich``).
+
+A ``[slurm]`` table makes the platform a Slurm cluster: campaigns are submitted
+as batch jobs (collkit.launch.slurm) and the ``[mpi.<lib>]`` tables then give the
+paths of mpirun and collkit-bench *on the cluster*:
+
+    [slurm]
+    partition = "boost_usr_prod"
+    account = "myproject"
+    qos = "normal"
+    time_limit = "00:30:00"          # per job
+    setup = ["module load openmpi/4.1.6"]
+    launcher = ["srun", "--mpi=pmix"]   # or ["mpirun", "--bind-to", "core"]
+    tasks_per_node = 32
+    gpus = 4                          # optional: --gpus-per-node
+    sbatch_flags = ["--exclusive"]
+    poll_s = 10"""
 
 from __future__ import annotations
 
@@ -36,12 +52,36 @@ class PlatformMPI:
         return self.install.name
 
 
+SLURM_KEYS = ("partition", "account", "qos", "time_limit", "setup", "launcher", "tasks_per_node", "gpus",
+              "sbatch_flags", "poll_s")
+LAUNCHERS = ("srun", "mpirun")
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    partition: str = ""
+    account: str = ""
+    qos: str = ""
+    time_limit: str = ""
+    setup: tuple[str, ...] = ()
+    launcher: tuple[str, ...] = ("srun",)       # program ("srun" | "mpirun") then its arguments
+    tasks_per_node: int = 0                     # 0: every rank of a job on one node
+    gpus: int = 0
+    sbatch_flags: tuple[str, ...] = ()
+    poll_s: float = 10.0
+
+    def nodes(self, ranks: int) -> int:
+        per = self.tasks_per_node or ranks
+        return -(-ranks // per)
+
+
 @dataclass(frozen=True)
 class Platform:
     name: str
     source: str                                  # "detected" or the file it came from
     mpis: dict[str, PlatformMPI] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)   # library -> why it is absent
+    slurm: SlurmSettings | None = None                      # set: a Slurm cluster, jobs via sbatch
 
     def mpi(self, name: str) -> PlatformMPI:
         if name in self.mpis:
@@ -77,7 +117,7 @@ def detect() -> Platform:
 
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"{what} must be a list of strings")
+        raise UserError(f"platform: {what} must be a list of strings")
     return tuple(value)
 
 
@@ -89,8 +129,9 @@ def load(path: Path) -> Platform:
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"platform file {path} is not valid TOML: {exc}") from None
     for key in raw:
-        if key not in ("name", "mpi"):
-            raise UserError(f"{path}: unknown key '{key}'; allowed: name, mpi")
+        if key not in ("name", "mpi", "slurm"):
+            raise UserError(f"{path}: unknown key '{key}'; allowed: name, mpi, slurm")
+    slurm = _slurm(raw["slurm"], path) if "slurm" in raw else None
     tables = raw.get("mpi", {})
     if not isinstance(tables, dict) or not tables:
         raise UserError(f"{path}: needs at least one [mpi.<library>] table")
@@ -118,4 +159,37 @@ def load(path: Path) -> Platform:
             bench = (base / bench).resolve()
         mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=mpirun, flags=args, env=dict(env)), bench)
     name = raw.get("name", path.stem)
-    return Platform(name=str(name), source=str(path), mpis=mpis)
+    return Platform(name=str(name), source=str(path), mpis=mpis, slurm=slurm)
+
+
+def _slurm(t: object, path: Path) -> SlurmSettings:
+    if not isinstance(t, dict):
+        raise UserError(f"{path}: slurm must be a table ([slurm])")
+    for key in t:
+        if key not in SLURM_KEYS:
+            hint = difflib.get_close_matches(key, SLURM_KEYS, n=1)
+            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            raise UserError(f"{path}: unknown key '{key}' in [slurm]{extra}; allowed: {', '.join(SLURM_KEYS)}")
+    for key in ("partition", "account", "qos", "time_limit"):
+        if key in t and not isinstance(t[key], str):
+            raise UserError(f"{path}: [slurm] {key} must be a string")
+    launcher = _strings(t["launcher"], "[slurm] launcher") if "launcher" in t else ("srun",)
+    if not launcher or launcher[0] not in LAUNCHERS:
+        raise UserError(f"{path}: [slurm] launcher must start with one of {', '.join(LAUNCHERS)}, "
+                        f"e.g. [\"srun\", \"--mpi=pmix\"]")
+    ints = {}
+    for key in ("tasks_per_node", "gpus"):
+        value = t.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UserError(f"{path}: [slurm] {key} must be a non-negative integer")
+        ints[key] = value
+    poll = t.get("poll_s", 10.0)
+    if isinstance(poll, bool) or not isinstance(poll, (int, float)) or poll <= 0:
+        raise UserError(f"{path}: [slurm] poll_s must be a positive number of seconds")
+    setup = _strings(t["setup"], "[slurm] setup") if "setup" in t else ()
+    if any("\n" in line for line in setup):
+        raise UserError(f"{path}: [slurm] setup lines must be single lines (give several list items)")
+    return SlurmSettings(partition=t.get("partition", ""), account=t.get("account", ""), qos=t.get("qos", ""),
+                         time_limit=t.get("time_limit", ""), setup=setup, launcher=launcher,
+                         sbatch_flags=_strings(t["sbatch_flags"], "[slurm] sbatch_flags") if "sbatch_flags" in t
+                         else (), poll_s=float(poll), **ints)

@@ -12,8 +12,9 @@ from collkit import atomic, metadata, plan as planner, registry
 from collkit import platform as platforms
 from collkit import results
 from collkit import spec as specs
-from collkit.campaign import Campaign, harness_record, update_index
+from collkit.campaign import Campaign, harness_record, now, update_index
 from collkit.errors import UserError
+from collkit.launch import slurm as slurm_launch
 from collkit.launch.local import run_group
 from collkit.points import Plan, Point
 from collkit.progress import Progress
@@ -44,10 +45,19 @@ def default_out(spec: specs.Spec) -> Path:
 
 
 def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_file: Path | None,
-        argv: list[str]) -> int:
+        argv: list[str], dry_run: bool = False) -> int:
     platform = platforms.load(platform_file) if platform_file else platforms.detect()
+    if dry_run and platform.slurm is None:
+        raise UserError("--dry-run writes Slurm batch scripts: give a platform file with a [slurm] table")
     if resume:
         campaign = Campaign.open(resume)
+        if platform.slurm is not None:
+            # points a job never ran (cancelled, failed, timed out) say nothing about
+            # their algorithm: a resume on a cluster runs them again
+            retried = slurm_launch.retry_job_failures(campaign)
+            if retried:
+                print(f"collkit: {retried} points that Slurm jobs did not run will be submitted again",
+                      file=sys.stderr)
         spec = specs.parse((resume / "spec.toml").read_text(), source=str(resume / "spec.toml"))
         if spec_path is not None and spec_path.read_text() != spec.text:
             raise UserError(f"{spec_path} differs from the spec of campaign {resume}; "
@@ -94,26 +104,47 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                 ((signal.SIGTERM, _on_sigterm), (signal.SIGINT, signal.default_int_handler))}
     try:
         campaign.set_state("running")
-        for members in groups.values():
-            run_group(campaign, platform.mpi(members[0].mpi), members, spec.measure, progress)
+        if platform.slurm is not None:
+            new = slurm_launch.run_jobs(campaign, platform, groups, spec.measure, progress, dry_run)
+            if dry_run:
+                _close(campaign, meta, plan, "dry-run", platform)
+                for job in new:
+                    print(f"collkit: wrote {job.files(campaign)['script']} ({len(job.points)} points)",
+                          file=sys.stderr)
+                print(f"collkit: dry run, nothing submitted; submit with: collkit run --resume {campaign.path} "
+                      f"--platform {platform.source}", file=sys.stderr)
+                return 0
+        else:
+            for members in groups.values():
+                run_group(campaign, platform.mpi(members[0].mpi), members, spec.measure, progress)
     except KeyboardInterrupt:
         progress.note("")
-        _close(campaign, meta, plan, "interrupted")
+        _close(campaign, meta, plan, "interrupted", platform)
         done = len(campaign.recorded_ids() & plan.all_ids())
         print(f"collkit: interrupted with {done} of {total} points recorded; "
               f"continue with: collkit run --resume {campaign.path}", file=sys.stderr)
+        if platform.slurm is not None:
+            print(f"collkit: submitted jobs keep running; stop them with: collkit cancel {campaign.path}",
+                  file=sys.stderr)
         return 130
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     progress.finish()
     missing = plan.all_ids() - campaign.recorded_ids()
-    _close(campaign, meta, plan, "complete" if not missing else "incomplete")
+    failed_jobs = any(r.get("job_failure") for r in campaign.records())
+    status = "complete" if not missing and not failed_jobs else "incomplete"
+    if campaign.state().get("status") == "cancelled":
+        status = "cancelled"   # `collkit cancel` said so while we followed the jobs
+    _close(campaign, meta, plan, status, platform)
     return print_report(campaign)
 
 
-def _close(campaign: Campaign, meta: dict, plan: Plan, status: str) -> None:
-    atomic.write_json(campaign.path / "metadata.json", metadata.finish(meta, campaign.launches(), plan.points))
+def _close(campaign: Campaign, meta: dict, plan: Plan, status: str, platform=None) -> None:
+    meta = metadata.finish(meta, campaign.launches(), plan.points)
+    if platform is not None and platform.slurm is not None:
+        meta["slurm"] = slurm_launch.metadata(campaign, platform.slurm)
+    atomic.write_json(campaign.path / "metadata.json", meta)
     rows = [results.row(r) for r in campaign.records()]
     atomic.write_text(campaign.path / "results.csv", results.to_csv(rows))
     campaign.set_state(status)
@@ -142,6 +173,37 @@ def print_report(campaign: Campaign) -> int:
     # An invalid result means an algorithm computed a wrong answer: that is never a
     # success. Failed points (a library refusing a forced algorithm) are reported only.
     return 1 if counts["invalid"] else 0
+
+
+def status(path: Path) -> int:
+    campaign = Campaign.open(path)
+    jobs = slurm_launch.refresh(campaign) if (path / slurm_launch.JOBS).exists() else []
+    if jobs:
+        slurm_launch.print_jobs(jobs)
+        print()
+    res = campaign.resolved()
+    planned = {d["id"] for d in res["points"]} | {d["id"] for d in res["skipped"]}
+    recs = [r for r in campaign.records() if r["id"] in planned]
+    counts = {s: sum(r["status"] == s for r in recs) for s in ("ok", "invalid", "failed", "skipped")}
+    active = sum(j.active for j in jobs)
+    print(f"{len(planned)} points: {counts['ok']} ok, {counts['invalid']} invalid, {counts['failed']} failed, "
+          f"{counts['skipped']} skipped, {len(planned) - len(recs)} not recorded"
+          f"{f'; {active} jobs queued or running' if jobs else ''} — campaign "
+          f"{campaign.state().get('status', '?')}: {path}")
+    return 0
+
+
+def cancel(path: Path) -> int:
+    campaign = Campaign.open(path)
+    if not (path / slurm_launch.JOBS).exists():
+        raise UserError(f"{path} has no Slurm jobs (jobs.json); a local run stops with Ctrl-C")
+    jobs = slurm_launch.refresh(campaign)
+    stopped = slurm_launch.cancel_jobs(jobs)
+    campaign.set_state("cancelled", cancelled=now())
+    print(f"cancelled {len(stopped)} active jobs"
+          f"{': ' + ', '.join(j.job_id for j in stopped) if stopped else ''}; campaign {path} marked cancelled; "
+          f"continue later with: collkit run --resume {path} --platform FILE")
+    return 0
 
 
 def report(path: Path) -> int:

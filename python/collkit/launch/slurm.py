@@ -1,0 +1,397 @@
+"""Run a campaign's points as Slurm batch jobs, and follow them.
+
+One job per launch group (MPI library, rank count, forcing environment), as the
+local launcher has one mpirun per group: one allocation runs many points. For job
+NNNN the campaign holds
+
+    DIR/jobs/job-NNNN.sbatch     the script, readable and resubmittable by hand
+    DIR/raw/launch-NNNN.points   what collkit-bench runs
+    DIR/raw/launch-NNNN.jsonl    what it wrote (copied into records.jsonl as it appears)
+    DIR/raw/launch-NNNN.out      the job's stdout and stderr (Slurm's --output)
+    DIR/raw/launch-NNNN.nodelist SLURM_JOB_NODELIST, written by the script
+    DIR/jobs.json                every job: Slurm id, state, reason, points, nodes
+
+Job files share the launch numbering of raw/, so `--resume` takes in records a
+job wrote while collkit was not watching, exactly as for local launches.
+
+A job that ends without reporting some of its points (failed, cancelled, timed
+out) gets those points recorded `failed` with the Slurm state and reason and the
+tail of its output, marked ``job_failure``: that says nothing about the
+algorithm, so `--resume` retries exactly those points (and the ones never run)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collkit import atomic
+from collkit.campaign import Campaign, enrich, harness_record, now
+from collkit.errors import UserError
+from collkit.hostlist import expand
+from collkit.launch.local import _describe, _parse, _Tail, stderr_tail
+from collkit.metadata import redact
+from collkit.platform import Platform, PlatformMPI, SlurmSettings
+from collkit.points import Point
+from collkit.progress import Progress
+from collkit.spec import Measure
+
+JOBS = "jobs.json"
+ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
+          "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD")
+UNSUBMITTED = "UNSUBMITTED"
+
+
+@dataclass
+class Job:
+    number: int
+    mpi: str
+    ranks: int
+    nodes: int
+    env: dict[str, str]
+    points: list[str]
+    job_id: str = ""
+    state: str = UNSUBMITTED
+    reason: str = ""
+    exit_code: str = ""
+    nodelist: str = ""
+    hosts: list[str] = field(default_factory=list)
+    submitted: str = ""
+    ended: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.job_id) and self.state in ACTIVE
+
+    def files(self, campaign: Campaign) -> dict[str, Path]:
+        base = campaign.raw.resolve() / f"launch-{self.number:04d}"
+        return {"script": campaign.path.resolve() / "jobs" / f"job-{self.number:04d}.sbatch",
+                "points": base.with_suffix(".points"), "out": base.with_suffix(".jsonl"),
+                "log": base.with_suffix(".out"), "nodelist": base.with_suffix(".nodelist")}
+
+    def to_json(self) -> dict:
+        return {"job": self.number, "job_id": self.job_id, "state": self.state, "reason": self.reason,
+                "exit_code": self.exit_code, "mpi": self.mpi, "ranks": self.ranks, "nodes": self.nodes,
+                "env": redact(self.env), "nodelist": self.nodelist, "hosts": self.hosts,
+                "submitted": self.submitted, "ended": self.ended,
+                "script": f"jobs/job-{self.number:04d}.sbatch", "points": self.points}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Job":
+        return cls(number=d["job"], mpi=d["mpi"], ranks=d["ranks"], nodes=d["nodes"], env=d.get("env", {}),
+                   points=list(d.get("points", [])), job_id=d.get("job_id", ""), state=d.get("state", ""),
+                   reason=d.get("reason", ""), exit_code=d.get("exit_code", ""),
+                   nodelist=d.get("nodelist", ""), hosts=list(d.get("hosts", [])),
+                   submitted=d.get("submitted", ""), ended=d.get("ended", ""))
+
+
+def load_jobs(campaign: Campaign) -> list[Job]:
+    try:
+        data = json.loads((campaign.path / JOBS).read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"{campaign.path / JOBS} is unreadable: {exc}") from None
+    return [Job.from_json(d) for d in data.get("jobs", [])]
+
+
+def save_jobs(campaign: Campaign, jobs: list[Job]) -> None:
+    atomic.write_json(campaign.path / JOBS, {"jobs": [j.to_json() for j in jobs]})
+
+
+# ------------------------------------------------------------------ scripts
+def _job_name(campaign: Campaign, number: int) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", campaign.resolved()["requested"]["name"])[:40]
+    return f"collkit-{name}-{number:04d}"
+
+
+def launch_command(s: SlurmSettings, pm: PlatformMPI, ranks: int, args: list[str]) -> list[str]:
+    """The line that starts collkit-bench inside the allocation."""
+    program, *extra = s.launcher
+    if program == "srun":
+        return ["srun", "-n", str(ranks), *extra, str(pm.bench), *args]
+    return [str(pm.install.mpirun), "-n", str(ranks), *pm.install.flags, *extra, str(pm.bench), *args]
+
+
+def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> str:
+    """A readable batch script. Every value that comes from input is shell-quoted;
+    only the platform's setup lines are shell by intent (module load ...)."""
+    f = job.files(campaign)
+    q = shlex.quote
+    directives = [f"--job-name={_job_name(campaign, job.number)}", f"--nodes={job.nodes}",
+                  f"--ntasks={job.ranks}"]
+    if s.tasks_per_node:
+        directives.append(f"--ntasks-per-node={s.tasks_per_node}")
+    for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
+                      ("time_limit", "--time")):
+        if getattr(s, key):
+            directives.append(f"{flag}={getattr(s, key)}")
+    if s.gpus:
+        directives.append(f"--gpus-per-node={s.gpus}")
+    directives += [f"--output={f['log']}", f"--chdir={campaign.path.resolve()}"]
+    lines = ["#!/bin/bash",
+             f"# collkit campaign {campaign.path.resolve()}, job {job.number:04d}: "
+             f"{len(job.points)} points, {job.mpi}, {job.ranks} ranks",
+             *(f"#SBATCH {q(d)}" for d in directives),
+             *(f"#SBATCH {q(flag)}" for flag in s.sbatch_flags), ""]
+    if s.setup:
+        lines += ["# platform setup", *s.setup, ""]
+    lines += ["# the allocation's nodes, for the campaign's metadata",
+              f"printf '%s\\n' \"$SLURM_JOB_NODELIST\" > {q(str(f['nodelist']))}", ""]
+    env = {**pm.install.env, **job.env}
+    if env:
+        lines.append("# launch environment of the MPI library, then the forcing environment of this group")
+        lines += [f"export {k}={q(v)}" for k, v in env.items()]
+        lines.append("")
+    cmd = launch_command(s, pm, job.ranks, ["--points", str(f["points"]), "--out", str(f["out"])])
+    lines += [" ".join(q(c) for c in cmd), ""]
+    return "\n".join(lines)
+
+
+def write_job(campaign: Campaign, platform: Platform, points: list[Point], m: Measure) -> Job:
+    s = platform.slurm
+    assert s is not None
+    first = points[0]
+    job = Job(number=campaign.next_launch_number(), mpi=first.mpi, ranks=first.ranks,
+              nodes=s.nodes(first.ranks), env=dict(first.env), points=[p.id for p in points])
+    f = job.files(campaign)
+    f["script"].parent.mkdir(exist_ok=True)
+    # the points file is written first: next_launch_number counts them
+    f["points"].write_text("".join(p.to_line(m) + "\n" for p in points))
+    atomic.write_text(f["script"], script(campaign, s, platform.mpi(first.mpi), job))
+    return job
+
+
+# ------------------------------------------------------------------ Slurm commands
+def _slurm(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise UserError(f"{args[0]} not found: is this a Slurm login node (or module load slurm)?") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{args[0]} did not answer within {timeout:g} s") from None
+
+
+def submit(campaign: Campaign, job: Job) -> None:
+    r = _slurm(["sbatch", "--parsable", str(job.files(campaign)["script"])])
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UserError(f"sbatch refused job {job.number:04d}: {last}")
+    job.job_id = r.stdout.strip().split(";")[0]
+    job.state, job.submitted = "PENDING", now()
+
+
+def query(job_id: str) -> tuple[str, str, str]:
+    """(state, reason, exit code) of a job; UNKNOWN once Slurm forgot it."""
+    r = _slurm(["scontrol", "show", "job", "--oneliner", job_id], timeout=30)
+    if r.returncode == 0 and "JobState=" in r.stdout:
+        def field_(name: str) -> str:
+            m = re.search(rf"\b{name}=(\S+)", r.stdout)
+            return m.group(1) if m else ""
+        reason = field_("Reason")
+        return field_("JobState"), "" if reason == "None" else reason, field_("ExitCode")
+    # Past MinJobAge the controller forgets a job; accounting may still know it.
+    r = _slurm(["sacct", "-X", "-n", "-P", "-j", job_id, "-o", "State,ExitCode"], timeout=30)
+    if r.returncode == 0 and r.stdout.strip():
+        state, _, code = r.stdout.strip().splitlines()[0].partition("|")
+        return state.split()[0], "", code
+    return "UNKNOWN", "Slurm no longer knows the job", ""
+
+
+def cancel_jobs(jobs: list[Job]) -> list[Job]:
+    active = [j for j in jobs if j.active]
+    if active:
+        r = _slurm(["scancel", *[j.job_id for j in active]])
+        if r.returncode != 0:
+            raise UserError(f"scancel failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+    return active
+
+
+# ------------------------------------------------------------------ following
+class _Follow:
+    def __init__(self, campaign: Campaign, job: Job, planned: dict[str, Point]):
+        self.job = job
+        self.tail = _Tail(job.files(campaign)["out"])
+        self.points = {i: planned[i] for i in job.points if i in planned}
+
+
+def run_jobs(campaign: Campaign, platform: Platform, groups: dict[tuple, list[Point]], m: Measure,
+             progress: Progress, dry_run: bool = False) -> list[Job]:
+    """Submit a job per group for the points not yet recorded (and not already in a
+    job that is still queued or running), then follow every job to its end."""
+    s = platform.slurm
+    assert s is not None
+    jobs = load_jobs(campaign)
+    planned = {p.id: p for members in groups.values() for p in members}
+    recorded = campaign.recorded_ids()
+    follows: list[_Follow] = []
+    if not dry_run:
+        # jobs of an earlier `collkit run` that are still in Slurm: follow them, do not resubmit their points
+        for job in jobs:
+            if job.active:
+                job.state, job.reason, job.exit_code = query(job.job_id)
+                if job.active:
+                    follows.append(_Follow(campaign, job, planned))
+    taken = {i for f in follows for i in f.points}
+    new: list[Job] = []
+    for members in groups.values():
+        todo = [p for p in members if p.id not in recorded and p.id not in taken]
+        if todo:
+            new.append(write_job(campaign, platform, todo, m))
+    jobs += new
+    save_jobs(campaign, jobs)
+    if dry_run:
+        return new
+    try:
+        for job in new:
+            submit(campaign, job)
+            save_jobs(campaign, jobs)
+            progress.note(f"  job {job.number:04d}: Slurm job {job.job_id}, {len(job.points)} points, "
+                          f"{job.mpi}, {job.ranks} ranks on {job.nodes} node(s)")
+            follows.append(_Follow(campaign, job, planned))
+    except BaseException:
+        save_jobs(campaign, jobs)
+        raise
+    _follow(campaign, jobs, follows, s.poll_s, progress)
+    return new
+
+
+def _status_line(follows: list[_Follow]) -> str:
+    counts: dict[str, int] = {}
+    for f in follows:
+        key = f.job.state.lower() if f.job.active else "done"
+        counts[key] = counts.get(key, 0) + 1
+    return "jobs: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+
+
+def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s: float,
+            progress: Progress) -> None:
+    pending = list(follows)
+    next_query = 0.0
+    while pending:
+        for f in pending:
+            _collect(campaign, f, progress)
+        if time.monotonic() >= next_query:
+            changed = False
+            for f in pending:
+                old = f.job.state
+                f.job.state, f.job.reason, f.job.exit_code = query(f.job.job_id)
+                if f.job.state != old:
+                    changed = True
+                    progress.note(f"  job {f.job.number:04d} (Slurm {f.job.job_id}): {f.job.state}"
+                                  f"{f' ({f.job.reason})' if f.job.reason else ''}")
+            for f in [f for f in pending if not f.job.active]:
+                _finish(campaign, f, progress)
+                pending.remove(f)
+            if changed:
+                save_jobs(campaign, jobs)
+            progress.working_on(_status_line(follows))
+            next_query = time.monotonic() + poll_s
+        if pending:
+            time.sleep(min(poll_s, 0.2))
+    save_jobs(campaign, jobs)
+
+
+def _collect(campaign: Campaign, f: _Follow, progress: Progress) -> None:
+    for line in f.tail.lines():
+        rec = _parse(line)
+        if rec is None:
+            continue
+        if rec.get("type") == "launch":
+            campaign.add_launch({"launch": f.job.number, "mpi": f.job.mpi, **rec, "env": f.job.env,
+                                 "slurm_job_id": f.job.job_id})
+        elif rec.get("type") == "point" and rec.get("id") in f.points:
+            point = f.points[rec["id"]]
+            if campaign.add(enrich(rec, point, f.job.number)):
+                progress.advance()
+                if rec.get("status") != "ok":
+                    progress.note(f"  {rec.get('status')}: {_describe(point)}: {rec.get('reason', '')}")
+
+
+def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
+    job = f.job
+    files = job.files(campaign)
+    # the last records may land on the shared file system after Slurm says the job ended
+    time.sleep(0.2)
+    _collect(campaign, f, progress)
+    job.ended = now()
+    try:
+        job.nodelist = files["nodelist"].read_text().strip()
+        job.hosts = expand(job.nodelist) if job.nodelist else []
+    except (OSError, UserError):
+        job.hosts = []
+    missing = [p for i, p in f.points.items() if i not in campaign.recorded_ids()]
+    if not missing:
+        return
+    why = f"Slurm job {job.job_id} {job.state}"
+    if job.reason:
+        why += f" ({job.reason})"
+    if job.exit_code and job.exit_code != "0:0":
+        why += f", exit code {job.exit_code}"
+    why += " before collkit-bench reported this point"
+    tail = stderr_tail(files["log"])
+    for p in missing:
+        rec = harness_record(p, "failed", why, job.number, tail)
+        rec["job_failure"] = True
+        rec["slurm_job_id"] = job.job_id
+        campaign.add(rec)
+        progress.advance()
+    progress.note(f"  failed: job {job.number:04d}: {len(missing)} points: {why}")
+
+
+# ------------------------------------------------------------------ resume, status, cancel
+def retry_job_failures(campaign: Campaign) -> int:
+    """Remove the records of points a job never ran (kept in records-retried.jsonl),
+    so that --resume runs them again. Returns how many."""
+    path = campaign.path / "records.jsonl"
+    lines = path.read_text().splitlines(keepends=True) if path.exists() else []
+    keep, drop = [], []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            keep.append(line)
+            continue
+        (drop if isinstance(rec, dict) and rec.get("job_failure") else keep).append(line)
+    if drop:
+        with open(campaign.path / "records-retried.jsonl", "a") as out:
+            out.writelines(drop)
+        atomic.write_text(path, "".join(keep))
+        campaign._ids = None
+    return len(drop)
+
+
+def metadata(campaign: Campaign, s: SlurmSettings | None) -> dict:
+    jobs = load_jobs(campaign)
+    out: dict = {"jobs": [{k: v for k, v in j.to_json().items() if k != "points"} | {"points": len(j.points)}
+                          for j in jobs]}
+    if s is not None:
+        out["settings"] = {"partition": s.partition, "account": s.account, "qos": s.qos,
+                           "time_limit": s.time_limit, "launcher": list(s.launcher),
+                           "tasks_per_node": s.tasks_per_node, "gpus": s.gpus,
+                           "sbatch_flags": list(s.sbatch_flags), "setup": list(s.setup)}
+    return out
+
+
+def refresh(campaign: Campaign) -> list[Job]:
+    """Jobs with their states asked of Slurm where they may still change."""
+    jobs = load_jobs(campaign)
+    live = [j for j in jobs if j.active]
+    for j in live:
+        j.state, j.reason, j.exit_code = query(j.job_id)
+    if live:
+        save_jobs(campaign, jobs)
+    return jobs
+
+
+def print_jobs(jobs: list[Job], stream=sys.stdout) -> None:
+    from collkit.table import render
+    rows = [[f"{j.number:04d}", j.job_id or "-", j.state, j.reason or "-", j.mpi, str(j.ranks), str(j.nodes),
+             str(len(j.points)), ",".join(sorted(set(j.hosts))) or "-"] for j in jobs]
+    print(render(["job", "slurm id", "state", "reason", "mpi", "ranks", "nodes", "points", "hosts"], rows),
+          file=stream)
