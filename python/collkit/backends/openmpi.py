@@ -287,7 +287,8 @@ def find_tool(mpi: MPIInstall) -> Path:
             if cand.is_file():
                 return cand
     raise UserError(f"cannot find ompi_info next to {run} (looked for "
-                    f"{', '.join(str(t) for t in tried)}); install openmpi-bin")
+                    f"{', '.join(str(t) for t in tried)}); run collkit where this Open MPI is installed "
+                    "(on a cluster: the login node), or install openmpi-bin")
 
 
 def discover(mpi: MPIInstall, tool: Path) -> LibraryOffer:
