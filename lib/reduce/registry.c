@@ -9,7 +9,7 @@ const ck_algorithm ck_reduce_algorithms[] = {
      "Thakur, Rabenseifner, Gropp 2005 (MPICH)", 0, 0, {.reduce = ck_reduce_binomial_doubling}},
     {CK_REDUCE, "binomial_halving",
      "binomial tree, distances p/2, p/4, ..., 1 (mirror of the doubling bcast)",
-     "Open MPI coll/base (binomial)", CK_REQUIRES_COMMUTATIVE, 0,
+     "collkit: distance-halving counterpart of the MPICH / Open MPI binomial reduce", CK_REQUIRES_COMMUTATIVE, 0,
      {.reduce = ck_reduce_binomial_halving}},
     {CK_REDUCE, "rabenseifner",
      "recursive-halving reduce-scatter, then binomial gather to the root",

@@ -8,7 +8,7 @@ const ck_algorithm ck_reduce_scatter_algorithms[] = {
      {.reduce_scatter = ck_reduce_scatter_recursive_halving}},
     {CK_REDUCE_SCATTER, "ring",
      "p-1 steps passing one partially reduced block to rank+1 around a ring",
-     "Open MPI coll/base / MPICH (pairwise)", CK_REQUIRES_COMMUTATIVE, 0,
+     "Open MPI coll/base (ring)", CK_REQUIRES_COMMUTATIVE, 0,
      {.reduce_scatter = ck_reduce_scatter_ring}},
     {CK_REDUCE_SCATTER, "recursive_doubling",
      "log2 p steps merging rank-ordered groups, sending the blocks still needed; any op",
