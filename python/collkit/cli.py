@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from collkit import __version__, check, registry, runner
+from collkit.argtypes import int_at_least
 from collkit.errors import UserError
 from collkit.mpi import MPI_NAMES, find
 from collkit.table import render
@@ -34,14 +35,7 @@ def _cmd_algorithms(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_ranks(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"rank count must be an integer, not '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"rank count must be at least 1, not {value}")
-    return value
+_positive_ranks = int_at_least("rank count", 1)
 
 
 def _cmd_check(ns: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from collkit.traffic.jobs import run_jobs
 from collkit.traffic.placement import PLACEMENTS
 from collkit.traffic.trace import BLOCKED, ROOTED, trace_count
 from collkit.traffic.tracer import Tracer
+from collkit.argtypes import int_at_least
 
 DESCRIPTION = """\
 Count the bytes that libcollkit's algorithms send inside a node, inside a group
@@ -68,26 +69,7 @@ examples:
 """
 
 
-def _positive(what: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, not '{text}'") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{what} must be at least 1, not {value}")
-        return value
-    return parse
-
-
-def _root(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"root must be an integer, not '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"root must be at least 0, not {value}")
-    return value
+_root = int_at_least("root", 0)
 
 
 def add_parser(sub) -> None:
@@ -100,11 +82,11 @@ def add_parser(sub) -> None:
     src = t.add_mutually_exclusive_group(required=True)
     src.add_argument("--alloc", type=Path, metavar="FILE", help="allocation file: PICO CSV or hostfile")
     src.add_argument("--nodelist", metavar="EXPR", help="Slurm hostlist, e.g. 'lrdn[0063,0110-0112]'")
-    src.add_argument("--ranks", type=_positive("rank count"), metavar="P", help="P ranks, no allocation")
+    src.add_argument("--ranks", type=int_at_least("rank count", 1), metavar="P", help="P ranks, no allocation")
     src.add_argument("--jobs", type=Path, metavar="DIR",
                      help="every allocation file in DIR, one job each; one CSV row per job")
     t.add_argument("--map", type=Path, metavar="FILE", help="node map: Leonardo format or host,group[,switch] CSV")
-    t.add_argument("--ppn", type=_positive("--ppn"), metavar="K", help="ranks per node (default 1)")
+    t.add_argument("--ppn", type=int_at_least("--ppn", 1), metavar="K", help="ranks per node (default 1)")
     t.add_argument("--placement", choices=PLACEMENTS, help="block (default), cyclic or explicit")
     t.add_argument("--root", type=_root, default=0, metavar="R", help="root rank of bcast, reduce, gather, scatter (default 0)")
     t.add_argument("--per-step", action="store_true", help="also count each step")
