@@ -1,0 +1,102 @@
+/*
+ * Phase and step tags: where a collective spends its time.
+ *
+ *     CK_TAG_BEGIN("reduce_scatter");          a phase
+ *     for (int s = 0; s < steps; s++) {
+ *         CK_TAG_BEGIN_STEP("step", s);        one step of it
+ *         ... ck_sendrecv(...)                 tagged "comm" by libcollkit itself
+ *         ... ck_reduce_local(...)             tagged "reduce" by libcollkit itself
+ *         CK_TAG_END("step");
+ *     }
+ *     CK_TAG_END("reduce_scatter");
+ *
+ * A name is a string literal. Its category is the part before the first '.':
+ * "comm", "reduce" and "copy" (data movement and staging) are the categories
+ * a time breakdown adds up; any other name ("reduce_scatter", "step",
+ * "allgather.fold") is a phase, a container for them. Tags nest (innermost
+ * END closes innermost BEGIN, and must name it); a tag without a step index
+ * inherits the step of the innermost enclosing tag that has one, so the
+ * "comm" tags inside step 3 are counted as step 3.
+ *
+ * Unless the translation unit is compiled with CK_INSTRUMENT defined, every
+ * macro expands to nothing: the uninstrumented libcollkit is the same object
+ * code as before tags existed. The instrumented variant (CMake option
+ * COLLKIT_INSTRUMENT: libcollkit_instr, collkit-bench-instr) records, per
+ * rank, into a buffer allocated once by ck_tags_init: no allocation, I/O or
+ * MPI call happens in BEGIN or END, and a full buffer counts the records it
+ * dropped instead of failing.
+ *
+ * User algorithms may use the same macros; the harness functions below are
+ * declared only in instrumented builds.
+ */
+#ifndef COLLKIT_TAGS_H
+#define COLLKIT_TAGS_H
+
+#ifdef CK_INSTRUMENT
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CK_CAT_PHASE = 0, CK_CAT_COMM, CK_CAT_REDUCE, CK_CAT_COPY } ck_tag_category;
+
+/* One closed tagged region on this rank. Times are nanoseconds of a
+ * monotonic clock (CLOCK_MONOTONIC), comparable within one rank only. */
+typedef struct {
+    int32_t tag;     /* ck_tag_intern id */
+    int32_t step;    /* own or inherited step index; -1 when none */
+    int32_t depth;   /* 0 for an outermost tag */
+    int32_t pad;
+    int64_t start_ns, end_ns;
+} ck_tag_record;
+
+/* Interning: the macros cache one id per call site. */
+int ck_tag_intern(const char *name);
+void ck_tag_begin(int tag, int step);
+void ck_tag_end(int tag);
+
+/* Harness side. ck_tags_init allocates room for `capacity` records (call it
+ * again to resize); recording is off until ck_tags_enable(1). */
+int ck_tags_init(size_t capacity);
+void ck_tags_finalize(void);
+void ck_tags_enable(int on);
+/* Drops the records, the open-tag stack and the counters. */
+void ck_tags_reset(void);
+size_t ck_tags_count(void);
+const ck_tag_record *ck_tags_records(void);
+/* Records that did not fit; ENDs that did not match the innermost BEGIN (or
+ * had none); BEGINs nested deeper than the stack. All 0 in a sound run. */
+uint64_t ck_tags_dropped(void);
+uint64_t ck_tags_unbalanced(void);
+/* Interned names, id 0 .. ck_tag_names()-1. */
+int ck_tag_names(void);
+const char *ck_tag_name(int tag);
+ck_tag_category ck_tag_category_of(int tag);
+int64_t ck_tags_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#define CK_TAG__SITE(name, call)                                                \
+    do {                                                                        \
+        static int ck_tag__id_ = -1;                                            \
+        if (ck_tag__id_ < 0) ck_tag__id_ = ck_tag_intern(name);                 \
+        call;                                                                   \
+    } while (0)
+#define CK_TAG_BEGIN(name) CK_TAG__SITE(name, ck_tag_begin(ck_tag__id_, -1))
+#define CK_TAG_BEGIN_STEP(name, step) CK_TAG__SITE(name, ck_tag_begin(ck_tag__id_, (int)(step)))
+#define CK_TAG_END(name) CK_TAG__SITE(name, ck_tag_end(ck_tag__id_))
+
+#else /* !CK_INSTRUMENT */
+
+#define CK_TAG_BEGIN(name) ((void)0)
+#define CK_TAG_BEGIN_STEP(name, step) ((void)0)
+#define CK_TAG_END(name) ((void)0)
+
+#endif /* CK_INSTRUMENT */
+
+#endif /* COLLKIT_TAGS_H */
