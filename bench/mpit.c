@@ -5,6 +5,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef SMPI_H
+/* SimGrid's SMPI (3.32) has no MPI_T interface at all: its collective
+ * algorithms are chosen by smpirun's --cfg=smpi/<coll>:NAME, which collkit
+ * records in the campaign metadata. A readback says so instead of guessing,
+ * and a setting fails its point with the reason. */
+int mpit_open(mpit_session *s)
+{
+    s->open = 0;
+    return -1;
+}
+
+void mpit_close(mpit_session *s) { s->open = 0; }
+
+void mpit_read(const mpit_session *s, const char *name, MPI_Comm comm, char *out, size_t outlen)
+{
+    (void)s, (void)name, (void)comm;
+    snprintf(out, outlen, "%s", MPIT_UNSUPPORTED);
+}
+
+int mpit_set(const mpit_session *s, const char *name, const char *value, mpit_saved *saved, char *err,
+             size_t errlen)
+{
+    (void)s, (void)value;
+    memset(saved, 0, sizeof *saved);
+    snprintf(err, errlen,
+             "cannot set %s: SimGrid SMPI has no MPI_T interface (its algorithms are chosen with "
+             "smpirun --cfg=smpi/<collective>:NAME)",
+             name);
+    return -1;
+}
+
+void mpit_restore(const mpit_session *s, const mpit_saved *saved) { (void)s, (void)saved; }
+
+#else /* a real MPI library */
+
 int mpit_open(mpit_session *s)
 {
     int provided;
@@ -303,3 +338,5 @@ void mpit_restore(const mpit_session *s, const mpit_saved *saved)
     (void)MPI_T_cvar_write(h, &old);
     MPI_T_cvar_handle_free(&h);
 }
+
+#endif /* SMPI_H */

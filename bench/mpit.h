@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #define MPIT_UNKNOWN "<unknown>"
+/* What every readback answers under SimGrid SMPI, which has no MPI_T. */
+#define MPIT_UNSUPPORTED "unsupported"
 
 typedef struct {
     int open;
