@@ -32,7 +32,7 @@ if [[ ! -x .venv/bin/python ]]; then
     say "creating .venv"
     "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import collkit, pytest, numpy' 2>/dev/null; then
+if ! .venv/bin/python -c 'import collkit, pytest, numpy, matplotlib' 2>/dev/null; then
     say "installing the collkit package into .venv"
     .venv/bin/pip install -q --upgrade pip >/dev/null
     .venv/bin/pip install -q -e ".[test]"

@@ -157,6 +157,7 @@ def resolved(spec, plan: Plan, platform) -> dict:
             "sizes": list(spec.sizes), "ranks": list(spec.ranks), "mpi": list(spec.mpis), "dtype": spec.dtype,
             "op": spec.op, "root": spec.root, "in_place": spec.in_place,
             "backends": {k: list(v) for k, v in spec.backends.items()}, "metadata": spec.metadata,
+            "instrument": getattr(spec, "instrument", False),
         },
         "measure": asdict(spec.measure),
         "platform": {"name": platform.name, "source": platform.source,

@@ -54,7 +54,7 @@ def _cmd_list(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run)
+    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run, ns.instrument)
 
 
 def _cmd_status(ns: argparse.Namespace) -> int:
@@ -66,6 +66,11 @@ def _cmd_cancel(ns: argparse.Namespace) -> int:
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    if ns.breakdown:
+        from collkit import breakdown
+        return breakdown.report(ns.dir, ns.out_dir)
+    if ns.out_dir is not None:
+        raise UserError("--out-dir is where --breakdown writes its charts; give --breakdown too")
     return runner.report(ns.dir)
 
 
@@ -89,6 +94,9 @@ def _add_campaign_commands(sub) -> None:
                         "one with a [slurm] table submits batch jobs")
     r.add_argument("--dry-run", action="store_true",
                    help="Slurm platforms: write the campaign, its points and batch scripts, submit nothing")
+    r.add_argument("--instrument", action="store_true",
+                   help="launch collkit-bench-instr (as `instrument = true` in the spec): records carry "
+                        "comm/reduce/copy time breakdowns for `collkit report --breakdown`")
     r.set_defaults(func=_cmd_run)
 
     st = sub.add_parser("status", help="a campaign's point counts and its Slurm jobs' states")
@@ -101,6 +109,11 @@ def _add_campaign_commands(sub) -> None:
 
     rep = sub.add_parser("report", help="print a campaign's summary again")
     rep.add_argument("dir", type=Path, metavar="DIR")
+    rep.add_argument("--breakdown", action="store_true",
+                     help="instrumented campaigns: per algorithm, time in comm / reduce / copy / other "
+                          "against message size, as a table and as stacked-bar charts (PNG and SVG)")
+    rep.add_argument("--out-dir", type=Path, metavar="D",
+                     help="where --breakdown writes its charts (default DIR/breakdown)")
     rep.set_defaults(func=_cmd_report)
 
     e = sub.add_parser("export", help="print a campaign's results, one row per point")

@@ -173,6 +173,7 @@ def collect(spec, platform, argv: list[str]) -> dict:
         "python": sys.version.split()[0],
         "machine": machine(level),
         "platform": {"name": platform.name, "source": platform.source},
+        "instrument": getattr(spec, "instrument", False),
         "mpis": {name: mpi_info(platform.mpi(name)) for name in spec.mpis},
     }
     if level != "minimal":

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collkit.errors import UserError
@@ -96,6 +96,29 @@ class Platform:
 
 def bench_path(mpi: str) -> Path:
     return build_dir(mpi) / "bench" / "collkit-bench"
+
+
+INSTR_SUFFIX = "-instr"
+
+
+def instr_bench(bench: Path) -> Path:
+    """The instrumented collkit-bench sits beside the plain one, named <bench>-instr
+    (build/<mpi>/bench/collkit-bench-instr), on this machine and on a cluster alike."""
+    return bench.with_name(bench.name + INSTR_SUFFIX)
+
+
+def instrumented(platform: "Platform", mpis: tuple[str, ...]) -> "Platform":
+    """The same platform launching collkit-bench-instr for the given libraries.
+    On a Slurm platform the paths are the cluster's and are not checked here."""
+    chosen = dict(platform.mpis)
+    for name in mpis:
+        pm = platform.mpi(name)
+        bench = instr_bench(pm.bench)
+        if platform.slurm is None and not bench.exists():
+            raise UserError(f"instrument = true needs {bench.name} for {name}, and {bench} is missing: "
+                            "run `make setup`")
+        chosen[name] = replace(pm, bench=bench)
+    return replace(platform, mpis=chosen)
 
 
 def detect() -> Platform:

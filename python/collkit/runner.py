@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import signal
@@ -45,7 +46,7 @@ def default_out(spec: specs.Spec) -> Path:
 
 
 def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_file: Path | None,
-        argv: list[str], dry_run: bool = False) -> int:
+        argv: list[str], dry_run: bool = False, instrument: bool = False) -> int:
     platform = platforms.load(platform_file) if platform_file else platforms.detect()
     if dry_run and platform.slurm is None:
         raise UserError("--dry-run writes Slurm batch scripts: give a platform file with a [slurm] table")
@@ -62,6 +63,14 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         if spec_path is not None and spec_path.read_text() != spec.text:
             raise UserError(f"{spec_path} differs from the spec of campaign {resume}; "
                             "resume without a spec argument, or start a new campaign")
+        # `run --instrument` is not in spec.toml: resolved.json says what the campaign was.
+        was_instrumented = bool(campaign.resolved()["requested"].get("instrument", False))
+        if instrument and not was_instrumented:
+            raise UserError(f"campaign {resume} was not instrumented; --instrument cannot change that "
+                            "on resume: start a new campaign")
+        spec = dataclasses.replace(spec, instrument=was_instrumented)
+        if spec.instrument:
+            platform = platforms.instrumented(platform, spec.mpis)
         plan = _plan_from_resolved(campaign.resolved())
         for mpi in spec.mpis:
             platform.mpi(mpi)
@@ -75,6 +84,10 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         if spec_path is None:
             raise UserError("give a spec file (collkit run SPEC.toml) or --resume DIR")
         spec = specs.load(spec_path)
+        if instrument:
+            spec = dataclasses.replace(spec, instrument=True)
+        if spec.instrument:
+            platform = platforms.instrumented(platform, spec.mpis)
         plan = planner.build(spec, platform, registry.load())
         if not plan.points and not plan.skipped:
             raise UserError(f"{spec_path}: the spec selects no test point")

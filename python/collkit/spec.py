@@ -9,6 +9,7 @@
     op = "sum"                      # sum max min prod
     root = 0
     in_place = false
+    instrument = false              # true: collkit-bench-instr, phase/step time breakdowns
 
     [backends]
     mpi = ["default", "all"]        # the library's choice, and every forceable algorithm
@@ -46,7 +47,7 @@ METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata")
+             "in_place", "backends", "measure", "metadata", "instrument")
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
                  "timeout_s")
 
@@ -78,6 +79,7 @@ class Spec:
     measure: Measure
     metadata: str
     text: str                        # the spec exactly as written, kept in the campaign
+    instrument: bool = False         # launch collkit-bench-instr: records carry tag breakdowns
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
@@ -185,6 +187,9 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
     in_place = raw.get("in_place", False)
     if not isinstance(in_place, bool):
         _raise(f"in_place must be true or false, not {in_place!r}")
+    instrument = raw.get("instrument", False)
+    if not isinstance(instrument, bool):
+        _raise(f"instrument must be true or false, not {instrument!r}")
 
     backends_raw = raw["backends"]
     if not isinstance(backends_raw, dict) or not backends_raw:
@@ -220,6 +225,7 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         measure=_measure(raw.get("measure", {})),
         metadata=_choice(raw.get("metadata", "standard"), METADATA_LEVELS, "metadata"),
         text=text,
+        instrument=instrument,
     )
 
 
