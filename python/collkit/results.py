@@ -13,6 +13,8 @@ from collkit.table import render
 COLUMNS = ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes", "dtype", "op", "root",
            "in_place", "status", "reason", "iterations", "time_min_us", "time_median_us", "time_max_us",
            "time_p5_us", "time_p95_us", "algbw_GBps", "busbw_GBps", "sync", "native", "id")
+# Instrumented campaigns (collkit-bench-instr) add the time breakdown of each point.
+BREAKDOWN_COLUMNS = ("comm_us", "reduce_us", "copy_us", "other_us")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class Row:
     sync: str
     native: str
     id: str
+    comm_us: float | None = None
+    reduce_us: float | None = None
+    copy_us: float | None = None
+    other_us: float | None = None
 
     @property
     def label(self) -> str:
@@ -54,6 +60,10 @@ def row(rec: dict) -> Row:
     def stat(key: str) -> float | None:
         return stats.get(key) if timed else None
 
+    inst = rec.get("instrument")
+    parts = inst.get("breakdown_us") if timed and isinstance(inst, dict) else None
+    parts = parts if isinstance(parts, dict) else {}
+
     return Row(
         collective=rec.get("collective", ""), backend=rec.get("backend", ""), mpi=rec.get("mpi", ""),
         algorithm=rec.get("algorithm", ""), ranks=int(rec.get("ranks", 0)), count=int(rec.get("count", 0)),
@@ -65,6 +75,7 @@ def row(rec: dict) -> Row:
         algbw_GBps=float(rec.get("algbw_GBps", 0.0)) if timed else 0.0,
         busbw_GBps=float(rec.get("busbw_GBps", 0.0)) if timed else 0.0,
         sync=rec.get("sync", ""), native=str(rec.get("native", "")), id=rec.get("id", ""),
+        **{c: parts.get(c[:-3]) for c in BREAKDOWN_COLUMNS},
     )
 
 
@@ -72,18 +83,25 @@ def sort_rows(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: (r.collective, r.mpi, r.ranks, r.bytes, r.backend, r.algorithm))
 
 
+def columns(rows: list[Row]) -> tuple[str, ...]:
+    """COLUMNS, plus the breakdown columns when some point carries a breakdown."""
+    return COLUMNS + BREAKDOWN_COLUMNS if any(r.comm_us is not None for r in rows) else COLUMNS
+
+
 def to_csv(rows: list[Row]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    cols = columns(rows)
+    w.writerow(cols)
     for r in sort_rows(rows):
         d = asdict(r)
-        w.writerow(["" if d[c] is None else int(d[c]) if isinstance(d[c], bool) else d[c] for c in COLUMNS])
+        w.writerow(["" if d[c] is None else int(d[c]) if isinstance(d[c], bool) else d[c] for c in cols])
     return buf.getvalue()
 
 
 def to_json(rows: list[Row]) -> str:
-    return json.dumps([{c: asdict(r)[c] for c in COLUMNS} for r in sort_rows(rows)], indent=2) + "\n"
+    cols = columns(rows)
+    return json.dumps([{c: asdict(r)[c] for c in cols} for r in sort_rows(rows)], indent=2) + "\n"
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,7 @@ def test_uninstrumented_campaign_runs_the_plain_bench_and_breakdown_says_how(wor
     resolved = json.loads((workdir / "c" / "resolved.json").read_text())
     assert resolved["requested"]["instrument"] is False
     assert resolved["platform"]["mpis"]["openmpi"]["bench"].endswith("/collkit-bench")
+    assert "comm_us" not in collkit(workdir, "export", "c").stdout   # no breakdown, no columns
     out = collkit(workdir, "report", "c", "--breakdown")
     assert out.returncode == 2 and "instrument = true" in out.stderr and out.stderr.count("\n") == 1
     # and such a campaign cannot become instrumented half-way
@@ -227,6 +228,12 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
                                                    "allreduce-openmpi-collkit-rabenseifner-p4",
                                                    "overview-allreduce-openmpi-p4")}
     assert collkit(workdir, "report", "c", "--out-dir", "x").returncode == 2
+
+    rows = json.loads(collkit(workdir, "export", "c", "--format", "json").stdout)
+    for r in rows:  # the stand-in splits the median 50/20/10/20
+        assert r["comm_us"] == pytest.approx(0.5 * r["time_median_us"])
+        assert r["other_us"] == pytest.approx(0.2 * r["time_median_us"])
+    assert collkit(workdir, "export", "c").stdout.splitlines()[0].endswith(",comm_us,reduce_us,copy_us,other_us")
 
     # Resuming stays instrumented though spec.toml does not say so: drop two
     # records (and the raw copies resume would take them back from).
