@@ -1,0 +1,1 @@
+"""SimGrid: platforms generated from the synthetic machine models."""
