@@ -85,6 +85,10 @@ class BreakdownPoint:
         return 100.0 * self.parts[category] / total if total > 0 else 0.0
 
     @property
+    def drawn_total_us(self) -> float:
+        return sum(max(0.0, self.parts[c]) for c in CATEGORIES)
+
+    @property
     def untagged(self) -> bool:
         """Nothing was tagged: the MPI library's own collective, or an algorithm without tags."""
         return all(self.parts[c] == 0 for c in TAGGED)
@@ -96,6 +100,9 @@ class BreakdownPoint:
             out.append(f"dropped={self.dropped}")
         if self.unbalanced:
             out.append(f"unbalanced={self.unbalanced}")
+        if self.parts["other"] < 0:
+            # tagged time above the call's own time: the tag clock and MPI_Wtime disagree
+            out.append("other<0")
         return out
 
 
@@ -230,7 +237,8 @@ def _stack(ax, pts: list[BreakdownPoint], percent: bool) -> None:
     xs = list(range(len(pts)))
     bottoms = [0.0] * len(pts)
     for c in CATEGORIES:
-        heights = [p.share(c) if percent else p.parts[c] for p in pts]
+        # A negative `other` (flagged in the table) cannot be stacked: drawn as 0.
+        heights = [max(0.0, p.share(c) if percent else p.parts[c]) for p in pts]
         ax.bar(xs, heights, bottom=bottoms, color=COLOURS[c], label=c, width=0.8, edgecolor="white",
                linewidth=0.4)
         bottoms = [b + h for b, h in zip(bottoms, heights)]
@@ -241,7 +249,7 @@ def _stack(ax, pts: list[BreakdownPoint], percent: bool) -> None:
         ax.set_ylabel("share of the time (%)")
     else:
         ax.set_yscale("log")
-        positive = [p.total_us for p in pts if p.total_us > 0]
+        positive = [p.drawn_total_us for p in pts if p.drawn_total_us > 0]
         if positive:
             # Start the axis below the smallest bar so the first category stays visible.
             ax.set_ylim(min(positive) / 10, max(positive) * 2)

@@ -76,6 +76,12 @@ def test_records_become_the_table_per_algorithm_and_size():
     assert "1.000 .. 1.053" in text  # 40/40 ... 20/19: the ratio range over the collkit points
 
 
+def test_tagged_time_above_the_call_time_is_flagged():
+    bd = breakdown.collect([point("ring", 8, (3.0, 1.0, 1.0, -1.0), 4.0)])
+    (pts,) = bd.points.values()
+    assert pts[0].flags == ["other<0"] and "other<0" in breakdown.text_report(bd)
+
+
 def test_a_malformed_instrument_object_is_a_one_line_error():
     rec = point("ring", 8, (1.0, 1.0, 1.0, 1.0), 4.0)
     del rec["instrument"]["breakdown_us"]["copy"]
