@@ -23,11 +23,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef CK_INSTRUMENT
+#include "instrument.h"
+#include <limits.h>
+static const char usage[] = "usage: collkit-bench-instr --points FILE --out FILE (or --out - for stdout) "
+                            "[--tag-capacity N] | --version";
+#else
 static const char usage[] = "usage: collkit-bench --points FILE --out FILE (or --out - for stdout) | --version";
+#endif
 
 typedef struct {
     const char *points;
     const char *out;
+#ifdef CK_INSTRUMENT
+    size_t tag_capacity; /* tag records one measured call may leave */
+#endif
     char error[BENCH_TEXT_LEN];
 } options;
 
@@ -35,8 +45,28 @@ typedef struct {
 static int parse_args(int argc, char **argv, options *opt)
 {
     memset(opt, 0, sizeof *opt);
+#ifdef CK_INSTRUMENT
+    opt->tag_capacity = INSTR_DEFAULT_CAPACITY;
+#endif
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+#ifdef CK_INSTRUMENT
+        if (strcmp(a, "--tag-capacity") == 0) {
+            char *end = NULL;
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            errno = 0;
+            unsigned long long c = strtoull(v, &end, 10);
+            /* Digits only (strtoull would take "-1"), at least one record. */
+            if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || c == 0 || c > SIZE_MAX / 64) {
+                snprintf(opt->error, sizeof opt->error,
+                         "collkit-bench: bad value '%s' for --tag-capacity (expected a positive integer); %s", v,
+                         usage);
+                return -1;
+            }
+            opt->tag_capacity = (size_t)c;
+            continue;
+        }
+#endif
         if (strcmp(a, "--version") == 0) {
             printf("collkit-bench %s\n", COLLKIT_VERSION);
             return 1;
@@ -299,6 +329,18 @@ int main(int argc, char **argv)
 
     write_launch(out, rank, p, ctrl);
 
+#ifdef CK_INSTRUMENT
+    /* Allocated once, here, so that the measured calls never allocate. */
+    if (agree_problem(instr_setup(opt.tag_capacity) != MPI_SUCCESS,
+                      "collkit-bench: out of memory allocating the tag record buffer", rank, p, ctrl)) {
+        if (out != NULL && out != stdout) fclose(out);
+        points_free(&pl);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 1;
+    }
+#endif
+
     mpit_session mpit = {0};
     int want_read = 0, want_set = 0;
     for (size_t i = 0; i < pl.n; i++) {
@@ -344,6 +386,9 @@ int main(int argc, char **argv)
     }
 
     mpit_close(&mpit);
+#ifdef CK_INSTRUMENT
+    instr_teardown();
+#endif
     if (out != NULL && out != stdout && fclose(out) != 0)
         die(comm, "cannot close %s: %s", opt.out, strerror(errno));
     points_free(&pl);

@@ -185,6 +185,53 @@ int record_launch(FILE *f, const launch_info *li)
     return rc;
 }
 
+#ifdef CK_INSTRUMENT
+static const char *const part_names[INSTR_PARTS] = {"comm", "reduce", "copy", "other"};
+static const char *const category_names[] = {"phase", "comm", "reduce", "copy"};
+
+static void breakdown_object(json_builder *b, const double *part, double end_to_end)
+{
+    jb_begin_object(b);
+    for (int k = 0; k < INSTR_PARTS; k++) jb_key(b, part_names[k]), jb_number(b, part[k]);
+    jb_key(b, "end_to_end"), jb_number(b, end_to_end);
+    jb_end_object(b);
+}
+
+/* The `instrument` object of docs/bench-protocol.md, "Instrumented records". */
+static void instrument_object(json_builder *b, const instr_summary *s)
+{
+    jb_begin_object(b);
+    jb_key(b, "iterations"), jb_int(b, s->iterations);
+    jb_key(b, "dropped"), jb_uint(b, s->dropped);
+    jb_key(b, "unbalanced"), jb_uint(b, s->unbalanced);
+    jb_key(b, "breakdown_us");
+    breakdown_object(b, s->part_us, s->end_to_end_us);
+    jb_key(b, "breakdown_basis");
+    jb_string(b, "slowest rank of the median iteration (mean of the two middle ones for an even count); "
+                 "comm, reduce, copy: its outermost category tags; other: its call time minus them");
+    jb_key(b, "breakdown_mean_us");
+    breakdown_object(b, s->mean_part_us, s->mean_end_to_end_us);
+    jb_key(b, "tags");
+    jb_begin_array(b);
+    for (size_t i = 0; i < s->ntags; i++) {
+        const instr_tag_summary *t = &s->tags[i];
+        jb_begin_object(b);
+        jb_key(b, "name"), jb_string(b, t->name);
+        jb_key(b, "category");
+        jb_string(b, t->category >= 0 && t->category < 4 ? category_names[t->category] : "phase");
+        jb_key(b, "step"), jb_int(b, t->step);
+        jb_key(b, "ranks"), jb_int(b, t->ranks);
+        jb_key(b, "count"), jb_uint(b, t->count);
+        jb_key(b, "total_us"), jb_number(b, t->total_us);
+        jb_key(b, "median_us"), jb_number(b, t->median_us);
+        jb_key(b, "max_us"), jb_number(b, t->max_us);
+        jb_end_object(b);
+    }
+    jb_end_array(b);
+    jb_end_object(b);
+}
+#endif
+
 int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *res,
                  const record_kv *effective, size_t neffective)
 {
@@ -240,6 +287,12 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_begin_object(&b);
     for (size_t i = 0; i < neffective; i++) jb_key(&b, effective[i].name), jb_string(&b, effective[i].value);
     jb_end_object(&b);
+#ifdef CK_INSTRUMENT
+    if (res->instr != NULL) {
+        jb_key(&b, "instrument");
+        instrument_object(&b, res->instr);
+    }
+#endif
     jb_end_object(&b);
     int rc = jb_write_line(&b, f);
     jb_free(&b);

@@ -45,6 +45,9 @@ const char *status_name(point_status s)
 void point_result_free(point_result *res)
 {
     free(res->times_us);
+#ifdef CK_INSTRUMENT
+    instr_summary_free(res->instr);
+#endif
     memset(res, 0, sizeof *res);
 }
 
@@ -64,6 +67,10 @@ typedef struct {
     int invalid;         /* first mismatch found here */
     char inv_msg[BENCH_TEXT_LEN];
     long validated;
+#ifdef CK_INSTRUMENT
+    int record_tags;     /* timed iterations: tags on around the call */
+    instr_acc ia;
+#endif
 } runner;
 
 /* Checks that depend only on the point and p, so every rank reaches the same
@@ -191,11 +198,19 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
     if (!skip) {
         /* Window timing runs from the common start (late ranks included),
          * so that the slowest rank's time is what a simultaneous start gives. */
+#ifdef CK_INSTRUMENT
+        /* Tags of the measured call only: never the harness's own traffic
+         * (which runs libcollkit too) nor warm-ups. */
+        if (r->record_tags) ck_tags_enable(1);
+#endif
         double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
         int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, r->sarg, r->rarg, r->comm)
                                           : backend_collkit_call(r->alg, &r->call, r->sarg, r->rarg,
                                                                  r->comm);
         double t1 = MPI_Wtime();
+#ifdef CK_INSTRUMENT
+        ck_tags_enable(0);
+#endif
         o->seconds = t1 - t0;
         if (rc != MPI_SUCCESS) note_error(r, rc);
         else if (check) validate(r, it);
@@ -312,6 +327,9 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
         size_t len = 2 * (size_t)n + 2;
         double *v = calloc(len, sizeof *v);
         if (v == NULL) return MPI_ERR_NO_MEM;
+#ifdef CK_INSTRUMENT
+        instr_round_begin(&r->ia, n);
+#endif
         for (long j = 0; j < n; j++) {
             long k = attempted + j;
             int check = pt->validate == VAL_ALL || (pt->validate == VAL_FIRST && k == 0);
@@ -324,6 +342,9 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
             }
             v[j] = o.seconds;
             v[n + j] = o.late;
+#ifdef CK_INSTRUMENT
+            instr_iteration(&r->ia, j, o.seconds);
+#endif
         }
         v[2 * n] = agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p);
         v[2 * n + 1] = agree_mark(r->invalid, r->rank, r->p);
@@ -334,6 +355,9 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
             free(v);
             return rc;
         }
+#ifdef CK_INSTRUMENT
+        instr_round_end(&r->ia, n, v + n);
+#endif
         long late = 0;
         for (long j = 0; j < n; j++) {
             if (v[n + j] > 0.0) {
@@ -388,11 +412,36 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result 
         long it = 0;
         double max_cycle = 0.0;
         rc = warm_up(&r, res, &it, &max_cycle);
-        if (rc == MPI_SUCCESS && res->status == ST_OK) rc = timed_rounds(&r, res, it, max_cycle);
+        if (rc == MPI_SUCCESS && res->status == ST_OK) {
+#ifdef CK_INSTRUMENT
+            r.record_tags = 1;
+#endif
+            rc = timed_rounds(&r, res, it, max_cycle);
+#ifdef CK_INSTRUMENT
+            /* Every rank gets here together (the warm-up verdict and the
+             * round results are agreed), whatever the point's status. */
+            if (rc == MPI_SUCCESS) {
+                int oom_rank = -1;
+                rc = instr_point_end(&r.ia, r.rank, r.p, r.ctrl, &res->instr, &oom_rank);
+                if (rc == MPI_SUCCESS && oom_rank >= 0 && res->status != ST_FAILED) {
+                    res->status = ST_FAILED;
+                    snprintf(res->reason, sizeof res->reason,
+                             "out of memory: rank %d cannot keep the tag records", oom_rank);
+                }
+            }
+#endif
+        }
     }
     res->validated = r.validated;
     /* A failed point's times describe calls that errored or were skipped. */
     if (res->status == ST_FAILED) res->ntimes = 0;
+#ifdef CK_INSTRUMENT
+    if (res->status == ST_FAILED) {
+        instr_summary_free(res->instr);
+        res->instr = NULL;
+    }
+    instr_acc_free(&r.ia);
+#endif
     free(r.smem);
     free(r.rmem);
     return rc;

@@ -7,6 +7,7 @@
 #define CK_BENCH_RUN_POINT_H
 
 #include "agree.h"
+#include "instrument.h"
 #include "points.h"
 
 #include <mpi.h>
@@ -21,6 +22,9 @@ typedef struct {
     size_t ntimes, cap;
     long late;              /* iterations dropped as late (window sync) */
     long validated;         /* iterations whose result was checked */
+#ifdef CK_INSTRUMENT
+    instr_summary *instr;   /* rank 0, collkit-bench-instr: the tags; NULL when failed */
+#endif
 } point_result;
 
 /* Runs pt: the measured call on comm (which returns errors rather than

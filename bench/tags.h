@@ -11,5 +11,6 @@
 #define BENCH_TAG_BARRIER 0x6a01 /* dissemination barrier */
 #define BENCH_TAG_CLOCK 0x6a02   /* ping-pong clock offset estimation */
 #define BENCH_TAG_TEXT 0x6a03    /* a reason string travelling to rank 0 */
+#define BENCH_TAG_INSTR 0x6a04   /* a rank's tag sums travelling to rank 0 (collkit-bench-instr) */
 
 #endif

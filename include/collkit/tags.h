@@ -26,6 +26,9 @@
  * MPI call happens in BEGIN or END, and a full buffer counts the records it
  * dropped instead of failing.
  *
+ * The step expression is evaluated only while recording: keep it free of
+ * side effects.
+ *
  * User algorithms may use the same macros; the harness functions below are
  * declared only in instrumented builds.
  */
@@ -49,17 +52,33 @@ typedef struct {
     int32_t tag;     /* ck_tag_intern id */
     int32_t step;    /* own or inherited step index; -1 when none */
     int32_t depth;   /* 0 for an outermost tag */
-    int32_t pad;
+    int32_t nested;  /* 1 when an enclosing open tag is comm, reduce or copy:
+                        a breakdown adds only the outermost category time */
     int64_t start_ns, end_ns;
 } ck_tag_record;
 
-/* Interning: the macros cache one id per call site. */
+/* Fixed sizes of the recorder: open tags at once (deeper BEGINs are not
+ * recorded and count as unbalanced), and distinct names (further names all
+ * share the last id, named "(too many tag names)", a phase). */
+#define CK_TAG_MAX_DEPTH 32
+#define CK_TAG_MAX_NAMES 256
+
+/* Interning: the macros cache one id per call site, so the name is
+ * compared (strcmp against the table) only at a site's first use; the name
+ * is kept by pointer, hence string literals. */
 int ck_tag_intern(const char *name);
 void ck_tag_begin(int tag, int step);
 void ck_tag_end(int tag);
+/* Nonzero while recording: the macros test it inline, so a disabled tag
+ * costs one load and branch, no call. Written only by ck_tags_enable. */
+extern int ck_tags_on;
 
 /* Harness side. ck_tags_init allocates room for `capacity` records (call it
- * again to resize); recording is off until ck_tags_enable(1). */
+ * again to resize; it also resets) and returns MPI_SUCCESS or
+ * MPI_ERR_NO_MEM; recording is off until ck_tags_enable(1). A BEGIN or END
+ * while recording is off does nothing at all (so enable and disable only
+ * where no tag is open, e.g. around a whole collective call). Records are
+ * written at END, innermost first. One thread per process. */
 int ck_tags_init(size_t capacity);
 void ck_tags_finalize(void);
 void ck_tags_enable(int on);
@@ -71,6 +90,8 @@ const ck_tag_record *ck_tags_records(void);
  * had none); BEGINs nested deeper than the stack. All 0 in a sound run. */
 uint64_t ck_tags_dropped(void);
 uint64_t ck_tags_unbalanced(void);
+/* Tags open now (BEGIN seen, END not yet): 0 after a sound call. */
+int ck_tags_open(void);
 /* Interned names, id 0 .. ck_tag_names()-1. */
 int ck_tag_names(void);
 const char *ck_tag_name(int tag);
@@ -84,8 +105,10 @@ int64_t ck_tags_now_ns(void);
 #define CK_TAG__SITE(name, call)                                                \
     do {                                                                        \
         static int ck_tag__id_ = -1;                                            \
-        if (ck_tag__id_ < 0) ck_tag__id_ = ck_tag_intern(name);                 \
-        call;                                                                   \
+        if (ck_tags_on) {                                                       \
+            if (ck_tag__id_ < 0) ck_tag__id_ = ck_tag_intern(name);             \
+            call;                                                               \
+        }                                                                       \
     } while (0)
 #define CK_TAG_BEGIN(name) CK_TAG__SITE(name, ck_tag_begin(ck_tag__id_, -1))
 #define CK_TAG_BEGIN_STEP(name, step) CK_TAG__SITE(name, ck_tag_begin(ck_tag__id_, (int)(step)))

@@ -1,5 +1,8 @@
-/* Datatype-aware temporary buffers, local copies and local reductions. */
+/* Datatype-aware temporary buffers, local copies and local reductions.
+ * The instrumented build tags every local copy "copy" and every local
+ * reduction "reduce" here, so algorithms get both for free. */
 #include "ck_core.h"
+#include "collkit/tags.h"
 
 /* Under SimGrid (smpicc), local work costs no simulated time unless we say
  * so: a reduction is charged one flop per operand byte and a copy half a flop
@@ -62,14 +65,18 @@ int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt)
     if (count == 0 || src == dst) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
     CK_SIM_CHARGE(count, dt, 0.5);
+    CK_TAG_BEGIN("copy");
+    int rc = MPI_SUCCESS;
     MPI_Aint extent;
     if (is_dense(dt, &extent)) {
         memcpy(dst, src, count * (size_t)extent);
-        return MPI_SUCCESS;
+    } else {
+        /* General datatypes: let MPI do the typed copy through a self message. */
+        rc = MPI_Sendrecv(src, (int)count, dt, 0, 0, dst, (int)count, dt, 0, 0, MPI_COMM_SELF,
+                          MPI_STATUS_IGNORE);
     }
-    /* General datatypes: let MPI do the typed copy through a self message. */
-    return MPI_Sendrecv(src, (int)count, dt, 0, 0, dst, (int)count, dt, 0, 0,
-                        MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    CK_TAG_END("copy");
+    return rc;
 }
 
 int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, MPI_Op op)
@@ -77,5 +84,8 @@ int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, 
     if (count == 0) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
     CK_SIM_CHARGE(count, dt, 1.0);
-    return MPI_Reduce_local(in, inout, (int)count, dt, op);
+    CK_TAG_BEGIN("reduce");
+    int rc = MPI_Reduce_local(in, inout, (int)count, dt, op);
+    CK_TAG_END("reduce");
+    return rc;
 }

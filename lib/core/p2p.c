@@ -1,5 +1,18 @@
-/* Point-to-point wrappers: size_t counts, one place for every message. */
+/* Point-to-point wrappers: size_t counts, one place for every message.
+ * Being that one place, they are also where the instrumented build tags
+ * every message as "comm" (nothing at all in the plain build). */
 #include "ck_core.h"
+#include "collkit/tags.h"
+
+/* The MPI call inside a "comm" tag; the count checks stay outside (they are
+ * not communication, and an early return must not leave the tag open). */
+#define CK_COMM(call)                                                           \
+    do {                                                                        \
+        CK_TAG_BEGIN("comm");                                                   \
+        int ck_comm_rc_ = (call);                                               \
+        CK_TAG_END("comm");                                                     \
+        return ck_comm_rc_;                                                     \
+    } while (0)
 
 #define CK_INT_COUNT(c)                                                         \
     do {                                                                        \
@@ -9,13 +22,13 @@
 int ck_send(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag, MPI_Comm comm)
 {
     CK_INT_COUNT(count);
-    return MPI_Send(buf, (int)count, dt, dst, tag, comm);
+    CK_COMM(MPI_Send(buf, (int)count, dt, dst, tag, comm));
 }
 
 int ck_recv(void *buf, size_t count, MPI_Datatype dt, int src, int tag, MPI_Comm comm)
 {
     CK_INT_COUNT(count);
-    return MPI_Recv(buf, (int)count, dt, src, tag, comm, MPI_STATUS_IGNORE);
+    CK_COMM(MPI_Recv(buf, (int)count, dt, src, tag, comm, MPI_STATUS_IGNORE));
 }
 
 int ck_sendrecv(const void *sbuf, size_t scount, int dst,
@@ -24,26 +37,26 @@ int ck_sendrecv(const void *sbuf, size_t scount, int dst,
 {
     CK_INT_COUNT(scount);
     CK_INT_COUNT(rcount);
-    return MPI_Sendrecv(sbuf, (int)scount, dt, dst, tag, rbuf, (int)rcount, dt, src, tag,
-                        comm, MPI_STATUS_IGNORE);
+    CK_COMM(MPI_Sendrecv(sbuf, (int)scount, dt, dst, tag, rbuf, (int)rcount, dt, src, tag,
+                         comm, MPI_STATUS_IGNORE));
 }
 
 int ck_isend(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag,
              MPI_Comm comm, MPI_Request *req)
 {
     CK_INT_COUNT(count);
-    return MPI_Isend(buf, (int)count, dt, dst, tag, comm, req);
+    CK_COMM(MPI_Isend(buf, (int)count, dt, dst, tag, comm, req));
 }
 
 int ck_irecv(void *buf, size_t count, MPI_Datatype dt, int src, int tag,
              MPI_Comm comm, MPI_Request *req)
 {
     CK_INT_COUNT(count);
-    return MPI_Irecv(buf, (int)count, dt, src, tag, comm, req);
+    CK_COMM(MPI_Irecv(buf, (int)count, dt, src, tag, comm, req));
 }
 
 int ck_waitall(int n, MPI_Request *reqs)
 {
     if (n == 0) return MPI_SUCCESS;
-    return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    CK_COMM(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
 }

@@ -1,0 +1,196 @@
+/*
+ * The tag recorder of the instrumented libcollkit (include/collkit/tags.h).
+ *
+ * Compiled only into collkit_instr (CMake option COLLKIT_INSTRUMENT), never
+ * into the plain libraries. It holds the one piece of process-global mutable
+ * state DESIGN.md allows: the record buffer, the open-tag stack and the name
+ * table, one set per process (= per MPI rank).
+ *
+ * BEGIN and END run inside the collective being measured, so they allocate
+ * nothing, print nothing and call no MPI function: a clock read, a few stores
+ * into preallocated arrays, and counters when something does not fit.
+ */
+#ifndef CK_INSTRUMENT
+#error "tags.c belongs to the instrumented library only (compile with -DCK_INSTRUMENT)"
+#endif
+
+/* clock_gettime and CLOCK_MONOTONIC under the project's strict C11. */
+#define _POSIX_C_SOURCE 199309L
+
+#include "collkit/tags.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int ck_tags_on = 0;
+
+typedef struct {
+    int32_t tag, step;
+    int64_t start_ns;
+} open_tag;
+
+static struct {
+    ck_tag_record *rec;
+    size_t cap, n;
+    uint64_t dropped, unbalanced;
+    open_tag stack[CK_TAG_MAX_DEPTH];
+    int depth;
+    int overflow_depth; /* BEGINs past CK_TAG_MAX_DEPTH still open */
+    int open_cats;      /* comm/reduce/copy tags among the open ones */
+    const char *names[CK_TAG_MAX_NAMES];
+    ck_tag_category cats[CK_TAG_MAX_NAMES];
+    int nnames;
+} S;
+
+static const char too_many_names[] = "(too many tag names)";
+
+static ck_tag_category category_of_name(const char *name)
+{
+    size_t len = strcspn(name, ".");
+    if (len == 4 && strncmp(name, "comm", 4) == 0) return CK_CAT_COMM;
+    if (len == 6 && strncmp(name, "reduce", 6) == 0) return CK_CAT_REDUCE;
+    if (len == 4 && strncmp(name, "copy", 4) == 0) return CK_CAT_COPY;
+    return CK_CAT_PHASE;
+}
+
+int ck_tag_intern(const char *name)
+{
+    for (int i = 0; i < S.nnames; i++)
+        if (strcmp(S.names[i], name) == 0) return i;
+    /* The last slot is reserved for the overflow name, so that a full table
+     * still gives every site a valid id (and the site caches it). */
+    if (S.nnames == CK_TAG_MAX_NAMES - 1) {
+        S.names[S.nnames] = too_many_names;
+        S.cats[S.nnames] = CK_CAT_PHASE;
+        S.nnames++;
+    }
+    if (S.nnames == CK_TAG_MAX_NAMES) return CK_TAG_MAX_NAMES - 1;
+    S.names[S.nnames] = name;
+    S.cats[S.nnames] = category_of_name(name);
+    return S.nnames++;
+}
+
+int64_t ck_tags_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+}
+
+static int is_category(int tag) { return tag >= 0 && tag < S.nnames && S.cats[tag] != CK_CAT_PHASE; }
+
+void ck_tag_begin(int tag, int step)
+{
+    if (!ck_tags_on) return;
+    if (S.depth == CK_TAG_MAX_DEPTH || S.overflow_depth > 0) {
+        /* Too deep to remember: its END will be matched by count only. */
+        S.overflow_depth++;
+        S.unbalanced++;
+        return;
+    }
+    if (step < 0 && S.depth > 0) step = S.stack[S.depth - 1].step;
+    open_tag *o = &S.stack[S.depth++];
+    o->tag = tag;
+    o->step = step < 0 ? -1 : step;
+    if (is_category(tag)) S.open_cats++;
+    /* Last, so that the bookkeeping above is not inside the region. */
+    o->start_ns = ck_tags_now_ns();
+}
+
+static void pop(void)
+{
+    open_tag *o = &S.stack[--S.depth];
+    if (is_category(o->tag)) S.open_cats--;
+}
+
+void ck_tag_end(int tag)
+{
+    if (!ck_tags_on) return;
+    int64_t end = ck_tags_now_ns();
+    if (S.overflow_depth > 0) {
+        S.overflow_depth--;
+        return;
+    }
+    if (S.depth == 0 || S.stack[S.depth - 1].tag != tag) {
+        /* Recovery: an END naming a tag further down closes it and abandons
+         * the tags opened inside it (their ENDs were skipped, e.g. by an
+         * error path); an END naming no open tag is ignored. One mismatch
+         * counts once. */
+        S.unbalanced++;
+        int k = S.depth - 1;
+        while (k >= 0 && S.stack[k].tag != tag) k--;
+        if (k < 0) return;
+        while (S.depth > k + 1) pop();
+    }
+    const open_tag *o = &S.stack[S.depth - 1];
+    int cat = is_category(o->tag);
+    /* Enclosing category tags: all open ones except this tag itself. */
+    int nested = S.open_cats - cat > 0;
+    if (S.n < S.cap) {
+        ck_tag_record *r = &S.rec[S.n++];
+        r->tag = o->tag;
+        r->step = o->step;
+        r->depth = S.depth - 1;
+        r->nested = nested;
+        r->start_ns = o->start_ns;
+        r->end_ns = end;
+    } else {
+        S.dropped++;
+    }
+    pop();
+}
+
+void ck_tags_reset(void)
+{
+    S.n = 0;
+    S.dropped = 0;
+    S.unbalanced = 0;
+    S.depth = 0;
+    S.overflow_depth = 0;
+    S.open_cats = 0;
+}
+
+int ck_tags_init(size_t capacity)
+{
+    ck_tags_on = 0;
+    ck_tags_reset();
+    free(S.rec);
+    S.rec = NULL;
+    S.cap = 0;
+    if (capacity > 0) {
+        if (capacity > SIZE_MAX / sizeof *S.rec) return MPI_ERR_NO_MEM;
+        S.rec = malloc(capacity * sizeof *S.rec);
+        if (S.rec == NULL) return MPI_ERR_NO_MEM;
+        S.cap = capacity;
+    }
+    return MPI_SUCCESS;
+}
+
+void ck_tags_finalize(void)
+{
+    ck_tags_on = 0;
+    ck_tags_reset();
+    free(S.rec);
+    S.rec = NULL;
+    S.cap = 0;
+}
+
+void ck_tags_enable(int on) { ck_tags_on = on != 0; }
+
+size_t ck_tags_count(void) { return S.n; }
+
+const ck_tag_record *ck_tags_records(void) { return S.rec; }
+
+uint64_t ck_tags_dropped(void) { return S.dropped; }
+
+uint64_t ck_tags_unbalanced(void) { return S.unbalanced; }
+
+int ck_tags_open(void) { return S.depth + S.overflow_depth; }
+
+int ck_tag_names(void) { return S.nnames; }
+
+const char *ck_tag_name(int tag) { return tag >= 0 && tag < S.nnames ? S.names[tag] : NULL; }
+
+ck_tag_category ck_tag_category_of(int tag) { return is_category(tag) ? S.cats[tag] : CK_CAT_PHASE; }
