@@ -21,6 +21,8 @@ tags: all their time is `other`. They are listed but not drawn."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,6 +221,25 @@ def text_report(bd: Breakdown) -> str:
     return "\n\n".join(blocks)
 
 
+CSV_COLUMNS = ("collective", "mpi", "backend", "algorithm", "ranks", "bytes", "comm_us", "reduce_us", "copy_us",
+               "other_us", "comm_pct", "reduce_pct", "copy_pct", "other_pct", "e2e_median_us", "sum_over_e2e",
+               "dropped", "unbalanced", "id")
+
+
+def to_csv(bd: Breakdown) -> str:
+    """The tables as one CSV, one row per point, for plotting elsewhere."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for g, pts in bd.points.items():
+        for p in pts:
+            w.writerow([g.collective, g.mpi, g.backend, g.algorithm, g.ranks, p.bytes,
+                        *(f"{p.parts[c]:.4f}" for c in CATEGORIES), *(f"{p.share(c):.2f}" for c in CATEGORIES),
+                        f"{p.median_us:.4f}", f"{p.ratio:.5f}" if p.ratio is not None else "", p.dropped,
+                        p.unbalanced, p.id])
+    return buf.getvalue()
+
+
 # ------------------------------------------------------------------ charts
 
 def _pyplot():
@@ -315,10 +336,11 @@ def report(path: Path, out_dir: Path | None = None) -> int:
         raise UserError(f"{path} has no instrumented point records: run the campaign with `instrument = true` "
                         "in its spec (or `collkit run --instrument`)")
     print(text_report(bd))
-    written = charts(bd, out_dir if out_dir is not None else path / "breakdown")
+    out = out_dir if out_dir is not None else path / "breakdown"
+    written = charts(bd, out)
+    (out / "breakdown.csv").write_text(to_csv(bd))
     if written:
-        where = sorted({str(p.parent) for p in written})
-        print(f"\nwrote {len(written)} charts (PNG and SVG) to {', '.join(where)}")
+        print(f"\nwrote {len(written)} charts (PNG and SVG) and breakdown.csv to {out}")
     else:
-        print("\nno chart: only MPI-library points, which carry no tags")
+        print(f"\nno chart: only MPI-library points, which carry no tags; wrote {out / 'breakdown.csv'}")
     return 0

@@ -5,6 +5,7 @@ stand-in collkit-bench-instr (a wrapper around tests/python/fakes/fake_bench tha
 adds an `instrument` object); and, when `make setup` built it, one real
 instrumented campaign under Open MPI."""
 
+import csv
 import json
 import os
 import subprocess
@@ -229,10 +230,13 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
     assert rep.returncode == 0, rep.stderr
     assert "collkit:ring" in rep.stdout and "collkit:rabenseifner" in rep.stdout
     assert "1.000 .. 1.000" in rep.stdout
-    assert {p.name for p in (workdir / "charts").iterdir()} == {
+    assert {p.name for p in (workdir / "charts").iterdir()} == {"breakdown.csv"} | {
         f"{s}.{e}" for e in ("png", "svg") for s in ("allreduce-openmpi-collkit-ring-p4",
                                                    "allreduce-openmpi-collkit-rabenseifner-p4",
                                                    "overview-allreduce-openmpi-p4")}
+    table = list(csv.DictReader((workdir / "charts" / "breakdown.csv").open()))
+    assert len(table) == 4 and {r["comm_pct"] for r in table} == {"50.00"}
+    assert {r["sum_over_e2e"] for r in table} == {"1.00000"}
     assert collkit(workdir, "report", "c", "--out-dir", "x").returncode == 2
 
     rows = json.loads(collkit(workdir, "export", "c", "--format", "json").stdout)
