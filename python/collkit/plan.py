@@ -130,8 +130,31 @@ def _mpi_points(spec: Spec, offers: dict) -> list[Point]:
 
 def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
     from collkit import backends
+    from collkit.mpi import MPI_NAMES
     fn = getattr(backends, "default_readback", None)
-    return tuple(fn(mpi, coll)) if fn else ()
+    # smpi (a simulated platform's library) has no MPI_T variables to read
+    return tuple(fn(mpi, coll)) if fn and mpi in MPI_NAMES else ()
+
+
+def _simulated(points: list[Point], spec: Spec) -> list[Point]:
+    """On a SimGrid platform: no MPI_T readback (SMPI has none), and points this
+    machine cannot simulate (memory of all ranks in one process, rank count)
+    refused now, with the estimate, rather than crashed into."""
+    from dataclasses import replace
+
+    from collkit.simgrid import memory
+    from collkit.simgrid.settings import MAX_RANKS
+    avail = memory.available()
+    out = []
+    for p in points:
+        p = replace(p, readback=())
+        if not p.skip_reason:
+            why = memory.refusal(p.collective, p.ranks, p.count, p.dtype, p.in_place, spec.measure.validate,
+                                 avail, MAX_RANKS)
+            if why:
+                p = replace(p, skip_reason=why)
+        out.append(p)
+    return out
 
 
 def build(spec: Spec, platform: Platform, registry: list[Algorithm],
@@ -141,6 +164,9 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
         platform.mpi(mpi)  # UserError when the platform lacks it
     points: list[Point] = []
     if "mpi" in spec.backends:
+        if discover is None and platform.simgrid is not None:
+            from collkit.backends import smpi
+            discover = lambda pm: smpi.discover(pm.name, pm.install.mpirun, pm.bench)  # noqa: E731
         if discover is None:
             from collkit.backends import discover as lib_discover
             discover = lambda pm: lib_discover(pm.install)  # noqa: E731
@@ -149,6 +175,9 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
     if "collkit" in spec.backends:
         for mpi in spec.mpis:
             points += _collkit_points(spec, registry, mpi)
+
+    if platform.simgrid is not None:
+        points = _simulated(points, spec)
 
     # One id, one point: a name given twice (e.g. "ring" and "allreduce/ring") counts once.
     unique: dict[str, Point] = {}

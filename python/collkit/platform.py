@@ -36,10 +36,14 @@ import difflib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from collkit.errors import UserError
 from collkit.mpi import MPI_NAMES, MPIInstall, find
 from collkit.paths import build_dir
+
+if TYPE_CHECKING:
+    from collkit.simgrid.settings import SimSettings
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class Platform:
     mpis: dict[str, PlatformMPI] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)   # library -> why it is absent
     slurm: SlurmSettings | None = None                      # set: a Slurm cluster, jobs via sbatch
+    simgrid: "SimSettings | None" = None                    # set: a simulated machine, runs via smpirun
 
     def mpi(self, name: str) -> PlatformMPI:
         if name in self.mpis:
@@ -144,7 +149,18 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def simulated(name: str, source: str, settings: "SimSettings") -> Platform:
+    """A SimGrid platform: the smpi library (and openmpi/mpich as SMPI with their
+    selection logic) launched through smpirun (collkit.simgrid.settings)."""
+    from collkit.simgrid import settings as sim
+    mpis, missing = sim.mpis(settings)
+    return Platform(name=name, source=source, mpis=mpis, missing=missing, simgrid=settings)
+
+
 def load(path: Path) -> Platform:
+    from collkit.simgrid import settings as sim
+    if sim.is_sim(path):   # --platform sim:NAME, a preset machine with default settings
+        return simulated(str(path), str(path), sim.from_name(str(path)))
     try:
         raw = tomllib.loads(path.read_text())
     except OSError as exc:
@@ -152,8 +168,13 @@ def load(path: Path) -> Platform:
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"platform file {path} is not valid TOML: {exc}") from None
     for key in raw:
-        if key not in ("name", "mpi", "slurm"):
-            raise UserError(f"{path}: unknown key '{key}'; allowed: name, mpi, slurm")
+        if key not in ("name", "mpi", "slurm", "simgrid"):
+            raise UserError(f"{path}: unknown key '{key}'; allowed: name, mpi, slurm, simgrid")
+    if "simgrid" in raw:
+        if "slurm" in raw or "mpi" in raw:
+            raise UserError(f"{path}: a [simgrid] platform takes no [slurm] or [mpi.*] tables "
+                            "(it runs smpirun here with SimGrid's MPI)")
+        return simulated(str(raw.get("name", path.stem)), str(path), sim.from_table(raw["simgrid"], path))
     slurm = _slurm(raw["slurm"], path) if "slurm" in raw else None
     tables = raw.get("mpi", {})
     if not isinstance(tables, dict) or not tables:

@@ -16,6 +16,7 @@ from collkit import spec as specs
 from collkit.campaign import Campaign, harness_record, now, update_index
 from collkit.errors import UserError
 from collkit.launch import slurm as slurm_launch
+from collkit.launch import simgrid as sim_launch
 from collkit.launch.local import run_group
 from collkit.points import Plan, Point
 from collkit.progress import Progress
@@ -45,8 +46,34 @@ def default_out(spec: specs.Spec) -> Path:
     return Path("results") / f"{spec.name}-{stamp}"
 
 
+def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[str], instrument: bool) -> int:
+    """A spec that names its platforms (`platforms = [...]`) and no --platform:
+    one campaign per platform, one after the other, each with its summary."""
+    worst = 0
+    stamp = default_out(spec)
+    for name in spec.platforms:
+        label = name.removeprefix("sim:") if name.startswith("sim:") else Path(name).stem
+        where = Path(name) if name.startswith("sim:") or Path(name).is_absolute() else spec_path.parent / name
+        print(f"\n== platform {name}", flush=True)
+        rc = run(spec_path, (out / label) if out else stamp.with_name(f"{stamp.name}-{label}"), None, where,
+                 argv, False, instrument)
+        if rc == 130:
+            return rc
+        worst = max(worst, rc)
+    return worst
+
+
 def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_file: Path | None,
         argv: list[str], dry_run: bool = False, instrument: bool = False) -> int:
+    if spec_path is not None and resume is None and platform_file is None:
+        named = specs.load(spec_path)
+        if named.platforms:
+            return _run_each(named, spec_path, out, argv, instrument)
+    if resume and platform_file is None:
+        # a simulated campaign knows its machine: resume it there
+        source = Campaign.open(resume).resolved().get("platform", {}).get("source", "")
+        if source.startswith("sim:"):
+            platform_file = Path(source)
     platform = platforms.load(platform_file) if platform_file else platforms.detect()
     if dry_run and platform.slurm is None:
         raise UserError("--dry-run writes Slurm batch scripts: give a platform file with a [slurm] table")
@@ -127,6 +154,10 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                 print(f"collkit: dry run, nothing submitted; submit with: collkit run --resume {campaign.path} "
                       f"--platform {platform.source}", file=sys.stderr)
                 return 0
+        elif platform.simgrid is not None:
+            launcher = sim_launch.SimLauncher(campaign, platform, spec.measure)
+            for members in groups.values():
+                launcher.run_group(platform.mpi(members[0].mpi), members, progress)
         else:
             for members in groups.values():
                 run_group(campaign, platform.mpi(members[0].mpi), members, spec.measure, progress)
@@ -157,6 +188,8 @@ def _close(campaign: Campaign, meta: dict, plan: Plan, status: str, platform=Non
     meta = metadata.finish(meta, campaign.launches(), plan.points)
     if platform is not None and platform.slurm is not None:
         meta["slurm"] = slurm_launch.metadata(campaign, platform.slurm)
+    if platform is not None and platform.simgrid is not None:
+        meta["simgrid"] = sim_launch.metadata(campaign, platform.simgrid)
     atomic.write_json(campaign.path / "metadata.json", meta)
     rows = [results.row(r) for r in campaign.records()]
     atomic.write_text(campaign.path / "results.csv", results.to_csv(rows))

@@ -10,6 +10,7 @@
     root = 0
     in_place = false
     instrument = false              # true: collkit-bench-instr, phase/step time breakdowns
+    platforms = ["sim:fattree-small", "sim:dragonfly-small"]  # optional: run on each (no --platform)
 
     [backends]
     mpi = ["default", "all"]        # the library's choice, and every forceable algorithm
@@ -47,7 +48,7 @@ METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata", "instrument")
+             "in_place", "backends", "measure", "metadata", "instrument", "platforms")
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
                  "timeout_s")
 
@@ -80,6 +81,7 @@ class Spec:
     metadata: str
     text: str                        # the spec exactly as written, kept in the campaign
     instrument: bool = False         # launch collkit-bench-instr: records carry tag breakdowns
+    platforms: tuple[str, ...] = ()  # platforms the spec runs on when --platform is not given
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
@@ -226,6 +228,7 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         metadata=_choice(raw.get("metadata", "standard"), METADATA_LEVELS, "metadata"),
         text=text,
         instrument=instrument,
+        platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
     )
 
 

@@ -107,12 +107,19 @@ def _start(campaign: Campaign, pm: PlatformMPI, points: list[Point], m: Measure)
 
 
 def run_group(campaign: Campaign, pm: PlatformMPI, points: list[Point], m: Measure,
-              progress: Progress) -> None:
-    """Run points that share one launch key until each has a record."""
+              progress: Progress, start=None, diagnose=None, annotate=None) -> None:
+    """Run points that share one launch key until each has a record.
+
+    Other launchers reuse this watchdog (collkit.launch.simgrid): `start` starts
+    a launch (default: mpirun here), `diagnose(stderr_path)` names a failure the
+    exit status hides (SMPI exits 0 after a deadlock), and `annotate(point)`
+    gives fields added to that point's record."""
+    def extra(point: Point) -> dict:
+        return annotate(point) if annotate is not None else {}
     remaining = [p for p in points if p.id not in campaign.recorded_ids()]
     while remaining:
         by_id = {p.id: p for p in remaining}
-        launch = _start(campaign, pm, remaining, m)
+        launch = (start or _start)(campaign, pm, remaining, m)
         tail = _Tail(launch.out)
         started = False
         progress.working_on(_describe(remaining[0]))
@@ -131,7 +138,7 @@ def run_group(campaign: Campaign, pm: PlatformMPI, points: list[Point], m: Measu
                                              "env": dict(remaining[0].env)})
                     elif rec.get("type") == "point" and rec.get("id") in by_id:
                         point = by_id[rec["id"]]
-                        if campaign.add(enrich(rec, point, launch.number)):
+                        if campaign.add(enrich(rec, point, launch.number) | extra(point)):
                             progress.advance()
                             if rec.get("status") != "ok":
                                 progress.note(f"  {rec.get('status')}: {_describe(point)}: {rec.get('reason', '')}")
@@ -161,16 +168,19 @@ def run_group(campaign: Campaign, pm: PlatformMPI, points: list[Point], m: Measu
             reason = "collkit-bench rejected its input: " + (tail_text.splitlines() or ["?"])[-1]
         else:
             reason = f"collkit-bench {_exit_reason(code)} while running this point"
+        found = diagnose(launch.err) if diagnose is not None else None
+        if found:
+            reason = f"{reason}: {found}"
         if not started and not timed_out:
             # MPI never came up: every remaining point of this launch would fail
             # the same way; record them all rather than relaunching one by one.
             for p in remaining:
                 campaign.add(harness_record(p, "failed", f"launch failed before the first point: {reason}",
-                                            launch.number, tail_text))
+                                            launch.number, tail_text) | extra(p))
                 progress.advance()
             progress.note(f"  failed: launch {launch.number} ({pm.name}, {culprit.ranks} ranks): {reason}")
             break
-        campaign.add(harness_record(culprit, "failed", reason, launch.number, tail_text))
+        campaign.add(harness_record(culprit, "failed", reason, launch.number, tail_text) | extra(culprit))
         progress.advance()
         progress.note(f"  failed: {_describe(culprit)}: {reason}")
         remaining = remaining[1:]

@@ -1,0 +1,228 @@
+"""Run a campaign's launches on a simulated machine with SimGrid's smpirun.
+
+Per launch group (MPI library, rank count, forced setting) collkit writes the
+platform XML of the smallest instance of the machine that holds the ranks
+(collkit.simgrid.platform_xml), a hostfile (rank i on line i: block, cyclic or
+the platform's allocation), and the points file, then runs
+
+    smpirun -platform X.xml -hostfile H -np N --cfg=... collkit-bench --points F --out O
+
+under the same watchdog as a local mpirun launch (collkit.launch.local), so
+records land in the campaign exactly as in a real run. The XML and hostfiles
+stay in DIR/simgrid/.
+
+Settings, and why (docs/architecture.md, "Simulated supercomputers"):
+* smpi/simulate-computation:no — never inject the host's measured CPU time
+  between MPI calls: that is what makes reruns identical. Local work is charged
+  explicitly instead (libcollkit's reductions and copies, lib/core/buffer.c).
+* smpi/wtime:0 — MPI_Wtime itself costs no simulated time.
+* network/model:CM02 — latency + size/bandwidth per link with max-min sharing
+  of contended links and no calibration factors: the alpha-beta model the
+  papers reason with, and every number traces back to the platform. The
+  default SMPI model multiplies latency and bandwidth by piecewise factors
+  calibrated on one particular cluster; selectable per platform
+  (network_model), recorded either way.
+* network/crosstraffic:0 — SimGrid by default loads every flow's reverse path
+  with 5% of its size (TCP acknowledgements); HPC interconnects do not.
+* smpirun exits 0 after a deadlock or MPI_Abort: stderr is searched for
+  SimGrid's messages, and a hang (SMPI never detects busy loops) is caught by
+  the per-point timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from collkit import atomic
+from collkit.backends import smpi
+from collkit.campaign import Campaign
+from collkit.errors import UserError
+from collkit.launch import local
+from collkit.platform import Platform, PlatformMPI
+from collkit.points import Point
+from collkit.progress import Progress
+from collkit.simgrid import memory
+from collkit.simgrid.settings import SimSettings
+from collkit.spec import Measure
+
+SIMDIR = "simgrid"
+LAUNCHES = "launches.jsonl"
+CROSSTRAFFIC = "network/crosstraffic"
+
+# SimGrid's words for failures that leave smpirun's exit status at 0.
+FAILURE_MARKERS = ("Deadlock detected", "MPI_Abort was called", "Stalling SMPI instance")
+
+
+def base_cfg(settings: SimSettings) -> list[str]:
+    cfg = ["smpi/simulate-computation:no", "smpi/wtime:0", f"network/model:{settings.network_model}",
+           f"{CROSSTRAFFIC}:{1 if settings.crosstraffic else 0}"]
+    return cfg + list(settings.cfg)
+
+
+def diagnose(stderr: Path) -> str | None:
+    """The first SimGrid failure message in a launch's output, or None."""
+    try:
+        text = stderr.read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        for marker in FAILURE_MARKERS:
+            if marker in line:
+                return line.strip()[-300:]
+    return None
+
+
+def placement(settings: SimSettings, ranks: int):
+    """(instance of the machine, host of each rank)."""
+    ppn = settings.ppn
+    if settings.allocation:
+        if len(settings.allocation) < ranks:
+            raise UserError(f"the allocation {settings.allocation_file} lists {len(settings.allocation)} hosts, "
+                            f"fewer than the {ranks} ranks")
+        hosts = list(settings.allocation[:ranks])
+        per = {h: hosts.count(h) for h in dict.fromkeys(hosts)}
+        over = [h for h, n in per.items() if n > ppn]
+        if over:
+            raise UserError(f"the allocation puts {per[over[0]]} ranks on {over[0]}, more than ppn = {ppn}")
+        inst = _instance_with(settings, set(per))
+        return inst, hosts
+    nodes = -(-ranks // ppn)
+    inst = settings.machine.instance(nodes)
+    if settings.placement == "block":
+        hosts = [inst.hosts[r // ppn] for r in range(ranks)]
+    else:  # cyclic: consecutive ranks on consecutive nodes
+        hosts = [inst.hosts[r % nodes] for r in range(ranks)]
+    return inst, hosts
+
+
+def _instance_with(settings: SimSettings, names: set[str]):
+    """The smallest instance (doubling) whose hosts include every allocated one."""
+    n, missing = len(names), set(names)
+    while True:
+        try:
+            inst = settings.machine.instance(n)
+        except UserError:
+            raise UserError(f"the allocation {settings.allocation_file} names hosts that machine "
+                            f"{settings.machine.name} does not have: {', '.join(sorted(missing)[:3])}") from None
+        missing = names - set(inst.hosts)
+        if not missing:
+            return inst
+        n = max(inst.nodes + 1, n * 2)
+
+
+class SimLauncher:
+    """Starts the launches of one simulated campaign; remembers what it wrote."""
+
+    def __init__(self, campaign: Campaign, platform: Platform, measure: Measure):
+        if platform.simgrid is None:
+            raise ValueError("not a simulated platform")
+        self.campaign = campaign
+        self.settings: SimSettings = platform.simgrid
+        self.measure = measure
+        self.dir = campaign.path / SIMDIR
+        self.dir.mkdir(exist_ok=True)
+        self._prepared: dict[int, tuple[Path, Path, object]] = {}
+
+    def prepare(self, ranks: int) -> tuple[Path, Path, object]:
+        """Platform XML and hostfile for `ranks` (written once per campaign run)."""
+        if ranks in self._prepared:
+            return self._prepared[ranks]
+        from collkit.simgrid.platform_xml import platform_xml
+        inst, hosts = placement(self.settings, ranks)
+        xml = self.dir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
+        if not xml.exists():
+            atomic.write_text(xml, platform_xml(inst, self.settings.ppn))
+        hostfile = self.dir / f"hostfile-p{ranks}.txt"
+        atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
+        self._prepared[ranks] = (xml, hostfile, inst)
+        return self._prepared[ranks]
+
+    def shared(self, points: list[Point]) -> bool:
+        return any(memory.shared_for(p.collective, p.ranks, p.count, p.dtype, p.in_place, self.measure.validate)
+                   for p in points)
+
+    def cfg(self, mpi: str, points: list[Point], shared: bool) -> list[str]:
+        cfg = base_cfg(self.settings) + smpi.selector_cfg(mpi)
+        cfg += [f"{k}:{v}" for k, v in points[0].env]      # a forced SMPI algorithm
+        if shared:
+            cfg.append(f"smpi/auto-shared-malloc-thresh:{memory.SHARED_THRESH}")
+        return cfg
+
+    def run_group(self, pm: PlatformMPI, points: list[Point], progress: Progress) -> None:
+        ranks = points[0].ranks
+        xml, hostfile, inst = self.prepare(ranks)
+        shared = self.shared(points)
+        cfg = self.cfg(pm.name, points, shared)
+        machine = self.settings.machine.name
+
+        def start(campaign: Campaign, pm: PlatformMPI, remaining: list[Point], m: Measure) -> local._Launch:
+            n = campaign.next_launch_number()
+            base = campaign.raw / f"launch-{n:04d}"
+            points_file = base.with_suffix(".points")
+            out, err = base.with_suffix(".jsonl"), base.with_suffix(".stderr")
+            points_file.write_text("".join(p.to_line(m) + "\n" for p in remaining))
+            tmp = self.dir / f"tmp-{n:04d}"
+            tmp.mkdir(exist_ok=True)
+            argv = [str(pm.install.mpirun), "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(ranks),
+                    *(f"--cfg={c}" for c in cfg), f"--cfg=smpi/tmpdir:{tmp}",
+                    # the configuration echo is noise; warnings and errors stay
+                    "--log=xbt_cfg.thresh:warning",
+                    str(pm.bench), "--points", str(points_file), "--out", str(out)]
+            # smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after
+            # ours (its -tmpdir option is broken in 3.32): TMPDIR makes both agree.
+            env = dict(os.environ, TMPDIR=str(tmp))
+            with open(err, "wb") as errf:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=errf, stderr=subprocess.STDOUT,
+                                        env=env, start_new_session=True)
+            atomic.append_line(self.dir / LAUNCHES, json.dumps(
+                {"launch": n, "mpi": pm.name, "ranks": ranks, "nodes": inst.nodes, "platform_xml": xml.name,
+                 "hostfile": hostfile.name, "cfg": cfg, "shared_buffers": shared, "argv": argv}))
+            return local._Launch(n, proc, out, err)
+
+        def annotate(p: Point) -> dict:
+            rec = {"simulated": machine, "shared_buffers": shared}
+            if p.backend == "mpi":
+                rec["sim_note"] = smpi.REDUCTION_NOTE
+            return rec
+
+        try:
+            local.run_group(self.campaign, pm, points, self.measure, progress, start=start, diagnose=diagnose,
+                            annotate=annotate)
+        finally:
+            for tmp in self.dir.glob("tmp-*"):
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def simgrid_version(smpirun: Path) -> str:
+    try:
+        proc = subprocess.run([str(smpirun), "--version"], capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+        return (proc.stdout or proc.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "unknown"
+
+
+def metadata(campaign: Campaign, settings: SimSettings) -> dict:
+    """The simulated platform for metadata.json: machine, settings, launches."""
+    launches = atomic.read_jsonl(campaign.path / SIMDIR / LAUNCHES)
+    instances = {}
+    for xml in sorted((campaign.path / SIMDIR).glob("platform-*nodes-*.xml")):
+        nodes = int(xml.name.split("-")[1].removesuffix("nodes"))
+        try:
+            instances[xml.name] = settings.machine.instance(nodes).describe()
+        except UserError:
+            instances[xml.name] = {"nodes": nodes}
+    return {
+        "simgrid_version": simgrid_version(settings.smpirun),
+        "settings": settings.describe(),
+        "cfg": base_cfg(settings),
+        "instances": instances,
+        "launches": [{k: v for k, v in l.items() if k != "argv"} for l in launches],
+        "reductions": ("libcollkit charges its local reductions (1 flop per byte) and copies (0.5 flop per byte) "
+                       "at the simulated host's speed; " + smpi.REDUCTION_NOTE),
+        "memory": {"available_bytes": memory.available(), "margin": memory.MARGIN,
+                   "shared_above_bytes": memory.SHARED_ABOVE},
+    }

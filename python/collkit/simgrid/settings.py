@@ -1,0 +1,137 @@
+"""Simulated platforms: `--platform sim:NAME` or a platform file with a [simgrid] table.
+
+    name = "my-fat-tree"
+
+    [simgrid]
+    preset = "marenostrum5-like"   # a machine of collkit.topology.synthetic.PRESETS, and/or
+    # ... the machine's own parameters (kind = "fattree", link_bw, ...), read by
+    #     collkit.topology.synthetic.from_table (docs/topologies.md lists them)
+    ppn = 4                        # ranks per node (cores of a simulated host); the machine's, else 1
+    placement = "block"            # block | cyclic: rank -> node
+    allocation = "alloc.txt"       # optional: one host name per line, rank i on line i
+    network_model = "CM02"         # CM02 (default) | SMPI | LV08
+    crosstraffic = false           # SimGrid's 5% reverse-path load of every flow; off by default
+    cfg = ["smpi/send-is-detached-thresh:0"]   # more --cfg items, passed as written
+
+The platform then holds the MPI library ``smpi`` (and ``openmpi``/``mpich`` as
+SMPI with their selection logic, see collkit.backends.smpi) and launches
+collkit-bench built with smpicc (``build/simgrid``) through ``smpirun``."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from collkit.errors import UserError
+from collkit.paths import build_dir
+
+SIM_PREFIX = "sim:"
+MPI_NAMES = ("smpi", "openmpi", "mpich")
+PLACEMENTS = ("block", "cyclic")
+NETWORK_MODELS = ("CM02", "SMPI", "LV08")
+OWN_KEYS = ("placement", "allocation", "network_model", "crosstraffic", "cfg")   # the rest is the machine
+# Beyond about this many ranks SMPI cannot privatise each rank's globals (one
+# memory map per rank and segment hits the kernel's map count; REFERENCE.md).
+MAX_RANKS = 6500
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    machine: Any                          # collkit.topology.synthetic.Machine
+    ppn: int = 1
+    placement: str = "block"
+    allocation: tuple[str, ...] = ()      # host per rank, from the allocation file
+    allocation_file: str = ""
+    network_model: str = "CM02"
+    crosstraffic: bool = False
+    cfg: tuple[str, ...] = ()
+    smpirun: Path = field(default_factory=lambda: Path(shutil.which("smpirun") or "/usr/bin/smpirun"))
+
+    def describe(self) -> dict:
+        return {"machine": self.machine.describe(), "ppn": self.ppn, "placement": self.placement,
+                "allocation_file": self.allocation_file, "network_model": self.network_model,
+                "crosstraffic": self.crosstraffic, "extra_cfg": list(self.cfg)}
+
+
+def bench_path() -> Path:
+    return build_dir("simgrid") / "bench" / "collkit-bench"
+
+
+def _synthetic():
+    from collkit.topology import synthetic
+    return synthetic
+
+
+def is_sim(arg: object) -> bool:
+    return str(arg).startswith(SIM_PREFIX)
+
+
+def from_name(arg: str) -> SimSettings:
+    name = str(arg)[len(SIM_PREFIX):]
+    if not name:
+        raise UserError(f"--platform {arg}: name a simulated machine after 'sim:', e.g. sim:marenostrum5-like")
+    machine = _synthetic().preset(name)
+    return SimSettings(machine=machine, ppn=machine.ppn)
+
+
+def from_table(t: object, path: Path) -> SimSettings:
+    if not isinstance(t, dict):
+        raise UserError(f"{path}: simgrid must be a table ([simgrid])")
+    own = {k: v for k, v in t.items() if k in OWN_KEYS}
+    machine_keys = {k: v for k, v in t.items() if k not in OWN_KEYS}
+    if not machine_keys:
+        raise UserError(f"{path}: [simgrid] needs preset = \"NAME\" or the machine's parameters (kind = ...)")
+    machine = _synthetic().from_table(machine_keys, source=str(path))
+    ppn = machine.ppn
+    placement = own.get("placement", "block")
+    if placement not in PLACEMENTS:
+        hint = difflib.get_close_matches(str(placement), PLACEMENTS, n=1)
+        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        raise UserError(f"{path}: [simgrid] placement {placement!r}{extra}; choose one of {', '.join(PLACEMENTS)}")
+    model = own.get("network_model", "CM02")
+    if model not in NETWORK_MODELS:
+        raise UserError(f"{path}: [simgrid] network_model {model!r}; choose one of {', '.join(NETWORK_MODELS)}")
+    cross = own.get("crosstraffic", False)
+    if not isinstance(cross, bool):
+        raise UserError(f"{path}: [simgrid] crosstraffic must be true or false")
+    cfg = own.get("cfg", [])
+    if not isinstance(cfg, list) or not all(isinstance(c, str) and ":" in c and not c.startswith("-")
+                                            for c in cfg):
+        raise UserError(f"{path}: [simgrid] cfg must be a list of SimGrid settings \"item:value\"")
+    alloc: tuple[str, ...] = ()
+    alloc_file = ""
+    if "allocation" in own:
+        if not isinstance(own["allocation"], str):
+            raise UserError(f"{path}: [simgrid] allocation must be a file name")
+        f = Path(own["allocation"])
+        f = f if f.is_absolute() else (path.parent / f)
+        try:
+            alloc = tuple(ln.strip() for ln in f.read_text().splitlines()
+                          if ln.strip() and not ln.lstrip().startswith("#"))
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read [simgrid] allocation {f}: {exc.strerror}") from None
+        if not alloc:
+            raise UserError(f"{path}: [simgrid] allocation {f} lists no host")
+        alloc_file = str(f)
+    return SimSettings(machine=machine, ppn=ppn, placement=placement, allocation=alloc, allocation_file=alloc_file,
+                       network_model=model, crosstraffic=cross, cfg=tuple(cfg))
+
+
+def mpis(settings: SimSettings):
+    """The platform's MPI libraries: (PlatformMPI by name, missing reasons)."""
+    from collkit.mpi import MPIInstall
+    from collkit.platform import PlatformMPI
+    bench = bench_path()
+    found: dict = {}
+    missing: dict[str, str] = {}
+    for name in MPI_NAMES:
+        if not settings.smpirun.exists():
+            missing[name] = "SimGrid's smpirun is not installed (apt-get install simgrid libsimgrid-dev): run `make setup`"
+        elif not bench.exists():
+            missing[name] = f"collkit-bench is not built for SimGrid ({bench} missing): run `make setup`"
+        else:
+            found[name] = PlatformMPI(MPIInstall(name=name, mpirun=settings.smpirun), bench)
+    return found, missing
