@@ -40,6 +40,7 @@ from collkit.topology.model import Node, Topology
 
 KINDS = ("fattree", "dragonfly", "torus")
 HOST_PREFIX = "node"
+SIM_PREFIX = "sim:"   # "sim:lumi-like" names a preset wherever a machine or map is asked for
 
 # Defaults stated in docs/topologies.md: one rank per node, a loopback about
 # four times a 200 Gb/s NIC, and reductions at 10 GB/s (one core streaming
@@ -521,8 +522,8 @@ PRESETS: dict[str, Machine] = {m.name: m for m in _preset_list()}
 def preset(name: str) -> Machine:
     """A preset by name; an unknown name is a UserError with a suggestion."""
     key = name.strip().lower()
-    if key.startswith("sim:"):
-        key = key[4:]
+    if key.startswith(SIM_PREFIX):
+        key = key[len(SIM_PREFIX):]
     if key in PRESETS:
         return PRESETS[key]
     hint = difflib.get_close_matches(key, list(PRESETS), n=1)
@@ -605,7 +606,10 @@ def from_table(table: dict, source: str) -> Machine:
     if "preset" in table:
         if not isinstance(table["preset"], str):
             raise UserError(f"{where}: preset must be a string")
-        base = preset(table["preset"])
+        try:
+            base = preset(table["preset"])
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
     kind = table.get("kind", base.kind if base else None)
     if kind is None:
         raise UserError(f"{where}: say kind = {' | '.join(repr(k) for k in KINDS)} or preset = NAME")
@@ -618,7 +622,11 @@ def from_table(table: dict, source: str) -> Machine:
             stray = [k for k in keys if k in table and k not in SHAPE_KEYS[kind]]
             if stray:
                 raise UserError(f"{where}: {stray[0]} belongs to a {other}, not a {kind}")
-    shape = _shape(kind, table, base.shape if base else None, where)
+    try:
+        shape = _shape(kind, table, base.shape if base else None, where)
+    except UserError as exc:
+        text = str(exc)
+        raise UserError(text if text.startswith(where) else f"{where}: {text}") from None
     if base is None and "link_bw" not in table:
         raise UserError(f"{where}: link_bw is required (e.g. link_bw = \"25GBps\")")
     if base is None and "link_lat" not in table:
@@ -647,4 +655,5 @@ def from_table(table: dict, source: str) -> Machine:
             source=source if base is None else f"{base.name} as changed by {source}",
             notes=base.notes if base else ())
     except UserError as exc:
-        raise UserError(f"{where}: {exc}") from None
+        text = str(exc)
+        raise UserError(text if text.startswith(where) else f"{where}: {text}") from None

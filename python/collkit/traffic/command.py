@@ -10,6 +10,7 @@ from pathlib import Path
 from collkit import registry
 from collkit.errors import UserError
 from collkit.topology import Topology, read_map
+from collkit.topology.synthetic import SIM_PREFIX, Machine, preset
 from collkit.traffic import output
 from collkit.traffic.allocation import from_hostlist, read_allocation
 from collkit.traffic.analysis import analyse, placement_for, ranks_only
@@ -42,6 +43,11 @@ maps (--map FILE):
   Leonardo     'NODE 0063 RACK 3 CELL 1 ROW 1 PARTITION 1 SWITCH 10300' per node;
                CELL is the group; node NODE NNNN is host lrdnNNNN
   CSV          'host,group[,switch]' per line; a first line 'host,...' is a header
+  sim:NAME     a simulated machine (lumi-like, leonardo-like, marenostrum5-like,
+               fugaku-like, ...; docs/topologies.md): with --ranks, the smallest
+               instance of its shape holding the nodes (ranks in block order over
+               node0, node1, ...; --ppn defaults to the machine's); with an
+               allocation, the whole machine, hosts node0 .. nodeN-1
 
 placement (which node each rank runs on):
   block        (default) --ppn K consecutive ranks per node, nodes in allocation order
@@ -85,7 +91,8 @@ def add_parser(sub) -> None:
     src.add_argument("--ranks", type=int_at_least("rank count", 1), metavar="P", help="P ranks, no allocation")
     src.add_argument("--jobs", type=Path, metavar="DIR",
                      help="every allocation file in DIR, one job each; one CSV row per job")
-    t.add_argument("--map", type=Path, metavar="FILE", help="node map: Leonardo format or host,group[,switch] CSV")
+    t.add_argument("--map", type=Path, metavar="FILE",
+                   help="node map: Leonardo format or host,group[,switch] CSV; or sim:NAME, a simulated machine")
     t.add_argument("--ppn", type=int_at_least("--ppn", 1), metavar="K", help="ranks per node (default 1)")
     t.add_argument("--placement", choices=PLACEMENTS, help="block (default), cyclic or explicit")
     t.add_argument("--root", type=_root, default=0, metavar="R", help="root rank of bcast, reduce, gather, scatter (default 0)")
@@ -104,6 +111,13 @@ def _check_names(collective: str, names: list[str]) -> list[str]:
     return out
 
 
+def _sim_machine(path: Path | None) -> Machine | None:
+    """The simulated machine that ``--map sim:NAME`` names, else None."""
+    if path is None or not str(path).startswith(SIM_PREFIX):
+        return None
+    return preset(str(path)[len(SIM_PREFIX):])
+
+
 def run(ns: argparse.Namespace) -> int:
     coll = registry.check_collective(ns.collective)
     algorithms = _check_names(coll, ns.algorithm)
@@ -116,7 +130,13 @@ def run(ns: argparse.Namespace) -> int:
         alloc = read_allocation(ns.alloc)
     elif ns.nodelist is not None:
         alloc = from_hostlist(ns.nodelist)
-    topo: Topology | None = read_map(ns.map) if ns.map else None
+    machine = _sim_machine(ns.map)
+    topo: Topology | None = None
+    if machine is not None:
+        if ns.ranks is None:
+            topo = machine.instance(machine.max_nodes).topology()
+    elif ns.map:
+        topo = read_map(ns.map)
     tracer = Tracer()
 
     if ns.jobs is not None:
@@ -133,7 +153,11 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     if ns.ranks is not None:
-        topo, placement = ranks_only(ns.ranks, topo, ns.placement, ns.ppn)
+        ppn = ns.ppn
+        if machine is not None:
+            ppn = ppn or machine.ppn
+            topo = machine.instance(-(-ns.ranks // ppn)).topology()
+        topo, placement = ranks_only(ns.ranks, topo, ns.placement, ppn)
     else:
         if topo is None:
             raise UserError("an allocation needs --map FILE (which group each node is in)")
