@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
-APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge)
+APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge
+              libsimgrid-dev simgrid)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -53,4 +54,11 @@ build() {  # build <name> <cmake args...>
 }
 build openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
 build mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
+# SimGrid (simulated machines, `--platform sim:NAME`): libcollkit and collkit-bench
+# compiled with smpicc, which links programs as shared objects that smpirun
+# loads; only the benchmark targets (the tests and tools run natively).
+say "building collkit-bench for SimGrid in build/simgrid"
+cmake -S . -B build/simgrid -DCOLLKIT_WERROR=ON -DCMAKE_C_COMPILER=/usr/bin/smpicc \
+    -DMPI_C_COMPILER=/usr/bin/smpicc -DCOLLKIT_BUILD_TESTS=OFF >/dev/null
+cmake --build build/simgrid -j "$(nproc)" --target collkit-bench >/dev/null
 say "ready: .venv/bin/collkit"
