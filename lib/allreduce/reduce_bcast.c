@@ -5,6 +5,7 @@
  * suited to short vectors. Non-commutative ops are fine when the reduce keeps
  * rank order, which binomial_doubling does. */
 #include "../core/ck_core.h"
+#include "collkit/tags.h"
 
 int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm)
@@ -22,8 +23,13 @@ int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Da
      * non-root rank, which the reduce algorithms guarantee (rbuf is not
      * significant there). */
     const void *in = (sbuf == MPI_IN_PLACE && rank != 0) ? rbuf : sbuf;
+    /* The two halves tag their own steps inside these phases. */
+    CK_TAG_BEGIN("reduce_to_root");
     CK_TRY(ck_reduce_binomial_doubling(in, rbuf, count, dt, op, 0, comm));
+    CK_TAG_END("reduce_to_root");
+    CK_TAG_BEGIN("bcast_from_root");
     CK_TRY(ck_bcast_binomial_halving(rbuf, count, dt, 0, comm));
+    CK_TAG_END("bcast_from_root");
 out:
     return rc;
 }
