@@ -193,11 +193,16 @@ def table(points: list[BreakdownPoint]) -> str:
 
 def text_report(bd: Breakdown) -> str:
     blocks = []
+    # How the bench split the time: said once when every point says the same.
+    all_bases = {p.basis for pts in bd.points.values() for p in pts if p.basis}
+    shared = len(all_bases) == 1
+    if shared:
+        blocks.append(f"parts: {next(iter(all_bases))}")
     for group, pts in bd.points.items():
         head = group.title
         bases = sorted({p.basis for p in pts if p.basis})
-        if bases:
-            head += f"   [{'; '.join(bases)}]"
+        if bases and not shared:
+            head += f"   [parts: {'; '.join(bases)}]"
         if group.backend == "mpi":
             blocks.append(f"{head}\n  the MPI library's own collective carries no tags: all of its time is "
                           f"'other' ({len(pts)} sizes); not drawn")

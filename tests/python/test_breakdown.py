@@ -294,6 +294,10 @@ time_budget_s = 0
     for p in pts:
         assert p.dropped == 0 and p.unbalanced == 0
         assert p.parts["comm"] > 0 and p.parts["reduce"] > 0     # rabenseifner sends and reduces
-        assert all(v >= 0 for v in p.parts.values())
-        # `other` is defined as end-to-end minus the tagged parts: exact by construction
-        assert p.end_to_end_us is not None and p.total_us == pytest.approx(p.end_to_end_us, rel=1e-6, abs=1e-3)
+        assert min(p.parts["comm"], p.parts["reduce"], p.parts["copy"]) >= 0 and p.parts["other"] > -0.01
+        # The bench's identity (docs/bench-protocol.md): `other` is the slowest rank's call
+        # time minus its tagged parts, taken at the median iteration, so the parts add up to
+        # the median time exactly (up to the records' rounding to 1 ns).
+        assert p.end_to_end_us == pytest.approx(p.median_us, abs=0.002)
+        assert p.total_us == pytest.approx(p.median_us, abs=0.005)
+    assert breakdown.text_report(bd).startswith("parts: ")
