@@ -26,6 +26,7 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
+#include "collkit/tags.h"
 
 static int lowbit_index(int x)
 {
@@ -53,8 +54,10 @@ static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
         CK_TRY(ck_copy(sbuf, *acc, count, dt));
     }
     if (neighbour >= 0) {
+        CK_TAG_BEGIN("fold");
         CK_TRY(ck_recv(in_tmp->buf, count, dt, neighbour, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp->buf, *acc, count, dt, op));
+        CK_TAG_END("fold");
     }
 out:
     return rc;
@@ -76,7 +79,12 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int tag = CK_TAG(CK_REDUCE);
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) return ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+    if (v < 0) {
+        CK_TAG_BEGIN("fold");
+        rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+        CK_TAG_END("fold");
+        return rc;
+    }
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int pos = ck_bine_tree_position(v, pof2, s);
@@ -85,19 +93,26 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int parent = pos != 0 ? ck_bine_fold_real(ck_bine_tree_rank(pos - (1 << j), pof2, s), root, size) : -1;
 
     /* A leaf has nothing to combine: its input goes up as it is. */
-    if (j == 0 && !folds) return ck_send(sbuf, count, dt, parent, tag, comm);
+    if (j == 0 && !folds) {
+        CK_TAG_BEGIN("tree");
+        rc = ck_send(sbuf, count, dt, parent, tag, comm);
+        CK_TAG_END("tree");
+        return rc;
+    }
 
     char *acc;
     CK_TRY(ck_tmp_alloc(&in_tmp, count, dt));
     CK_TRY(fold_in(sbuf, rbuf, count, dt, op, rank == root,
                    folds ? ck_abs_rank(rel + 1, root, size) : -1, tag, comm, &acc_tmp, &in_tmp,
                    &acc));
+    CK_TAG_BEGIN("tree");
     for (int i = 0; i < j; i++) {
         int child = ck_bine_fold_real(ck_bine_tree_rank(pos + (1 << i), pof2, s), root, size);
         CK_TRY(ck_recv(in_tmp.buf, count, dt, child, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
     }
     if (parent >= 0) CK_TRY(ck_send(acc, count, dt, parent, tag, comm));
+    CK_TAG_END("tree");
 out:
     ck_tmp_free(&acc_tmp);
     ck_tmp_free(&in_tmp);
@@ -128,7 +143,12 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     const int tag = CK_TAG(CK_REDUCE);
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) return ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+    if (v < 0) {
+        CK_TAG_BEGIN("fold");
+        rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
+        CK_TAG_END("fold");
+        return rc;
+    }
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int nu = ck_bine_nu(v, pof2, s);
@@ -145,6 +165,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     /* Reduce-scatter: before step k, v is responsible for the aligned sigma
      * range of length 2^(s-k); it keeps the half holding sigma and the
      * partner, whose sigma differs in exactly that bit, takes the other. */
+    CK_TAG_BEGIN("reduce_scatter");
     for (int k = 0; k < s; k++) {
         int half = 1 << (s - 1 - k);
         int keep = sigma & ~(half - 1), give = keep ^ half;
@@ -154,11 +175,13 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
                            partner, dt, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, BLOCK(keep), nkeep, dt, op));
     }
+    CK_TAG_END("reduce_scatter");
 
     /* Gather up the distance-doubling tree: the child of v at step k owns
      * [sigma + 2^(s-1-k), sigma + 2^(s-k)); v reached at step h hands its
      * collected range [sigma, sigma + 2^(s-1-h)) to its parent. */
     const int h = v != 0 ? ck_bine_high_bit(nu) : -1;
+    CK_TAG_BEGIN("gather");
     for (int k = s - 1; k > h; k--) {
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_TRY(ck_recv(BLOCK(c), span(count, pof2, c, len), dt,
@@ -167,6 +190,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     if (v != 0)
         CK_TRY(ck_send(BLOCK(sigma), span(count, pof2, sigma, 1 << (s - 1 - h)), dt,
                        ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+    CK_TAG_END("gather");
 #undef BLOCK
 out:
     ck_tmp_free(&acc_tmp);

@@ -10,6 +10,7 @@
  * Both take ceil(log2 p) steps at the root and send the whole vector once
  * from every other rank. */
 #include "../core/ck_core.h"
+#include "collkit/tags.h"
 
 static int high_bit(int x)
 {
@@ -44,6 +45,15 @@ static int tree_links(enum tree_order order, int v, int size, int children[32], 
     return n;
 }
 
+#ifdef CK_INSTRUMENT
+/* Step of the tree edge of length d = 2^k (for the step tags only): the
+ * doubling tree uses it at step k, the halving tree at ceil(log2 p) - 1 - k. */
+static int edge_step(enum tree_order order, int d, int size)
+{
+    return order == TREE_DOUBLING ? ck_log2_ceil(d) : ck_log2_ceil(size) - 1 - ck_log2_ceil(d);
+}
+#endif
+
 /* The reduction proper, on a tree rooted at `troot`. When troot differs from
  * the real root, troot forwards the result to it at the end (this is how the
  * doubling tree keeps non-commutative ops in rank order for any root).
@@ -76,15 +86,20 @@ static int binomial_reduce(enum tree_order order, const void *sbuf, void *rbuf, 
     }
 
     const void *acc = (is_root && sbuf == MPI_IN_PLACE) ? rbuf : sbuf;
+    CK_TAG_BEGIN("tree");
     for (int i = 0; i < nch; i++) {
         char *in = acc == b0 ? b1 : b0;
+        CK_TAG_BEGIN_STEP("step", edge_step(order, children[i] - v, size));
         CK_TRY(ck_recv(in, count, dt, ck_abs_rank(children[i], troot, size), tag, comm));
         CK_TRY(ck_reduce_local(acc, in, count, dt, op));
+        CK_TAG_END("step");
         acc = in;
     }
 
     if (parent >= 0) {
+        CK_TAG_BEGIN_STEP("step", edge_step(order, v - parent, size));
         CK_TRY(ck_send(acc, count, dt, ck_abs_rank(parent, troot, size), tag, comm));
+        CK_TAG_END("step");
     } else if (is_root) {
         if (acc != rbuf) CK_TRY(ck_copy(acc, rbuf, count, dt));
     } else {
@@ -92,6 +107,7 @@ static int binomial_reduce(enum tree_order order, const void *sbuf, void *rbuf, 
     }
     /* troot sends nothing else to the root, so this cannot match a partial. */
     if (is_root && rank != troot) CK_TRY(ck_recv(rbuf, count, dt, troot, tag, comm));
+    CK_TAG_END("tree");
 out:
     ck_tmp_free(&t0);
     ck_tmp_free(&t1);
