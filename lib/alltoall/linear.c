@@ -11,6 +11,7 @@
  * landing spot for a receive that may complete first, so the input is copied
  * aside once. */
 #include "../core/ck_core.h"
+#include "collkit/tags.h"
 
 int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                        MPI_Comm comm)
@@ -35,6 +36,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         src = tmp.buf;
     }
 
+    CK_TAG_BEGIN("exchange");
     if (size > 1) {
         reqs = malloc(sizeof *reqs * 2 * (size_t)(size - 1));
         if (reqs == NULL) {
@@ -60,6 +62,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         CK_TRY(ck_copy(ck_elem(sbuf, (size_t)rank * count, extent),
                        ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
     CK_TRY(ck_waitall(n, reqs));
+    CK_TAG_END("exchange");
 out:
     free(reqs);
     ck_tmp_free(&tmp);
