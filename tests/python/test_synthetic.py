@@ -106,7 +106,7 @@ def test_route_link_classes():
     assert [x.what for x in lumi.route(0, 1)] == ["node", "node"]
     assert [x.what for x in lumi.route(3, 3)] == ["loopback"]
     glob = lumi.route(0, 255)[2]
-    assert glob.bw == 25e9 * 24
+    assert glob.bw == 25e9 * 20
     ft = preset("fattree-2to1").instance(64)
     assert [x.what for x in ft.route(0, 63)] == ["up-1", "up-2", "down-2", "down-1"]
     torus = Machine("r", Torus((8, 4), (2, 2)), link_bw=1e9, link_lat=1e-7).instance(32)
@@ -190,10 +190,10 @@ def test_platform_xml_is_one_cluster_with_the_models_numbers():
     assert root.tag == "platform" and root.get("version") == "4.1"
     (cluster,) = list(root)
     a = cluster.attrib
-    assert a["topology"] == "DRAGONFLY" and a["topo_parameters"] == "2,18;1,1;20,2;9"
+    assert a["topology"] == "DRAGONFLY" and a["topo_parameters"] == "2,18;1,1;20,1;9"
     assert a["radical"] == "0-359" and a["prefix"] == "node" and a["core"] == "4"
     assert a["sharing_policy"] == "SPLITDUPLEX"
-    assert float(a["bw"].removesuffix("Bps")) == 12.5e9 and float(a["lat"].removesuffix("s")) == 5e-7
+    assert float(a["bw"].removesuffix("Bps")) == 25e9 and float(a["lat"].removesuffix("s")) == 5e-7
     assert float(a["speed"].removesuffix("f")) == inst.machine.speed
     assert float(a["loopback_bw"].removesuffix("Bps")) == inst.machine.loopback_bw
     with pytest.raises(UserError):
@@ -235,29 +235,59 @@ needs_simgrid = pytest.mark.skipif(shutil.which("smpicc") is None or shutil.whic
                                    reason="SimGrid is not installed (smpicc, smpirun: libsimgrid-dev simgrid)")
 
 
+# Ranks 0 and 1 each send n bytes to rank 2 and rank 3 at the same time; the
+# receivers print how long their message took.
+TWO_FLOWS = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    long n = atol(argv[1]);
+    char *buf = calloc((size_t)n, 1);
+    if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (rank < 2) MPI_Send(buf, (int)n, MPI_CHAR, rank + 2, 0, MPI_COMM_WORLD);
+    else MPI_Recv(buf, (int)n, MPI_CHAR, rank - 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank >= 2) printf("flow %.9e\n", MPI_Wtime() - t0);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def pingpong(tmp_path_factory):
     d = tmp_path_factory.mktemp("pingpong")
-    (d / "pp.c").write_text(PINGPONG)
-    subprocess.run(["smpicc", "-O1", "-o", str(d / "pp"), str(d / "pp.c")], check=True, capture_output=True,
-                   timeout=120)
+    for name, text in (("pp", PINGPONG), ("two", TWO_FLOWS)):
+        (d / f"{name}.c").write_text(text)
+        subprocess.run(["smpicc", "-O1", "-o", str(d / name), str(d / f"{name}.c")], check=True,
+                       capture_output=True, timeout=120)
     return d
 
 
-def simulated_oneway(d, inst, a, b, size, ppn=1):
+def simulate(d, inst, program, hosts, args, ppn=1):
     xml = d / "platform.xml"
     xml.write_text(platform_xml(inst, ppn))
     hostfile = d / "hosts"
-    hostfile.write_text(f"{inst.hosts[a]}\n{inst.hosts[b]}\n")
+    hostfile.write_text("".join(f"{inst.hosts[i]}\n" for i in hosts))
     out = subprocess.run(
-        ["smpirun", "-platform", str(xml), "-hostfile", str(hostfile), "-np", "2",
+        ["smpirun", "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(len(hosts)),
          "--cfg=smpi/simulate-computation:no", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
-         "--cfg=smpi/wtime:0", "--cfg=smpi/tmpdir:" + str(d), str(d / "pp"), str(size)],
+         "--cfg=smpi/wtime:0", "--cfg=smpi/tmpdir:" + str(d), str(d / program), *map(str, args)],
         capture_output=True, text=True, timeout=120, cwd=d)
     assert out.returncode == 0, out.stderr[-2000:]
-    lines = [x for x in out.stdout.splitlines() if x.startswith("oneway ")]
-    assert lines, out.stdout + out.stderr[-2000:]
-    return float(lines[0].split()[1])
+    values = [float(x.split()[1]) for x in out.stdout.splitlines() if x.startswith(("oneway ", "flow "))]
+    assert values, out.stdout + out.stderr[-2000:]
+    return values
+
+
+def simulated_oneway(d, inst, a, b, size, ppn=1):
+    return simulate(d, inst, "pp", (a, b), (size,), ppn)[0]
 
 
 CASES = [
@@ -320,3 +350,15 @@ def test_traffic_sim_errors(collkit):
     r = collkit("traffic", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "5000",
                 "--map", "sim:lumi-like")
     assert r.returncode == 2 and "do not fit lumi-like" in r.stderr
+
+
+@needs_simgrid
+def test_parallel_fat_tree_links_carry_two_flows_at_full_speed(pingpong):
+    size = 1 << 24
+    alone = size / 1e9
+    for parallel, expect in (((1, 1), 2 * alone), ((1, 2), alone)):
+        inst = Machine("p", FatTree((4, 2), (1, 1), parallel), link_bw=1e9, link_lat=1e-6).instance(8)
+        assert inst.shape.oversubscription() == [4 / parallel[1]]
+        # 0 -> 4 and 1 -> 5 cross from leaf 0 to leaf 1 through the one top switch
+        times = simulate(pingpong, inst, "two", (0, 1, 4, 5), (size,))
+        assert times == pytest.approx([expect, expect], rel=0.01)

@@ -78,8 +78,12 @@ class Link:
 class FatTree:
     """XGFT(h; m1..mh; w1..wh): ``down[i]`` children per level-(i+1) switch
     (``down[0]`` nodes per leaf switch), ``up[i]`` parents per level-i element
-    (``up[0]`` leaf switches per node). ``2;16,16;1,8`` is 256 nodes, 16 per
-    leaf, each leaf with 8 uplinks: 2:1 at the top.
+    (``up[0]`` leaf switches per node), ``parallel[i]`` links between a
+    level-i element and each of its parents (default 1). ``2;16,16;1,8`` is
+    256 nodes, 16 per leaf, each leaf with 8 uplinks: 2:1 at the top.
+    A message takes one of parallel links (SimGrid picks it by a static
+    rule), so parallel links add capacity for concurrent flows, not speed
+    for one.
 
     Group = the nodes under one level-(h-1) switch (a leaf switch when h = 2,
     a pod otherwise); switch = the node's leaf switch."""
@@ -87,14 +91,19 @@ class FatTree:
     kind: ClassVar[str] = "fattree"
     down: tuple[int, ...]
     up: tuple[int, ...]
+    parallel: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "down", _positive_ints(self.down, "fattree down (children per switch)"))
         object.__setattr__(self, "up", _positive_ints(self.up, "fattree up (parents per node/switch)"))
+        object.__setattr__(self, "parallel", _positive_ints(self.parallel, "fattree parallel (links per parent)")
+                           or (1,) * len(self.down))
         if not self.down:
             raise UserError("a fattree needs at least one level")
         if len(self.up) != len(self.down):
             raise UserError(f"fattree: {len(self.down)} levels of children but {len(self.up)} of parents")
+        if len(self.parallel) != len(self.down):
+            raise UserError(f"fattree: {len(self.down)} levels but {len(self.parallel)} parallel-link counts")
         if self.up[0] != 1:
             # SimGrid routes a node through its first leaf only; several NICs per
             # node are not modelled (docs/topologies.md).
@@ -114,22 +123,24 @@ class FatTree:
 
     def describe(self) -> dict[str, Any]:
         return {"levels": self.levels, "down": list(self.down), "up": list(self.up),
-                "xgft": self.xgft(), "oversubscription": self.oversubscription()}
+                "parallel": list(self.parallel), "xgft": self.xgft(),
+                "oversubscription": self.oversubscription()}
 
     def xgft(self) -> str:
         return f"{self.levels};{','.join(map(str, self.down))};{','.join(map(str, self.up))}"
 
     def topo_parameters(self) -> str:
-        return f"{self.xgft()};{','.join('1' * self.levels)}"
+        return f"{self.xgft()};{','.join(map(str, self.parallel))}"
 
     def oversubscription(self) -> list[float]:
-        """Down ports / up ports of a switch at levels 1..h-1 (1.0 = full bandwidth)."""
-        return [self.down[i] / self.up[i + 1] for i in range(self.levels - 1)]
+        """Links down / links up of a switch at levels 1..h-1 (1.0 = full bandwidth)."""
+        return [self.down[i] * self.parallel[i] / (self.up[i + 1] * self.parallel[i + 1])
+                for i in range(self.levels - 1)]
 
     def shrink(self, groups: int) -> "FatTree":
         if self.levels == 1:
             return self
-        return FatTree(self.down[:-1] + (groups,), self.up)
+        return FatTree(self.down[:-1] + (groups,), self.up, self.parallel)
 
     def groups_for(self, nodes: int) -> int:
         return -(-nodes // self.group_size)
@@ -470,23 +481,26 @@ def _preset_list() -> list[Machine]:
     return [
         Machine(
             name="lumi-like",
-            shape=Dragonfly(groups=24, routers=32, nodes=4, global_links=24, local_links=1),
+            shape=Dragonfly(groups=24, routers=32, nodes=4, global_links=20, local_links=1),
             link_bw=25e9, link_lat=0.5e-6, max_nodes=2978,
-            source="LUMI-G (HPE Cray EX, Slingshot-11 dragonfly): LUMI user documentation; "
-                   "Bine trees (De Sensi et al.); docs/topologies.md",
+            source="LUMI-G (HPE Cray EX, Slingshot-11 dragonfly): LUMI documentation and training material; "
+                   "docs/topologies.md",
             notes=("one 200 Gb/s NIC per node (LUMI-G nodes have four)",
-                   "24 groups of 32 switches with 4 nodes each; global link multiplicity is an assumption",
+                   "24 groups of 128 nodes, 32 switches of 4 nodes each; 20 links between two groups "
+                   "inferred from the documented 276 TB/s LUMI-G global bandwidth",
                    "per-link latency 0.5 us is an assumption")),
         Machine(
             name="leonardo-like",
-            shape=Dragonfly(groups=20, routers=20, nodes=9, global_links=18, local_links=2),
-            link_bw=12.5e9, link_lat=0.5e-6, max_nodes=3456,
+            shape=Dragonfly(groups=20, routers=20, nodes=9, global_links=18, local_links=1),
+            link_bw=25e9, link_lat=0.5e-6, max_nodes=3456,
             source="Leonardo Booster (InfiniBand HDR dragonfly+): CINECA documentation, the node map in "
-                   "data/leonardo, PICO and Bine trees papers; docs/topologies.md",
+                   "data/leonardo; docs/topologies.md",
             notes=("each group is a two-level fat tree on the real machine; modelled as all-to-all routers",
-                   "18 leaf switches of 10 nodes per group become 20 routers of 9 nodes "
+                   "the real cells of 180 nodes on 18 leaf switches become 20 routers of 9 nodes "
                    "(SimGrid needs groups <= routers per group)",
-                   "one HDR100 port per node; global link multiplicity is an assumption")),
+                   "200 Gb/s per node (the documented pair bandwidth), not the four HDR100 ports",
+                   "18 links between two groups is an assumption from the switch radix",
+                   "per-link latency 0.5 us is an assumption")),
         Machine(
             name="marenostrum5-like",
             shape=FatTree(down=(16, 10, 41), up=(1, 16, 5)),
@@ -536,7 +550,7 @@ def preset(name: str) -> Machine:
 COMMON_KEYS = ("name", "preset", "kind", "link_bw", "link_lat", "loopback_bw", "loopback_lat", "speed", "ppn",
                "max_nodes")
 SHAPE_KEYS = {
-    "fattree": ("down", "up"),
+    "fattree": ("down", "up", "parallel"),
     "dragonfly": ("groups", "routers", "nodes_per_router", "global_links", "local_links"),
     "torus": ("dims", "unit"),
 }
@@ -568,7 +582,11 @@ def _shape(kind: str, table: dict, base: Shape | None, where: str) -> Shape:
             raise UserError(f"{where}: a fattree needs {' and '.join(missing)}")
         down = _ints(table, "down", where) if "down" in table else base.down  # type: ignore[union-attr]
         up = _ints(table, "up", where) if "up" in table else base.up  # type: ignore[union-attr]
-        return FatTree(down, up)
+        if "parallel" in table:
+            parallel = _ints(table, "parallel", where)
+        else:
+            parallel = base.parallel if isinstance(base, FatTree) and len(base.parallel) == len(down) else ()
+        return FatTree(down, up, parallel)
     if kind == "dragonfly":
         b = base if isinstance(base, Dragonfly) else None
         need = [k for k in ("groups", "routers", "nodes_per_router") if k not in table and b is None]
