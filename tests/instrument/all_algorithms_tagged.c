@@ -1,0 +1,223 @@
+/*
+ * all_algorithms_tagged: every algorithm of the registry is instrumented, so
+ * that none can stay silently untagged (issue #7).
+ *
+ *   all_algorithms_tagged [--list]
+ *
+ * At this communicator's size, each registry algorithm runs a few calls (MPI_INT,
+ * MPI_SUM; one element and several per rank; roots 0 and p-1 where there is
+ * a root) with recording on, and after every call each rank checks:
+ *   - no END was unbalanced, no tag is left open, nothing was dropped;
+ *   - every "step" record lies inside a phase (depth > 0) and has an index;
+ *   - with p > 1, the rank recorded at least one phase tag other than "step"
+ *     (every rank takes part in every algorithm at p > 1);
+ *   - with p > 1, for bcast, allgather, reduce_scatter and allreduce, some
+ *     rank recorded a step; except the algorithms in no_steps[] below, which
+ *     must then record none (so the list cannot go stale unnoticed).
+ * A failure prints one line per algorithm and call; the exit status is 1.
+ * With --list, rank 0 prints each algorithm's phase names and step range (the
+ * union over ranks and calls), as docs/algorithms.md lists them.
+ */
+#include <collkit/collkit.h>
+#include <collkit/tags.h>
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CK_INSTRUMENT
+#error "build this test with CK_INSTRUMENT (it links collkit_instr)"
+#endif
+
+/* Algorithms whose steps run in lib/core/swing.c, which has no step tags:
+ * they are instrumented at phase level only. */
+static const char *const no_steps[] = {"allgather/swing", "reduce_scatter/swing",
+                                       "allreduce/swing_bandwidth"};
+
+/* --list: the phase names one rank saw for one algorithm, space-separated.
+ * Tag ids are interned per process in the order of first use, so ranks
+ * exchange names, not ids. */
+#define NAMES_LEN 512
+
+static void add_name(char *names, const char *name)
+{
+    size_t n = strlen(name), at = 0, len = strlen(names);
+    while (at < len) {
+        size_t w = strcspn(names + at, " ");
+        if (w == n && strncmp(names + at, name, n) == 0) return;
+        at += w + 1;
+    }
+    if (len + n + 2 <= NAMES_LEN) {
+        if (len > 0) names[len++] = ' ';
+        memcpy(names + len, name, n + 1);
+    }
+}
+
+static int needs_steps(const ck_algorithm *a)
+{
+    return a->collective == CK_BCAST || a->collective == CK_ALLGATHER ||
+           a->collective == CK_REDUCE_SCATTER || a->collective == CK_ALLREDUCE;
+}
+
+static int exempt_from_steps(const char *full)
+{
+    for (size_t i = 0; i < sizeof no_steps / sizeof *no_steps; i++)
+        if (strcmp(no_steps[i], full) == 0) return 1;
+    return 0;
+}
+
+static int has_root(ck_collective c)
+{
+    return c == CK_BCAST || c == CK_REDUCE || c == CK_GATHER || c == CK_SCATTER;
+}
+
+static int call(const ck_algorithm *a, int *sbuf, int *rbuf, size_t count, int root,
+                MPI_Comm comm)
+{
+    switch (a->collective) {
+    case CK_BCAST: return a->fn.bcast(rbuf, count, MPI_INT, root, comm);
+    case CK_REDUCE: return a->fn.reduce(sbuf, rbuf, count, MPI_INT, MPI_SUM, root, comm);
+    case CK_GATHER: return a->fn.gather(sbuf, rbuf, count, MPI_INT, root, comm);
+    case CK_SCATTER: return a->fn.scatter(sbuf, rbuf, count, MPI_INT, root, comm);
+    case CK_ALLGATHER: return a->fn.allgather(sbuf, rbuf, count, MPI_INT, comm);
+    case CK_REDUCE_SCATTER:
+        return a->fn.reduce_scatter(sbuf, rbuf, count, MPI_INT, MPI_SUM, comm);
+    case CK_ALLREDUCE: return a->fn.allreduce(sbuf, rbuf, count, MPI_INT, MPI_SUM, comm);
+    case CK_ALLTOALL: return a->fn.alltoall(sbuf, rbuf, count, MPI_INT, comm);
+    default: return MPI_ERR_ARG;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, list = 0, failures = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--list") == 0) {
+            list = 1;
+        } else {
+            if (rank == 0) fprintf(stderr, "usage: all_algorithms_tagged [--list]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+
+    /* Every buffer holds p blocks of the largest count, enough for any
+     * collective's send or receive side. */
+    const size_t counts[2] = {1, 5 * (size_t)size + 3};
+    const size_t cap = (size_t)size * counts[1];
+    int *sbuf = malloc(cap * sizeof *sbuf), *rbuf = malloc(cap * sizeof *rbuf);
+    char names[NAMES_LEN], *all_names = malloc((size_t)size * NAMES_LEN);
+    if (sbuf == NULL || rbuf == NULL || all_names == NULL ||
+        ck_tags_init((size_t)1 << 16) != MPI_SUCCESS) {
+        fprintf(stderr, "all_algorithms_tagged: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+
+    for (size_t ai = 0; ai < ck_algorithm_count(); ai++) {
+        const ck_algorithm *a = ck_algorithm_at(ai);
+        char full[128];
+        snprintf(full, sizeof full, "%s/%s", ck_collective_name(a->collective), a->name);
+        if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (size & (size - 1)) != 0) continue;
+        const int exempt = exempt_from_steps(full);
+        int step_lo = -1, step_hi = -1, any_steps = 0;
+        names[0] = '\0';
+        const int nroots = has_root(a->collective) && size > 1 ? 2 : 1;
+
+        for (int ci = 0; ci < 2; ci++) {
+            const size_t count = counts[ci] < a->min_count ? a->min_count : counts[ci];
+            if (count > counts[1]) continue;
+            for (int ri = 0; ri < nroots; ri++) {
+                const int root = ri == 0 ? 0 : size - 1;
+                for (size_t i = 0; i < cap; i++) sbuf[i] = rbuf[i] = rank + (int)i;
+                ck_tags_reset();
+                ck_tags_enable(1);
+                int rc = call(a, sbuf, rbuf, count, root, MPI_COMM_WORLD);
+                ck_tags_enable(0);
+
+                /* This rank's verdict on the call. */
+                char why[160] = "";
+                int phases = 0, steps = 0, bad_step = 0;
+                const ck_tag_record *r = ck_tags_records();
+                for (size_t i = 0; i < ck_tags_count(); i++) {
+                    if (ck_tag_category_of(r[i].tag) != CK_CAT_PHASE) continue;
+                    const char *name = ck_tag_name(r[i].tag);
+                    if (strcmp(name, "step") != 0) {
+                        phases++;
+                        add_name(names, name);
+                        continue;
+                    }
+                    steps++;
+                    if (r[i].depth == 0 || r[i].step < 0) bad_step = 1;
+                    if (step_lo < 0 || r[i].step < step_lo) step_lo = r[i].step;
+                    if (r[i].step > step_hi) step_hi = r[i].step;
+                }
+                if (rc != MPI_SUCCESS)
+                    snprintf(why, sizeof why, "returned error %d", rc);
+                else if (ck_tags_unbalanced() != 0 || ck_tags_open() != 0)
+                    snprintf(why, sizeof why, "%llu unbalanced ENDs, %d tags left open",
+                             (unsigned long long)ck_tags_unbalanced(), ck_tags_open());
+                else if (ck_tags_dropped() != 0)
+                    snprintf(why, sizeof why, "%llu records dropped",
+                             (unsigned long long)ck_tags_dropped());
+                else if (bad_step)
+                    snprintf(why, sizeof why, "a step outside any phase or without an index");
+                else if (size > 1 && phases == 0)
+                    snprintf(why, sizeof why, "rank %d recorded no phase tag", rank);
+
+                int gsteps = 0;
+                MPI_Allreduce(&steps, &gsteps, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                if (gsteps > 0) any_steps = 1;
+                if (why[0] == '\0' && size > 1 && needs_steps(a)) {
+                    if (!exempt && gsteps == 0 && rank == 0)
+                        snprintf(why, sizeof why, "no rank recorded a step");
+                    if (exempt && gsteps > 0 && rank == 0)
+                        snprintf(why, sizeof why,
+                                 "records steps now: remove it from no_steps[] in %s", __FILE__);
+                }
+                int bad = why[0] != '\0', gbad = 0;
+                MPI_Allreduce(&bad, &gbad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                if (bad) {
+                    fprintf(stderr, "FAIL %s p=%d count=%zu root=%d (rank %d): %s\n", full, size,
+                            count, root, rank, why);
+                }
+                failures += gbad;
+            }
+        }
+
+        if (list) {
+            int lo = step_lo < 0 ? 1 << 30 : step_lo, hi = step_hi, glo, ghi, gany;
+            MPI_Gather(names, NAMES_LEN, MPI_CHAR, all_names, NAMES_LEN, MPI_CHAR, 0,
+                       MPI_COMM_WORLD);
+            MPI_Reduce(&lo, &glo, 1, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&hi, &ghi, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&any_steps, &gany, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (rank == 0) {
+                /* rank 0's names first, then those only other ranks saw */
+                for (int q = 1; q < size; q++) {
+                    char *other = all_names + (size_t)q * NAMES_LEN;
+                    for (char *w = strtok(other, " "); w != NULL; w = strtok(NULL, " "))
+                        add_name(names, w);
+                }
+                printf("%-34s %s", full, names);
+                if (gany) printf("  [steps %d..%d]", glo, ghi);
+                printf("\n");
+            }
+        }
+    }
+
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("all_algorithms_tagged: p=%d, %zu algorithms, %d failed calls\n", size,
+               ck_algorithm_count(), total);
+    ck_tags_finalize();
+    free(sbuf);
+    free(rbuf);
+    free(all_names);
+    MPI_Finalize();
+    return total == 0 ? 0 : 1;
+}
