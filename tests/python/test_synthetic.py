@@ -344,6 +344,23 @@ def test_traffic_counts_groups_of_the_instance(collkit):
     assert (row["intra_node_n"], row["intra_group_n"], row["inter_group_n"]) == (128, 256, 0)
 
 
+def test_traffic_on_an_allocation_of_a_simulated_machine(collkit, tmp_path):
+    # lumi-like groups hold 128 nodes: node0/node1 and node128/node129 are two groups.
+    alloc = tmp_path / "hosts"
+    alloc.write_text("node0\nnode1\nnode128\nnode129\n")
+    r = collkit("traffic", "--collective", "allreduce", "--algorithm", "recursive_doubling", "--alloc", str(alloc),
+                "--map", "sim:lumi-like", "--format", "json")
+    if r.returncode != 0 and "ck_trace" in r.stderr:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)
+    assert (row["groups"], row["intra_group_n"], row["inter_group_n"]) == (2, 4, 4)
+    alloc.write_text("node0\nnode99999\n")
+    r = collkit("traffic", "--collective", "allreduce", "--algorithm", "recursive_doubling", "--alloc", str(alloc),
+                "--map", "sim:lumi-like")
+    assert r.returncode == 2 and "node99999' is not in the map sim:lumi-like" in r.stderr
+
+
 def test_traffic_sim_errors(collkit):
     r = collkit("traffic", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "8", "--map", "sim:lumy-like")
     assert r.returncode == 2 and "did you mean 'lumi-like'" in r.stderr and "Traceback" not in r.stderr
