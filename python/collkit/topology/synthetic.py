@@ -20,7 +20,7 @@ What SimGrid's ``<cluster>`` topologies can express, and so what a machine here
 can say:
 
 * every link of a ``fattree`` has the same bandwidth and latency (the node's
-  link included); tapering comes from the switch counts only;
+  link included); tapering comes from switch and parallel-link counts;
 * a ``dragonfly`` has one base bandwidth (the node's link) and integer
   multiplicities for the links inside a group and between two groups;
 * a ``torus`` has one bandwidth for every link; nodes are the routers.
