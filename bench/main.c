@@ -353,6 +353,13 @@ int main(int argc, char **argv)
 
     for (size_t i = 0; i < pl.n; i++) {
         const bench_point *pt = &pl.v[i];
+#ifdef SMPI_H
+        /* SimGrid reports on stderr what a simulated collective did instead
+         * of the forced algorithm ("count < size, use default"); one process
+         * runs every rank, so this line tells collkit which point the
+         * messages that follow belong to. */
+        if (rank == 0) fprintf(stderr, "collkit-bench: point %s\n", pt->id);
+#endif
         point_result res;
         mpit_saved saved[BENCH_MAX_SETTINGS];
         size_t nsaved = 0;

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -54,6 +55,13 @@ CROSSTRAFFIC = "network/crosstraffic"
 
 # SimGrid's words for failures that leave smpirun's exit status at 0.
 FAILURE_MARKERS = ("Deadlock detected", "MPI_Abort was called", "Stalling SMPI instance")
+# ... and for the ones that do not (an algorithm's assertion, a crash).
+CRASH_MARKERS = ("Uncaught exception", "Assertion", "Access violation or Bus error", "/CRITICAL]")
+# collkit-bench's line before each point (bench/main.c, SMPI builds only).
+POINT_MARK = "collkit-bench: point "
+# An SMPI algorithm saying it ran the default algorithm instead of itself.
+FALLBACK = re.compile(r"\[smpi_colls/\w+\] (.*use default.*)")
+MESSAGE = re.compile(r"\[[\w.]+/(WARNING|ERROR|CRITICAL)\] (.*)")
 
 
 def base_cfg(settings: SimSettings) -> list[str]:
@@ -62,17 +70,52 @@ def base_cfg(settings: SimSettings) -> list[str]:
     return cfg + list(settings.cfg)
 
 
+def _message(line: str) -> str:
+    """A SimGrid log line without its '[where] [category/LEVEL]' prefixes."""
+    return line.rsplit("] ", 1)[-1].strip()[-300:]
+
+
 def diagnose(stderr: Path) -> str | None:
     """The first SimGrid failure message in a launch's output, or None."""
     try:
-        text = stderr.read_text(errors="replace")
+        lines = stderr.read_text(errors="replace").splitlines()
     except OSError:
         return None
-    for line in text.splitlines():
-        for marker in FAILURE_MARKERS:
-            if marker in line:
-                return line.strip()[-300:]
+    for markers in (FAILURE_MARKERS, CRASH_MARKERS):
+        for line in lines:
+            if any(m in line for m in markers) and "Current backtrace" not in line:
+                return _message(line)
     return None
+
+
+def segments(text: str) -> dict[str, list[str]]:
+    """Point id -> the SimGrid lines printed while that point ran."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith(POINT_MARK):
+            current = line[len(POINT_MARK):].strip()
+            out.setdefault(current, [])
+        elif current is not None:
+            out[current].append(line)
+    return out
+
+
+def point_notes(lines: list[str]) -> dict:
+    """What SimGrid said during one point: a fallback to its default algorithm
+    (the point then did not measure what it names) and its warnings/errors."""
+    fallback = next((m.group(1) for m in map(FALLBACK.search, lines) if m), None)
+    seen: dict[str, int] = {}
+    for line in lines:
+        m = MESSAGE.search(line)
+        if m and "Current backtrace" not in line:
+            seen[m.group(2).strip()[:300]] = seen.get(m.group(2).strip()[:300], 0) + 1
+    notes: dict = {}
+    if seen:
+        notes["smpi_messages"] = [f"{n}x {text}" for text, n in list(seen.items())[:5]]
+    if fallback:
+        notes["smpi_fallback"] = fallback
+    return notes
 
 
 def placement(settings: SimSettings, ranks: int):
@@ -157,6 +200,7 @@ class SimLauncher:
         shared = self.shared(points)
         cfg = self.cfg(pm.name, points, shared)
         machine = self.settings.machine.name
+        state = {"launch": 0}
 
         def start(campaign: Campaign, pm: PlatformMPI, remaining: list[Point], m: Measure) -> local._Launch:
             n = campaign.next_launch_number()
@@ -180,12 +224,25 @@ class SimLauncher:
             atomic.append_line(self.dir / LAUNCHES, json.dumps(
                 {"launch": n, "mpi": pm.name, "ranks": ranks, "nodes": inst.nodes, "platform_xml": xml.name,
                  "hostfile": hostfile.name, "cfg": cfg, "shared_buffers": shared, "argv": argv}))
+            state["launch"] = n
             return local._Launch(n, proc, out, err)
 
         def annotate(p: Point) -> dict:
-            rec = {"simulated": machine, "shared_buffers": shared}
+            rec: dict = {"simulated": machine, "shared_buffers": shared}
             if p.backend == "mpi":
                 rec["sim_note"] = smpi.REDUCTION_NOTE
+            err = self.campaign.raw / f"launch-{state['launch']:04d}.stderr"
+            try:
+                text = err.read_text(errors="replace")
+            except OSError:
+                text = ""
+            notes = point_notes(segments(text).get(p.id, []))
+            rec.update(notes)
+            if "smpi_fallback" in notes and p.backend == "mpi" and p.algorithm != "default":
+                # like a library that silently substitutes: the times are not
+                # those of the named algorithm, so the point is not compared
+                rec.update(status="skipped", reason=f"SMPI ran its default instead of {p.native} for some calls "
+                                                    f"(it said: {notes['smpi_fallback']})")
             return rec
 
         try:
