@@ -1,0 +1,319 @@
+"""Simulated machines (issue #6): campaigns under SimGrid's smpirun end to end,
+identical simulated times on rerun, the smpi backend's names as SimGrid gives
+them, memory and rank-count refusals, failures SimGrid reports with exit status
+0, and one-line errors for bad platforms. Needs `make setup` (SimGrid and
+build/simgrid); about 30 s."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collkit.backends import smpi
+from collkit.errors import UserError
+from collkit.launch import simgrid as sim_launch
+from collkit.paths import repo_root
+from collkit.simgrid import memory, settings
+
+REPO = repo_root()
+SMPIRUN = shutil.which("smpirun")
+SMPICC = shutil.which("smpicc")
+BENCH = settings.bench_path()
+needs_simgrid = pytest.mark.skipif(SMPIRUN is None or not BENCH.exists(),
+                                   reason="SimGrid or build/simgrid missing: run `make setup`")
+
+SPEC = """
+name = "sim"
+collectives = ["allreduce", "bcast"]
+sizes = ["64B", "4KiB"]
+ranks = [64]
+mpi = ["smpi"]
+[backends]
+mpi = ["default", "allreduce/recursive_doubling"]
+collkit = ["allreduce/recursive_doubling", "allreduce/bine_latency", "bcast/binomial_halving", "bcast/bine"]
+[measure]
+warmup = 1
+min_iterations = 3
+max_iterations = 3
+validate = "first"
+timeout_s = 120
+"""
+
+
+def collkit(cwd, *args, env=None):
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=300)
+
+
+def records(campaign: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in map(json.loads, (campaign / "records.jsonl").read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """The same 64-rank spec simulated twice on the 2:1 fat tree."""
+    d = tmp_path_factory.mktemp("sim")
+    (d / "spec.toml").write_text(SPEC)
+    outs = [collkit(d, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", name) for name in ("a", "b")]
+    return d, outs
+
+
+@needs_simgrid
+def test_simulated_campaign_end_to_end(two_runs):
+    d, (out, _) = two_runs
+    assert out.returncode == 0, out.stderr
+    assert "collkit:bine_latency" in out.stdout or "smpi:" in out.stdout   # the summary table
+    recs = records(d / "a")
+    # 2 sizes x (allreduce: default, forced rdb, 2 collkit; bcast: default, 2 collkit)
+    assert len(recs) == 14
+    assert {r["status"] for r in recs.values()} == {"ok"}
+    for r in recs.values():
+        assert r["simulated"] == "fattree-2to1" and r["shared_buffers"] is False
+        assert r["validated_iterations"] >= 1 and len(r["times_us"]) == 3
+    forced = recs["allreduce/mpi/smpi/recursive_doubling/p64/64B/int32/sum/r0/outofplace"]
+    assert forced["native"] == "rdb" and forced["env"] == {"smpi/allreduce": "rdb"}
+    assert "not charged" in forced["sim_note"] or "no simulated time" in forced["sim_note"]
+    # the launch record names the simulated hosts, block placement, one rank per node
+    launch = json.loads((d / "a" / "launches.jsonl").read_text().splitlines()[0])
+    assert launch["hosts"] == [f"node{i}" for i in range(64)]
+    meta = json.loads((d / "a" / "metadata.json").read_text())
+    sim = meta["simgrid"]
+    assert "smpi/simulate-computation:no" in sim["cfg"] and "network/model:CM02" in sim["cfg"]
+    assert sim["settings"]["machine"]["name"] == "fattree-2to1"
+    assert "3.32" in sim["simgrid_version"] or "version" in sim["simgrid_version"]
+    assert any("smpi/allreduce:rdb" in l["cfg"] for l in sim["launches"])
+    assert (d / "a" / "simgrid" / "platform-64nodes-ppn1.xml").read_text().startswith("<?xml")
+    assert len((d / "a" / "simgrid" / "hostfile-p64.txt").read_text().splitlines()) == 64
+
+
+@needs_simgrid
+def test_identical_reruns_give_identical_times(two_runs):
+    d, outs = two_runs
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    a, b = records(d / "a"), records(d / "b")
+    assert a.keys() == b.keys()
+    for pid in a:
+        assert a[pid]["times_us"] == b[pid]["times_us"], pid
+    # and the algorithms are told apart: simulation is not handing out one number
+    assert len({tuple(r["times_us"]) for r in a.values()}) > 4
+
+
+@needs_simgrid
+def test_smpi_names_come_from_simgrid_and_are_cached(tmp_path, monkeypatch):
+    cache = tmp_path / "names.json"
+    names = smpi.valid_names(Path(SMPIRUN), BENCH, cache)
+    assert {"rdb", "lr", "rab_rdb", "default"} <= set(names["allreduce"])
+    assert "binomial_tree" in names["bcast"] and set(names) == set(smpi.CFG_ITEM)
+    # a second call reads the cache and asks SimGrid nothing
+    monkeypatch.setattr(smpi, "probe", lambda *a: pytest.fail("probed despite the cache"))
+    assert smpi.valid_names(Path(SMPIRUN), BENCH, cache) == names
+
+
+def test_parse_valid_reads_simgrids_abort_message():
+    text = ("[0.000000] ./src/smpi/colls/smpi_coll.cpp:261: [root/CRITICAL] Collective 'bcast' has no "
+            "algorithm '__x__'! Valid algorithms: default, binomial_tree, flattree, ompi, automatic.\nAborted\n")
+    assert smpi.parse_valid(text) == {"bcast": ["default", "binomial_tree", "flattree", "ompi", "automatic"]}
+
+
+NAMES = {"allreduce": ["default", "lr", "rdb", "rab_rdb", "rab1", "ompi", "mpich", "automatic"],
+         "bcast": ["default", "binomial_tree", "flattree", "NTSL"], "alltoall": ["ring", "pair", "bruck"]}
+
+
+def test_canonical_names_map_to_smpi_names_and_native_names_are_accepted():
+    offer = smpi.offer("smpi", NAMES, "(SimGrid 3.32)")
+    rd = offer.force("allreduce", "recursive_doubling")
+    assert rd.native == "rdb" and rd.env == {"smpi/allreduce": "rdb"} and rd.readback == ()
+    assert offer.force("allreduce", "rdb") == rd
+    assert offer.force("allreduce", "ring").native == "lr"
+    assert offer.force("allreduce", "ring").unusable(64, 8) is not None     # count < ranks: SMPI's default runs
+    assert offer.force("allreduce", "ring").unusable(64, 64) is None
+    assert offer.force("bcast", "binomial_halving").native == "binomial_tree"
+    assert offer.force("alltoall", "pairwise").native == "ring"
+    assert offer.force("bcast", "ntsl").native == "NTSL"                    # no twin: SMPI's name, lower case
+    with pytest.raises(UserError, match="not offered: times every algorithm"):
+        offer.force("allreduce", "automatic")
+    with pytest.raises(UserError, match="did you mean 'rdb'"):
+        offer.force("allreduce", "rdbb")
+    assert "selection logic" in offer.force("allreduce", "mpich").note
+
+
+def test_openmpi_and_mpich_on_a_simulated_platform_are_smpi_selectors():
+    ompi = smpi.offer("openmpi", NAMES, "")
+    assert "Open MPI" in ompi.library and ompi.default_native["allreduce"] == ("ompi", "ompi")
+    assert smpi.selector_cfg("openmpi") == ["smpi/coll-selector:ompi"]
+    assert smpi.selector_cfg("mpich") == ["smpi/coll-selector:mpich"]
+    assert smpi.selector_cfg("smpi") == []
+    with pytest.raises(UserError, match="choose one of smpi, openmpi, mpich"):
+        smpi.offer("intelmpi", NAMES, "")
+
+
+def test_memory_estimate_and_refusal():
+    # 64 ranks x (send + receive + temporary) of a 1 MiB allreduce
+    total, big = memory.buffers("allreduce", 64, 262144, "int32")
+    assert total == 64 * 2 * (1 << 20) and big == 1 << 20
+    assert memory.refusal("allreduce", 64, 262144, "int32", False, "first", 64 << 30, 6500) == ""
+    why = memory.refusal("alltoall", 1024, 4 << 20, "int32", False, "first", 64 << 30, 6500)
+    assert why.startswith("simulating it needs about ") and "GiB" in why and "available memory" in why
+    # validation off: the same point's buffers are shared (folded) and it fits
+    assert memory.shared_for("alltoall", 256, 1 << 16, "int32", False, "none")
+    assert not memory.shared_for("alltoall", 256, 1 << 16, "int32", False, "first")
+    assert "validate = \"none\"" in memory.refusal("allreduce", 1024, 1 << 22, "int32", False, "first",
+                                                   16 << 30, 6500)
+    assert "privatise" in memory.refusal("bcast", 7000, 1, "int32", False, "none", 1 << 40, 6500)
+
+
+@needs_simgrid
+def test_points_too_large_are_refused_before_launch(tmp_path):
+    (tmp_path / "spec.toml").write_text(
+        'name = "big"\ncollectives = ["alltoall", "bcast"]\nsizes = ["16MiB"]\nranks = [1024, 8192]\nmpi = ["smpi"]\n'
+        '[backends]\ncollkit = ["alltoall/pairwise", "bcast/bine"]\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fugaku-like", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    recs = records(tmp_path / "c")
+    a2a = recs["alltoall/collkit/smpi/pairwise/p1024/16777216B/int32/sum/r0/outofplace"]
+    assert a2a["status"] == "skipped" and "simulating it needs about" in a2a["reason"]
+    big = recs["bcast/collkit/smpi/bine/p8192/16777216B/int32/sum/r0/outofplace"]
+    assert big["status"] == "skipped" and "privatise" in big["reason"]
+    assert not list((tmp_path / "c" / "raw").glob("launch-*"))       # nothing was launched
+
+
+def test_deadlock_and_abort_markers_are_found(tmp_path):
+    err = tmp_path / "err"
+    err.write_text("[0.000000] [smpi_config/INFO] noise\n"
+                   "[0.000000] ./src/kernel/EngineImpl.cpp:718: [ker_engine/CRITICAL] Oops! Deadlock detected, "
+                   "some activities are still around but will never complete.\n")
+    assert sim_launch.diagnose(err).startswith("Oops! Deadlock detected")
+    err.write_text("[node3:3:(4) 0.000028] ./src/xbt/exception.cpp:48: [xbt_exception/CRITICAL] Uncaught exception "
+                   "std::invalid_argument: allgather pair algorithm can't be used with non power of two number\n"
+                   "[node3:3:(4) 0.000028] ./src/xbt/exception.cpp:75: [xbt_exception/CRITICAL] Current backtrace:\n")
+    assert "can't be used with non power of two" in sim_launch.diagnose(err)
+    err.write_text("[0.000000] [smpi/INFO] all fine\n")
+    assert sim_launch.diagnose(err) is None
+
+
+@pytest.mark.skipif(SMPIRUN is None or SMPICC is None, reason="SimGrid missing: run `make setup`")
+def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
+    """SimGrid's own words, from a real deadlock: what diagnose() relies on."""
+    src = tmp_path / "dl.c"
+    src.write_text("#include <mpi.h>\nint main(int argc, char **argv)\n{\n    int rank, x = 0;\n"
+                   "    MPI_Init(&argc, &argv);\n    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+                   "    MPI_Recv(&x, 1, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
+                   "    MPI_Finalize();\n    return 0;\n}\n")
+    subprocess.run([SMPICC, "-o", str(tmp_path / "dl"), str(src)], check=True, capture_output=True, timeout=120)
+    (tmp_path / "one.xml").write_text(smpi._ONE_HOST)
+    (tmp_path / "hosts").write_text("h0\nh0\n")
+    err = tmp_path / "err"
+    with open(err, "w") as f:
+        proc = subprocess.run([SMPIRUN, "-platform", str(tmp_path / "one.xml"), "-hostfile", str(tmp_path / "hosts"),
+                               "-np", "2", f"--cfg=smpi/tmpdir:{tmp_path}", str(tmp_path / "dl")], stdout=f,
+                              stderr=subprocess.STDOUT, timeout=120, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 0                      # why stderr must be searched
+    assert "Deadlock detected" in sim_launch.diagnose(err)
+
+
+FAKE_SMPIRUN = """#!/usr/bin/env python3
+# Stand-in smpirun: writes the launch record, then reports a deadlock the way
+# SimGrid 3.32 does (see test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed) and exits 0.
+import json, sys
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("SimGrid version 3.32"); sys.exit(0)
+n = int(args[args.index("-np") + 1])
+hosts = open(args[args.index("-hostfile") + 1]).read().split()
+out = args[args.index("--out") + 1]
+with open(out, "a") as f:
+    f.write(json.dumps({"type": "launch", "ranks": n, "hosts": hosts, "library_version": "SMPI"}) + "\\n")
+print("[0.000000] ./src/kernel/EngineImpl.cpp:718: [ker_engine/CRITICAL] Oops! Deadlock detected, some "
+      "activities are still around but will never complete.")
+print("[0.000000] [smpi/INFO] Stalling SMPI instance: smpirun. Do all your MPI ranks call MPI_Finalize()?")
+"""
+
+
+@needs_simgrid
+def test_a_launch_that_deadlocks_with_exit_status_0_fails_its_point(tmp_path):
+    fake = tmp_path / "bin" / "smpirun"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_SMPIRUN)
+    fake.chmod(0o755)
+    (tmp_path / "spec.toml").write_text(
+        'name = "dl"\ncollectives = ["allreduce"]\nsizes = ["8B"]\nranks = [4]\nmpi = ["smpi"]\n'
+        '[backends]\ncollkit = ["ring"]\n[measure]\ntimeout_s = 20\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c",
+                  env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    (rec,) = records(tmp_path / "c").values()
+    assert rec["status"] == "failed"
+    assert "exited with status 0" in rec["reason"] and "Deadlock detected" in rec["reason"]
+
+
+def test_point_messages_and_fallbacks_are_attributed_to_their_point():
+    text = ("[0.000000] [smpi_coll/INFO] Switch to algorithm arrival_scatter for collective bcast\n"
+            "collkit-bench: point A\n"
+            "[node0:0:(1) 0.000000] [smpi_colls/INFO] MPI_bcast_arrival_scatter: count < size, use default MPI_bcast.\n"
+            "collkit-bench: point B\n"
+            "[node0:0:(1) 0.1] ./src/smpi/mpi/smpi_request.cpp:1050: [smpi_request/WARNING] recv - returned "
+            "MPI_ERR_TRUNCATE instead of MPI_SUCCESS\n")
+    seg = sim_launch.segments(text)
+    assert set(seg) == {"A", "B"}
+    a, b = sim_launch.point_notes(seg["A"]), sim_launch.point_notes(seg["B"])
+    assert a["smpi_fallback"].startswith("MPI_bcast_arrival_scatter: count < size, use default")
+    assert "smpi_fallback" not in b and b["smpi_messages"] == [
+        "1x recv - returned MPI_ERR_TRUNCATE instead of MPI_SUCCESS"]
+
+
+def test_placement_block_cyclic_and_allocation(tmp_path):
+    from collkit.topology.synthetic import preset
+    m = preset("dragonfly-small")
+    block = settings.SimSettings(machine=m, ppn=2)
+    inst, hosts = sim_launch.placement(block, 6)
+    assert hosts == ["node0", "node0", "node1", "node1", "node2", "node2"] and inst.nodes >= 3
+    cyclic = settings.SimSettings(machine=m, ppn=2, placement="cyclic")
+    assert sim_launch.placement(cyclic, 6)[1] == ["node0", "node1", "node2", "node0", "node1", "node2"]
+    alloc = settings.SimSettings(machine=m, ppn=1, allocation=("node40", "node7"), allocation_file="a.txt")
+    inst, hosts = sim_launch.placement(alloc, 2)
+    assert hosts == ["node40", "node7"] and "node40" in inst.hosts
+    with pytest.raises(UserError, match="more than ppn = 1"):
+        sim_launch.placement(settings.SimSettings(machine=m, allocation=("node1", "node1")), 2)
+    with pytest.raises(UserError, match="does not have"):
+        sim_launch.placement(settings.SimSettings(machine=m, allocation=("lrdn0001",), allocation_file="a"), 1)
+
+
+@needs_simgrid
+def test_platform_file_with_a_simgrid_table(tmp_path):
+    (tmp_path / "alloc.txt").write_text("# rank i on line i\nnode5\nnode5\nnode9\nnode9\n")
+    (tmp_path / "df.toml").write_text(
+        'name = "my-dragonfly"\n[simgrid]\npreset = "dragonfly-small"\nppn = 2\nallocation = "alloc.txt"\n'
+        'network_model = "CM02"\n')
+    (tmp_path / "spec.toml").write_text(
+        'name = "f"\ncollectives = ["bcast"]\nsizes = ["1KiB"]\nranks = [4]\nmpi = ["smpi"]\n'
+        '[backends]\ncollkit = ["bine"]\n[measure]\nmin_iterations = 2\nmax_iterations = 2\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "df.toml", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    (rec,) = records(tmp_path / "c").values()
+    assert rec["status"] == "ok"
+    launch = json.loads((tmp_path / "c" / "launches.jsonl").read_text().splitlines()[0])
+    assert launch["hosts"] == ["node5", "node5", "node9", "node9"]
+    meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
+    assert meta["platform"]["name"] == "my-dragonfly" and meta["simgrid"]["settings"]["ppn"] == 2
+
+
+@pytest.mark.parametrize("platform, text, message", [
+    ("sim:nosuch", None, "unknown simulated machine 'nosuch'"),
+    ("sim:", None, "name a simulated machine after 'sim:'"),
+    ("bad.toml", '[simgrid]\npreset = "fattree-2to1"\nplacement = "blok"\n', "did you mean 'block'"),
+    ("bad.toml", '[simgrid]\npreset = "fattree-2to1"\n[slurm]\npartition = "x"\n', "takes no [slurm]"),
+    ("bad.toml", '[simgrid]\nplacement = "block"\n', "needs preset"),
+])
+def test_bad_platforms_are_one_line_errors(tmp_path, platform, text, message):
+    (tmp_path / "spec.toml").write_text(SPEC)
+    if text is not None:
+        (tmp_path / platform).write_text(text)
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", platform, "--out", "c")
+    assert out.returncode == 2
+    assert out.stderr.startswith("collkit: error: ") and message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
