@@ -14,8 +14,11 @@
 #error "tags.c belongs to the instrumented library only (compile with -DCK_INSTRUMENT)"
 #endif
 
-/* clock_gettime and CLOCK_MONOTONIC under the project's strict C11. */
+/* clock_gettime and CLOCK_MONOTONIC under the project's strict C11 (SimGrid's
+ * smpicc already defines it). */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 199309L
+#endif
 
 #include "collkit/tags.h"
 
