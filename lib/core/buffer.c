@@ -64,8 +64,9 @@ int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt)
 {
     if (count == 0 || src == dst) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-    CK_SIM_CHARGE(count, dt, 0.5);
+    /* The tag first: under SimGrid the charge is the copy's simulated time. */
     CK_TAG_BEGIN("copy");
+    CK_SIM_CHARGE(count, dt, 0.5);
     int rc = MPI_SUCCESS;
     MPI_Aint extent;
     if (is_dense(dt, &extent)) {
@@ -83,8 +84,8 @@ int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, 
 {
     if (count == 0) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-    CK_SIM_CHARGE(count, dt, 1.0);
     CK_TAG_BEGIN("reduce");
+    CK_SIM_CHARGE(count, dt, 1.0);
     int rc = MPI_Reduce_local(in, inout, (int)count, dt, op);
     CK_TAG_END("reduce");
     return rc;

@@ -8,7 +8,8 @@
  *
  * BEGIN and END run inside the collective being measured, so they allocate
  * nothing, print nothing and call no MPI function: a clock read, a few stores
- * into preallocated arrays, and counters when something does not fit.
+ * into preallocated arrays, and counters when something does not fit. (Under
+ * SimGrid the clock is the simulated one, MPI_Wtime: see ck_tags_now_ns.)
  */
 #ifndef CK_INSTRUMENT
 #error "tags.c belongs to the instrumented library only (compile with -DCK_INSTRUMENT)"
@@ -77,9 +78,16 @@ int ck_tag_intern(const char *name)
 
 int64_t ck_tags_now_ns(void)
 {
+#ifdef SMPI_H
+    /* Under SimGrid the call times are simulated (MPI_Wtime), and so must
+     * the tags be: the host's clock would measure the simulator. SMPI's
+     * MPI_Wtime reads the simulated clock and sends nothing. */
+    return (int64_t)(MPI_Wtime() * 1e9);
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+#endif
 }
 
 static int is_category(int tag) { return tag >= 0 && tag < S.nnames && S.cats[tag] != CK_CAT_PHASE; }
