@@ -46,7 +46,8 @@ def default_out(spec: specs.Spec) -> Path:
     return Path("results") / f"{spec.name}-{stamp}"
 
 
-def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[str], instrument: bool) -> int:
+def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[str], dry_run: bool,
+              instrument: bool) -> int:
     """A spec that names its platforms (`platforms = [...]`) and no --platform:
     one campaign per platform, one after the other, each with its summary."""
     worst = 0
@@ -56,7 +57,7 @@ def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[st
         where = Path(name) if name.startswith("sim:") or Path(name).is_absolute() else spec_path.parent / name
         print(f"\n== platform {name}", flush=True)
         rc = run(spec_path, (out / label) if out else stamp.with_name(f"{stamp.name}-{label}"), None, where,
-                 argv, False, instrument)
+                 argv, dry_run, instrument)
         if rc == 130:
             return rc
         worst = max(worst, rc)
@@ -68,7 +69,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
     if spec_path is not None and resume is None and platform_file is None:
         named = specs.load(spec_path)
         if named.platforms:
-            return _run_each(named, spec_path, out, argv, instrument)
+            return _run_each(named, spec_path, out, argv, dry_run, instrument)
     if resume and platform_file is None:
         # a simulated campaign knows its machine: resume it there
         source = Campaign.open(resume).resolved().get("platform", {}).get("source", "")

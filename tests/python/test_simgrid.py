@@ -317,3 +317,28 @@ def test_bad_platforms_are_one_line_errors(tmp_path, platform, text, message):
     assert out.returncode == 2
     assert out.stderr.startswith("collkit: error: ") and message in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+@needs_simgrid
+def test_a_spec_naming_two_platforms_runs_one_campaign_on_each(tmp_path):
+    (tmp_path / "spec.toml").write_text(
+        'name = "two"\nplatforms = ["sim:fattree-2to1", "sim:dragonfly-small"]\ncollectives = ["bcast"]\n'
+        'sizes = ["64KiB"]\nranks = [16]\nmpi = ["smpi"]\n[backends]\ncollkit = ["binomial_halving"]\n'
+        '[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("== platform sim:") == 2 and out.stdout.count("campaign complete") == 2
+    fat, df = (records(tmp_path / "c" / name) for name in ("fattree-2to1", "dragonfly-small"))
+    (a,), (b,) = fat.values(), df.values()
+    assert a["simulated"] == "fattree-2to1" and b["simulated"] == "dragonfly-small"
+    assert a["times_us"] != b["times_us"]          # two networks, two answers
+    # --platform overrides the list: one campaign
+    one = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "d")
+    assert one.returncode == 0 and "== platform" not in one.stdout and (tmp_path / "d" / "records.jsonl").exists()
+
+
+def test_platforms_must_be_names():
+    from collkit import spec
+    with pytest.raises(UserError, match="platforms must be a name or a non-empty list"):
+        spec.parse('collectives = ["bcast"]\nsizes = ["8B"]\nranks = [2]\nplatforms = 3\n'
+                   '[backends]\ncollkit = ["bine"]\n')
