@@ -78,9 +78,10 @@ def test_records_become_the_table_per_algorithm_and_size():
 
 
 def test_tagged_time_above_the_call_time_is_flagged():
-    bd = breakdown.collect([point("ring", 8, (3.0, 1.0, 1.0, -1.0), 4.0)])
+    bd = breakdown.collect([point("ring", 8, (4.0, 1.0, 1.0, -2.0), 4.0), point("ring", 16, (3.0, 0.5, 0.5, -0.2), 3.8)])
     (pts,) = bd.points.values()
     assert pts[0].flags == ["other<0"] and "other<0" in breakdown.text_report(bd)
+    assert pts[1].flags == []   # a fraction of a µs: the two clocks, not a fault
 
 
 def test_a_malformed_instrument_object_is_a_one_line_error():
@@ -294,7 +295,7 @@ time_budget_s = 0
     for p in pts:
         assert p.dropped == 0 and p.unbalanced == 0
         assert p.parts["comm"] > 0 and p.parts["reduce"] > 0     # rabenseifner sends and reduces
-        assert min(p.parts["comm"], p.parts["reduce"], p.parts["copy"]) >= 0 and p.parts["other"] > -0.01
+        assert min(p.parts["comm"], p.parts["reduce"], p.parts["copy"]) >= 0 and p.parts["other"] > -breakdown.OTHER_SLACK_US
         # The bench's identity (docs/bench-protocol.md): `other` is the slowest rank's call
         # time minus its tagged parts, taken at the median iteration, so the parts add up to
         # the median time exactly (up to the records' rounding to 1 ns).
