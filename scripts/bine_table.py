@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""Bine against the best non-Bine algorithm, in the form of the Bine paper's Table 3,
+from simulated campaigns (docs/experiments/bine-vs-binomial-sim.md).
+
+    .venv/bin/python scripts/bine_table.py results/bine-sim/*/* --img docs/experiments/img
+
+Every argument is a campaign directory (its results.csv and metadata.json; the
+system is the simulated machine the metadata names, or the directory's parent
+name when the campaign was not simulated). The analysis:
+
+* A *cell* is (system, collective, nodes, vector size n). n is the size a record
+  reports for bcast, reduce and allreduce, and the p blocks together (bytes x
+  ranks) for gather, scatter, allgather, reduce_scatter and alltoall, as in the
+  Bine paper and `collkit traffic`. One rank per node: nodes = ranks.
+* In a cell, t_bine is the fastest `ok` Bine algorithm (name starting with
+  "bine") and t_other the fastest `ok` non-Bine one; Swing (same authors, not a
+  classic algorithm) is left out of both. A cell missing either side is not
+  counted.
+* Bine *wins* a cell when t_bine < t_other, *loses* when t_bine > t_other; equal
+  times (simulated times are deterministic, so equality is exact) are ties.
+  gain = t_other / t_bine - 1 over the cells Bine wins (geometric mean of the
+  ratios, and the largest), drop = t_bine / t_other - 1 over the cells it loses
+  (the largest).
+* Inter-group traffic: the bytes one Bine algorithm and its binomial/butterfly
+  counterpart send across groups (fat-tree pods, dragonfly groups) of the
+  simulated machine, from libcollkit's own messages (ck_trace), ranks placed in
+  block order on the instance's first nodes as the SimGrid launcher places them.
+  Reduction = (counterpart - Bine) / counterpart.
+
+Prints the tables as Markdown; with --img, writes one heatmap per (system,
+collective) of the fastest algorithm per (nodes, n), as PNG and SVG."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+from collkit.sizes import format_size  # noqa: E402
+
+BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter", "alltoall")
+ORDER = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
+EXCLUDED_PREFIXES = ("swing",)
+
+# Bine algorithm -> its binomial/butterfly counterpart, per collective; the first
+# pair of each collective is the one the summary table shows.
+PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
+    # Same direction first (distance-halving trees, the butterfly with the same
+    # data per step), so the difference is the negabinary rank distances alone;
+    # then the classic counterpart where it runs the other way round.
+    "bcast": (("bine", "binomial_halving"), ("bine", "binomial_doubling"),
+              ("bine_scatter_allgather", "scatter_allgather_rd")),
+    "reduce": (("bine", "binomial_halving"), ("bine", "binomial_doubling"), ("bine_rsag", "rabenseifner")),
+    "gather": (("bine", "binomial"),),
+    "scatter": (("bine", "binomial"),),
+    "allgather": (("bine_permute", "sparbit"), ("bine_permute", "recursive_doubling")),
+    # no classic distance-doubling reduce-scatter halves its data per step
+    "reduce_scatter": (("bine_permute", "recursive_halving"), ("bine_permute", "recursive_doubling")),
+    "allreduce": (("bine_latency", "recursive_doubling"), ("bine_bandwidth", "rabenseifner")),
+    "alltoall": (("bine", "bruck"),),
+}
+
+
+def is_bine(algorithm: str) -> bool:
+    return algorithm.startswith("bine")
+
+
+def excluded(algorithm: str) -> bool:
+    return algorithm.startswith(EXCLUDED_PREFIXES)
+
+
+@dataclass(frozen=True)
+class Point:
+    system: str
+    collective: str
+    nodes: int
+    n: int              # vector bytes
+    algorithm: str
+    time_us: float
+
+
+@dataclass(frozen=True)
+class Cell:
+    system: str
+    collective: str
+    nodes: int
+    n: int
+    best: str           # fastest algorithm overall
+    bine: str
+    t_bine: float
+    other: str
+    t_other: float
+
+    @property
+    def ratio(self) -> float:
+        """t_other / t_bine: above 1 Bine wins."""
+        return self.t_other / self.t_bine
+
+
+@dataclass(frozen=True)
+class Summary:
+    system: str
+    collective: str
+    cells: int
+    wins: int
+    losses: int
+    ties: int
+    gain_gmean: float | None   # t_other / t_bine - 1, geometric mean over wins
+    gain_max: float | None
+    drop_max: float | None     # t_bine / t_other - 1, largest over losses
+
+    @property
+    def win_pct(self) -> float:
+        return 100.0 * self.wins / self.cells if self.cells else 0.0
+
+    @property
+    def loss_pct(self) -> float:
+        return 100.0 * self.losses / self.cells if self.cells else 0.0
+
+
+# ----------------------------------------------------------------------------- input
+
+def read_results(path: Path, system: str) -> list[Point]:
+    """The `ok` collkit points of one results.csv."""
+    out = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["status"] != "ok" or r["backend"] != "collkit" or not r["time_median_us"]:
+                continue
+            coll, ranks, size = r["collective"], int(r["ranks"]), int(r["bytes"])
+            n = size * ranks if coll in BLOCK_COLLECTIVES else size
+            out.append(Point(system, coll, ranks, n, r["algorithm"], float(r["time_median_us"])))
+    return out
+
+
+def campaign_system(d: Path) -> str:
+    """The simulated machine a campaign ran on (metadata.json), else the parent directory's name."""
+    try:
+        meta = json.loads((d / "metadata.json").read_text())
+        return meta["simgrid"]["settings"]["machine"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return d.resolve().parent.name
+
+
+def load(dirs: list[Path]) -> list[Point]:
+    points = []
+    for d in dirs:
+        csv_path = d / "results.csv" if d.is_dir() else d
+        points += read_results(csv_path, campaign_system(d if d.is_dir() else d.parent))
+    return points
+
+
+# ----------------------------------------------------------------------------- analysis
+
+def cells(points: list[Point]) -> list[Cell]:
+    groups: dict[tuple, list[Point]] = {}
+    for p in points:
+        if not excluded(p.algorithm):
+            groups.setdefault((p.system, p.collective, p.nodes, p.n), []).append(p)
+    out = []
+    for key, members in sorted(groups.items()):
+        bine = [p for p in members if is_bine(p.algorithm)]
+        other = [p for p in members if not is_bine(p.algorithm)]
+        if not bine or not other:
+            continue
+        b = min(bine, key=lambda p: (p.time_us, p.algorithm))
+        o = min(other, key=lambda p: (p.time_us, p.algorithm))
+        best = min(members, key=lambda p: (p.time_us, p.algorithm))
+        out.append(Cell(*key, best.algorithm, b.algorithm, b.time_us, o.algorithm, o.time_us))
+    return out
+
+
+def summarise(all_cells: list[Cell]) -> list[Summary]:
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for c in all_cells:
+        groups.setdefault((c.system, c.collective), []).append(c)
+    out = []
+    for (system, coll), cs in groups.items():
+        wins = [c.ratio for c in cs if c.t_bine < c.t_other]
+        losses = [1.0 / c.ratio for c in cs if c.t_bine > c.t_other]
+        gmean = math.exp(sum(math.log(r) for r in wins) / len(wins)) - 1 if wins else None
+        out.append(Summary(system, coll, len(cs), len(wins), len(losses), len(cs) - len(wins) - len(losses),
+                           gmean, max(wins) - 1 if wins else None, max(losses) - 1 if losses else None))
+    order = {c: i for i, c in enumerate(ORDER)}
+    return sorted(out, key=lambda s: (s.system, order.get(s.collective, 99)))
+
+
+# ----------------------------------------------------------------------------- traffic
+
+@dataclass(frozen=True)
+class TrafficRow:
+    system: str
+    collective: str
+    bine: str
+    counterpart: str
+    nodes: int
+    groups: int
+    counterpart_inter: float   # inter-group bytes in multiples of n
+    bine_inter: float
+
+    @property
+    def reduction_pct(self) -> float | None:
+        if self.counterpart_inter <= 0:
+            return None
+        return 100.0 * (self.counterpart_inter - self.bine_inter) / self.counterpart_inter
+
+
+def traffic(systems: list[str], node_counts: dict[str, list[int]], collectives: list[str]) -> list[TrafficRow]:
+    """Inter-group bytes of every PAIRS pair on each system's instances (needs ck_trace)."""
+    from collkit.topology.synthetic import preset
+    from collkit.traffic.analysis import analyse, ranks_only
+    from collkit.traffic.tracer import Tracer
+
+    tracer = Tracer()
+    out = []
+    for system in systems:
+        machine = preset(system)
+        for nodes in node_counts[system]:
+            topo = machine.instance(nodes).topology()
+            topo, placement = ranks_only(nodes, topo, "block", 1)
+            for coll in collectives:
+                for bine, base in PAIRS.get(coll, ()):
+                    t_base, t_bine = analyse(tracer, coll, [base, bine], placement, topo)
+                    out.append(TrafficRow(system, coll, bine, base, nodes, t_bine.groups,
+                                          t_base.in_n(t_base.volume.inter_group),
+                                          t_bine.in_n(t_bine.volume.inter_group)))
+    return out
+
+
+# ----------------------------------------------------------------------------- output
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100.0 * x:.1f} %"
+
+
+def reduction_cell(rows: list[TrafficRow]) -> str:
+    """'nodes: reduction' for the node counts whose jobs cross groups."""
+    parts = [f"{r.nodes}: {r.reduction_pct:.1f} %" for r in rows if r.reduction_pct is not None]
+    return "; ".join(parts) if parts else "– (one group)"
+
+
+def table3(summaries: list[Summary], trows: list[TrafficRow] | None) -> str:
+    head = ("| system | collective | cells | Bine wins | gain gmean | gain max | Bine loses | drop max | ties "
+            "| inter-group traffic reduction (nodes: %) |")
+    lines = [head, "|" + " --- |" * 10]
+    for s in summaries:
+        red = "not computed"
+        if trows is not None:
+            primary = PAIRS.get(s.collective, ((None, None),))[0]
+            rows = [r for r in trows if (r.system, r.collective, r.bine, r.counterpart) == (s.system, s.collective, *primary)]
+            red = f"{primary[0]} vs {primary[1]} — {reduction_cell(sorted(rows, key=lambda r: r.nodes))}"
+        lines.append(f"| {s.system} | {s.collective} | {s.cells} | {s.win_pct:.0f} % | {pct(s.gain_gmean)} | "
+                     f"{pct(s.gain_max)} | {s.loss_pct:.0f} % | {pct(s.drop_max)} | {s.ties} | {red} |")
+    return "\n".join(lines)
+
+
+def traffic_table(trows: list[TrafficRow]) -> str:
+    lines = ["| system | collective | Bine | counterpart | nodes | groups | counterpart inter-group (× n) "
+             "| Bine inter-group (× n) | reduction |", "|" + " --- |" * 9]
+    order = {c: i for i, c in enumerate(ORDER)}
+    for r in sorted(trows, key=lambda r: (r.system, order.get(r.collective, 99), r.bine, r.counterpart, r.nodes)):
+        red = "–" if r.reduction_pct is None else f"{r.reduction_pct:.1f} %"
+        lines.append(f"| {r.system} | {r.collective} | {r.bine} | {r.counterpart} | {r.nodes} | {r.groups} | "
+                     f"{r.counterpart_inter:g} | {r.bine_inter:g} | {red} |")
+    return "\n".join(lines)
+
+
+def cells_table(all_cells: list[Cell]) -> str:
+    lines = ["| system | collective | nodes | n | fastest | fastest Bine | µs | fastest other | µs | other / Bine |",
+             "|" + " --- |" * 10]
+    order = {c: i for i, c in enumerate(ORDER)}
+    for c in sorted(all_cells, key=lambda c: (c.system, order.get(c.collective, 99), c.nodes, c.n)):
+        lines.append(f"| {c.system} | {c.collective} | {c.nodes} | {format_size(c.n)} | {c.best} | {c.bine} | "
+                     f"{c.t_bine:.1f} | {c.other} | {c.t_other:.1f} | {c.ratio:.3f} |")
+    return "\n".join(lines)
+
+
+def heatmaps(all_cells: list[Cell], outdir: Path) -> list[Path]:
+    """One figure per (system, collective): rows = nodes, columns = n, colour =
+    fastest algorithm (Bine ones in blues, the others in warm colours), text =
+    its name and other/Bine. Cells not simulated stay blank."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for c in all_cells:
+        groups.setdefault((c.system, c.collective), []).append(c)
+    blues = ["#1f4e99", "#3a75c4", "#6fa0dc", "#a9c8ee"]
+    warm = ["#c0392b", "#e67e22", "#f1c40f", "#8e6c3a", "#d35400", "#a04000", "#7f8c8d", "#c39bd3"]
+    for (system, coll), cs in sorted(groups.items()):
+        nodes = sorted({c.nodes for c in cs})
+        sizes = sorted({c.n for c in cs})
+        algs = sorted({c.best for c in cs}, key=lambda a: (not is_bine(a), a))
+        colours = []
+        nb = nw = 0
+        for a in algs:
+            if is_bine(a):
+                colours.append(blues[nb % len(blues)])
+                nb += 1
+            else:
+                colours.append(warm[nw % len(warm)])
+                nw += 1
+        grid = [[math.nan] * len(sizes) for _ in nodes]
+        fig, ax = plt.subplots(figsize=(max(7.0, 1.25 * len(sizes) + 2.0), 0.9 * len(nodes) + 1.6))
+        for c in cs:
+            i, j = nodes.index(c.nodes), sizes.index(c.n)
+            grid[i][j] = algs.index(c.best)
+            light = colours[algs.index(c.best)] in (blues[2], blues[3], warm[2], warm[7])
+            ax.text(j, i, f"{c.best}\n×{c.ratio:.2f}", ha="center", va="center", fontsize=7,
+                    color="black" if light else "white")
+        ax.imshow(grid, cmap=ListedColormap(colours), vmin=-0.5, vmax=len(algs) - 0.5, aspect="auto")
+        ax.set_xticks(range(len(sizes)), [format_size(s) for s in sizes], fontsize=8)
+        ax.set_yticks(range(len(nodes)), [str(n) for n in nodes], fontsize=8)
+        ax.set_xlabel("vector size n")
+        ax.set_ylabel("nodes (1 rank each)")
+        ax.set_title(f"{coll} on {system} (simulated): fastest algorithm,\n"
+                     "×r = fastest non-Bine time / fastest Bine time (r > 1: Bine wins)", fontsize=9)
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            path = outdir / f"best-{system}-{coll}.{ext}"
+            # a fixed date keeps the SVG the same on every rerun of the same data
+            fig.savefig(path, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+            written.append(path)
+        plt.close(fig)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("campaigns", nargs="+", type=Path, help="campaign directories (or results.csv files)")
+    ap.add_argument("--img", type=Path, help="write the heatmaps here (PNG and SVG)")
+    ap.add_argument("--no-traffic", action="store_true", help="skip the traffic analysis (needs ck_trace)")
+    ap.add_argument("--cells", action="store_true", help="also print every cell")
+    ns = ap.parse_args(argv)
+    points = load(ns.campaigns)
+    if not points:
+        print("bine_table: no ok collkit points in those campaigns", file=sys.stderr)
+        return 2
+    all_cells = cells(points)
+    summaries = summarise(all_cells)
+    trows = None
+    if not ns.no_traffic:
+        systems = sorted({c.system for c in all_cells})
+        node_counts = {s: sorted({c.nodes for c in all_cells if c.system == s}) for s in systems}
+        colls = [c for c in ORDER if any(x.collective == c for x in all_cells)]
+        trows = traffic(systems, node_counts, colls)
+    print(table3(summaries, trows))
+    if trows is not None:
+        print()
+        print(traffic_table(trows))
+    if ns.cells:
+        print()
+        print(cells_table(all_cells))
+    if ns.img:
+        for path in heatmaps(all_cells, ns.img):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
