@@ -47,7 +47,8 @@ extern "C" {
 typedef enum { CK_CAT_PHASE = 0, CK_CAT_COMM, CK_CAT_REDUCE, CK_CAT_COPY } ck_tag_category;
 
 /* One closed tagged region on this rank. Times are nanoseconds of a
- * monotonic clock (CLOCK_MONOTONIC; the simulated clock under SimGrid),
+ * monotonic clock (CLOCK_MONOTONIC, read through the TSC on x86-64; the
+ * simulated clock under SimGrid),
  * comparable within one rank only. */
 typedef struct {
     int32_t tag;     /* ck_tag_intern id */

@@ -32,7 +32,7 @@ int ck_tags_on = 0;
 
 typedef struct {
     int32_t tag, step;
-    int64_t start_ns;
+    int64_t start_ns; /* raw clock reading: see raw_now */
 } open_tag;
 
 static struct {
@@ -76,7 +76,68 @@ int ck_tag_intern(const char *name)
     return S.nnames++;
 }
 
-int64_t ck_tags_now_ns(void)
+/* The clock of BEGIN and END. Two reads make up most of a tag pair's cost,
+ * and clock_gettime costs 30-60 ns on a VM (kvm), so on x86-64 with an
+ * invariant TSC the recorder reads the time-stamp counter (about 10-25 ns)
+ * and converts ticks to CLOCK_MONOTONIC nanoseconds with a rate measured
+ * in ck_tags_init. Elsewhere, and when the TSC cannot be trusted, it reads
+ * CLOCK_MONOTONIC itself. */
+#if defined(__x86_64__) && !defined(SMPI_H) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <x86intrin.h>
+#define CK_TAGS_HAVE_TSC 1
+#else
+#define CK_TAGS_HAVE_TSC 0
+#endif
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+}
+
+static struct {
+    int use_tsc;
+    uint64_t tsc0;
+    int64_t mono0;
+    double ns_per_tick;
+} C;
+
+#if CK_TAGS_HAVE_TSC
+/* CPUID 0x80000007 EDX bit 8: the TSC ticks at a constant rate in every
+ * power state, so ticks measure time. */
+static int tsc_invariant(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return 0;
+    if (!__get_cpuid(0x80000007u, &a, &b, &c, &d)) return 0;
+    return (d >> 8) & 1u;
+}
+
+/* Ticks per nanosecond over a ~5 ms spin: enough for a few ppm, far below
+ * what a tagged region of microseconds could notice. */
+static void calibrate(void)
+{
+    if (C.ns_per_tick > 0 || !tsc_invariant()) return;
+    int64_t m0 = monotonic_ns();
+    uint64_t t0 = __rdtsc();
+    int64_t m1;
+    do m1 = monotonic_ns(); while (m1 - m0 < 5000000);
+    uint64_t t1 = __rdtsc();
+    if (t1 <= t0) return;
+    C.tsc0 = t0;
+    C.mono0 = m0;
+    C.ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
+    C.use_tsc = 1;
+}
+#else
+static void calibrate(void) {}
+#endif
+
+/* Raw reading (ticks or ns) and its conversion, kept apart so that BEGIN and
+ * END pay only for the reading. */
+static inline int64_t raw_now(void)
 {
 #ifdef SMPI_H
     /* Under SimGrid the call times are simulated (MPI_Wtime), and so must
@@ -84,11 +145,20 @@ int64_t ck_tags_now_ns(void)
      * MPI_Wtime reads the simulated clock and sends nothing. */
     return (int64_t)(MPI_Wtime() * 1e9);
 #else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+#if CK_TAGS_HAVE_TSC
+    if (C.use_tsc) return (int64_t)__rdtsc();
+#endif
+    return monotonic_ns();
 #endif
 }
+
+static inline int64_t raw_to_ns(int64_t raw)
+{
+    if (!C.use_tsc) return raw;
+    return C.mono0 + (int64_t)((double)((uint64_t)raw - C.tsc0) * C.ns_per_tick);
+}
+
+int64_t ck_tags_now_ns(void) { return raw_to_ns(raw_now()); }
 
 static int is_category(int tag) { return tag >= 0 && tag < S.nnames && S.cats[tag] != CK_CAT_PHASE; }
 
@@ -107,7 +177,7 @@ void ck_tag_begin(int tag, int step)
     o->step = step < 0 ? -1 : step;
     if (is_category(tag)) S.open_cats++;
     /* Last, so that the bookkeeping above is not inside the region. */
-    o->start_ns = ck_tags_now_ns();
+    o->start_ns = raw_now();
 }
 
 static void pop(void)
@@ -119,7 +189,7 @@ static void pop(void)
 void ck_tag_end(int tag)
 {
     if (!ck_tags_on) return;
-    int64_t end = ck_tags_now_ns();
+    int64_t end = raw_now();
     if (S.overflow_depth > 0) {
         S.overflow_depth--;
         return;
@@ -145,8 +215,8 @@ void ck_tag_end(int tag)
         r->step = o->step;
         r->depth = S.depth - 1;
         r->nested = nested;
-        r->start_ns = o->start_ns;
-        r->end_ns = end;
+        r->start_ns = raw_to_ns(o->start_ns);
+        r->end_ns = raw_to_ns(end);
     } else {
         S.dropped++;
     }
@@ -166,6 +236,7 @@ void ck_tags_reset(void)
 int ck_tags_init(size_t capacity)
 {
     ck_tags_on = 0;
+    calibrate();
     ck_tags_reset();
     free(S.rec);
     S.rec = NULL;
