@@ -54,9 +54,8 @@ int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     }
     for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
     off[p2] = n;
-    /* Phase tag only: the steps run inside lib/core/swing.c. */
     CK_TAG_BEGIN("allgather");
-    CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm));
+    CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm, 0));
     CK_TAG_END("allgather");
 
     if (ck_swing_width(v, size) == 2) {

@@ -113,12 +113,13 @@ int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI
         goto out;
     }
     for (int v = 0; v <= p2; v++) off[v] = ck_block_offset(count, p2, v);
-    /* Phase tags only: the steps run inside lib/core/swing.c. */
+    /* Steps 0 .. s-1 reduce-scatter, s .. 2s-1 allgather (lib/core/swing.c). */
     CK_TAG_BEGIN("reduce_scatter");
     CK_TRY(ck_swing_rs_phase(rbuf, off, dt, op, rank, size, tag, comm));
     CK_TAG_END("reduce_scatter");
     CK_TAG_BEGIN("allgather");
-    CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm));
+    CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm,
+                             ck_log2_ceil(ck_pow2_floor(size))));
     CK_TAG_END("allgather");
     CK_TRY(fold_out(rbuf, count, dt, rank, size, comm));
 out:

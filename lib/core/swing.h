@@ -47,10 +47,12 @@ int ck_swing_reach(int v, int k, int p2, int s, int *set);
  * super-blocks: the one of virtual rank v is elements [off[v], off[v+1]).
  * Reduce-scatter: on return block vrank holds the reduction over all virtual
  * ranks' buffers (other blocks hold partial sums). Allgather: on entry block
- * vrank is valid, on return every block is. Commutative ops only. */
+ * vrank is valid, on return every block is. Commutative ops only. Both tag
+ * one "step" per butterfly level (instrumented builds): the reduce-scatter
+ * from 0, the allgather from step0 (the caller's count of earlier steps). */
 int ck_swing_rs_phase(void *buf, const size_t *off, MPI_Datatype dt, MPI_Op op, int rank,
                       int p, int tag, MPI_Comm comm);
 int ck_swing_ag_phase(void *buf, const size_t *off, MPI_Datatype dt, int rank, int p, int tag,
-                      MPI_Comm comm);
+                      MPI_Comm comm, int step0);
 
 #endif

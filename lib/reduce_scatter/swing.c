@@ -69,7 +69,6 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
     }
     for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
     off[p2] = n;
-    /* Phase tag only: the steps run inside lib/core/swing.c. */
     CK_TAG_BEGIN("reduce_scatter");
     CK_TRY(ck_swing_rs_phase(wbuf, off, dt, op, rank, size, tag, comm));
     CK_TAG_END("reduce_scatter");
