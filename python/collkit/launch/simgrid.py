@@ -212,8 +212,10 @@ class SimLauncher:
             tmp.mkdir(exist_ok=True)
             argv = [str(pm.install.mpirun), "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(ranks),
                     *(f"--cfg={c}" for c in cfg), f"--cfg=smpi/tmpdir:{tmp}",
-                    # the configuration echo is noise; warnings and errors stay
-                    "--log=xbt_cfg.thresh:warning",
+                    # the configuration echo and the advice to calibrate the host
+                    # speed (irrelevant with simulate-computation:no) are noise;
+                    # warnings and errors stay
+                    "--log=xbt_cfg.thresh:warning", "--log=smpi_config.thresh:warning",
                     str(pm.bench), "--points", str(points_file), "--out", str(out)]
             # smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after
             # ours (its -tmpdir option is broken in 3.32): TMPDIR makes both agree.
