@@ -79,17 +79,20 @@ def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Poi
     return out
 
 
-def _mpi_points(spec: Spec, offers: dict) -> list[Point]:
-    """offers: mpi name -> collkit.backends.LibraryOffer."""
+def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = None) -> list[Point]:
+    """offers: mpi name -> collkit.backends.LibraryOffer. `known`: per collective,
+    canonical names that are skipped (not an error) when no offer has them."""
+    known = known or {}
+
     def offered_any(c: str) -> set[str]:
-        names = {"default"}
+        names = {"default"} | known.get(c, set())
         for offer in offers.values():
             for a in offer.for_collective(c):
                 names |= {a.name, a.native, a.native_id}
         return names
 
     def canonical_any(c: str) -> set[str]:
-        return {a.name for offer in offers.values() for a in offer.for_collective(c)}
+        return {a.name for offer in offers.values() for a in offer.for_collective(c)} | known.get(c, set())
 
     selection = spec.backends["mpi"]
     chosen = _select(tuple(n for n in selection if n != "all"), spec, offered_any, "MPI library")
@@ -136,6 +139,20 @@ def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
     return tuple(fn(mpi, coll)) if fn and mpi in MPI_NAMES else ()
 
 
+def _portable_names(registry: list[Algorithm]) -> dict[str, set[str]]:
+    """Canonical names a spec written for a real machine may use (libcollkit's and
+    the Open MPI / MPICH tables'): on a simulated platform, where SMPI lacks one,
+    the point is skipped with the reason instead of the spec being refused."""
+    from collkit.backends import mpich, openmpi
+    names: dict[str, set[str]] = {}
+    for a in registry:
+        names.setdefault(a.collective, set()).add(a.name)
+    for table in (openmpi.NAMES, mpich.NAMES):
+        for coll, mapping in table.items():
+            names.setdefault(coll, set()).update(mapping.values())
+    return names
+
+
 def _simulated(points: list[Point], spec: Spec) -> list[Point]:
     """On a SimGrid platform: no MPI_T readback (SMPI has none), and points this
     machine cannot simulate (memory of all ranks in one process, rank count)
@@ -171,7 +188,7 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
             from collkit.backends import discover as lib_discover
             discover = lambda pm: lib_discover(pm.install)  # noqa: E731
         offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
-        points += _mpi_points(spec, offers)
+        points += _mpi_points(spec, offers, _portable_names(registry) if platform.simgrid is not None else None)
     if "collkit" in spec.backends:
         for mpi in spec.mpis:
             points += _collkit_points(spec, registry, mpi)

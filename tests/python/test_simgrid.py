@@ -342,3 +342,26 @@ def test_platforms_must_be_names():
     with pytest.raises(UserError, match="platforms must be a name or a non-empty list"):
         spec.parse('collectives = ["bcast"]\nsizes = ["8B"]\nranks = [2]\nplatforms = 3\n'
                    '[backends]\ncollkit = ["bine"]\n')
+
+
+@needs_simgrid
+def test_a_real_machine_spec_runs_on_a_simulated_platform(tmp_path):
+    """mpi = openmpi/mpich there is SMPI with their selection logic; a canonical name
+    SMPI lacks is skipped with the reason, an unknown name is still an error."""
+    spec = ('name = "port"\ncollectives = ["bcast"]\nsizes = ["1KiB"]\nranks = [8]\nmpi = ["openmpi", "mpich"]\n'
+            '[backends]\nmpi = ["default", "binomial_doubling", "binomial_halving"]\n'
+            '[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
+    (tmp_path / "spec.toml").write_text(spec)
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    recs = records(tmp_path / "c")
+    assert len(recs) == 6
+    skipped = recs["bcast/mpi/openmpi/binomial_doubling/p8/1024B/int32/sum/r0/outofplace"]
+    assert skipped["status"] == "skipped" and "has no bcast algorithm 'binomial_doubling'" in skipped["reason"]
+    halving = recs["bcast/mpi/mpich/binomial_halving/p8/1024B/int32/sum/r0/outofplace"]
+    assert halving["status"] == "ok" and halving["native"] == "binomial_tree"
+    cfgs = [json.loads(l)["cfg"] for l in (tmp_path / "c" / "simgrid" / "launches.jsonl").read_text().splitlines()]
+    assert any("smpi/coll-selector:ompi" in c for c in cfgs) and any("smpi/coll-selector:mpich" in c for c in cfgs)
+    (tmp_path / "bad.toml").write_text(spec.replace("binomial_halving", "binomal_halving"))
+    bad = collkit(tmp_path, "run", "bad.toml", "--platform", "sim:dragonfly-small", "--out", "d")
+    assert bad.returncode == 2 and "unknown MPI library algorithm 'binomal_halving'" in bad.stderr
