@@ -167,7 +167,7 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
         p = replace(p, readback=())
         if not p.skip_reason:
             why = memory.refusal(p.collective, p.ranks, p.count, p.dtype, p.in_place, spec.measure.validate,
-                                 avail, MAX_RANKS)
+                                 avail, MAX_RANKS, spec.measure.max_iterations)
             if why:
                 p = replace(p, skip_reason=why)
         out.append(p)

@@ -165,6 +165,20 @@ def test_memory_estimate_and_refusal():
     assert "validate = \"none\"" in memory.refusal("allreduce", 1024, 1 << 22, "int32", False, "first",
                                                    16 << 30, 6500)
     assert "privatise" in memory.refusal("bcast", 7000, 1, "int32", False, "none", 1 << 40, 6500)
+    # shared: buffers at or above the threshold count as one block per call site
+    folded = memory.estimate("allreduce", 1024, 262144, "int32", shared=True, thresh=1 << 18)
+    assert folded < memory.estimate("allreduce", 1024, 262144, "int32") / 4
+    assert memory.estimate("allreduce", 1024, 262144, "int32", shared=True, thresh=1 << 21) == \
+        memory.estimate("allreduce", 1024, 262144, "int32")          # 1 MiB buffers below it: not folded
+
+
+def test_the_shared_threshold_keeps_the_harness_buffers_private():
+    """SMPI copies no message data into folded buffers: rank 0's gather of every
+    host name and the timing vectors must stay below the threshold."""
+    for ranks, iters in ((64, 3), (1024, 3), (6500, 1000), (16, 65536), (16, 10**6)):
+        t = memory.shared_threshold(ranks, iters)
+        assert t >= 65536 and t & (t - 1) == 0
+        assert ranks * memory.PROCESSOR_NAME < t and (2 * min(iters, 65536) + 2) * 8 < t
 
 
 @needs_simgrid
@@ -398,3 +412,21 @@ def test_smpi_algorithms_named_like_libcollkits_simulate_to_the_same_time(tmp_pa
         assert a["status"] == b["status"] == "ok", (coll, alg, a["reason"], b["reason"])
         ta, tb = a["times_us"][0], b["times_us"][0]
         assert abs(ta - tb) <= 1e-3 * tb, (coll, alg, b["native"], ta, tb)
+
+
+@needs_simgrid
+def test_shared_buffers_keep_the_launch_record_right(tmp_path):
+    """700 ranks: the host-name gather (70 KB) is above SMPI's usual 64 KiB fold
+    threshold; collkit raises the threshold so it arrives intact."""
+    (tmp_path / "spec.toml").write_text(
+        'name = "sh"\ncollectives = ["bcast"]\nsizes = ["2MiB"]\nranks = [700]\nmpi = ["smpi"]\n'
+        '[backends]\ncollkit = ["binomial_halving"]\n'
+        '[measure]\nwarmup = 0\nmin_iterations = 1\nmax_iterations = 1\nvalidate = "none"\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    (rec,) = records(tmp_path / "c").values()
+    assert rec["status"] == "ok" and rec["shared_buffers"] is True and rec["times_us"][0] > 0
+    launch = json.loads((tmp_path / "c" / "launches.jsonl").read_text().splitlines()[0])
+    assert launch["hosts"] == [f"node{i}" for i in range(700)]
+    cfg = json.loads((tmp_path / "c" / "simgrid" / "launches.jsonl").read_text().splitlines()[0])["cfg"]
+    assert f"smpi/auto-shared-malloc-thresh:{memory.shared_threshold(700, 1)}" in cfg

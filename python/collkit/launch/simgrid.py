@@ -191,7 +191,8 @@ class SimLauncher:
         cfg = base_cfg(self.settings) + smpi.selector_cfg(mpi)
         cfg += [f"{k}:{v}" for k, v in points[0].env]      # a forced SMPI algorithm
         if shared:
-            cfg.append(f"smpi/auto-shared-malloc-thresh:{memory.SHARED_THRESH}")
+            thresh = memory.shared_threshold(points[0].ranks, self.measure.max_iterations)
+            cfg.append(f"smpi/auto-shared-malloc-thresh:{thresh}")
         return cfg
 
     def run_group(self, pm: PlatformMPI, points: list[Point], progress: Progress) -> None:
