@@ -322,6 +322,7 @@ def test_platform_file_with_a_simgrid_table(tmp_path):
     ("bad.toml", '[simgrid]\npreset = "fattree-2to1"\nplacement = "blok"\n', "did you mean 'block'"),
     ("bad.toml", '[simgrid]\npreset = "fattree-2to1"\n[slurm]\npartition = "x"\n', "takes no [slurm]"),
     ("bad.toml", '[simgrid]\nplacement = "block"\n', "needs preset"),
+    ("bad.toml", '[simgrid]\npreset = "fattree-2to1"\nplacment = "block"\n', "did you mean 'placement'"),
 ])
 def test_bad_platforms_are_one_line_errors(tmp_path, platform, text, message):
     (tmp_path / "spec.toml").write_text(SPEC)

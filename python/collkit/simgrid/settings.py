@@ -80,11 +80,18 @@ def from_name(arg: str) -> SimSettings:
 def from_table(t: object, path: Path) -> SimSettings:
     if not isinstance(t, dict):
         raise UserError(f"{path}: simgrid must be a table ([simgrid])")
+    syn = _synthetic()
+    allowed = OWN_KEYS + tuple(syn.MACHINE_KEYS)
+    for key in t:
+        if key not in allowed:
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            raise UserError(f"{path}: unknown key '{key}' in [simgrid]{extra}; allowed: {', '.join(allowed)}")
     own = {k: v for k, v in t.items() if k in OWN_KEYS}
     machine_keys = {k: v for k, v in t.items() if k not in OWN_KEYS}
     if not machine_keys:
         raise UserError(f"{path}: [simgrid] needs preset = \"NAME\" or the machine's parameters (kind = ...)")
-    machine = _synthetic().from_table(machine_keys, source=str(path))
+    machine = syn.from_table(machine_keys, source=str(path))
     ppn = machine.ppn
     placement = own.get("placement", "block")
     if placement not in PLACEMENTS:
