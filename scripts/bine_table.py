@@ -51,12 +51,14 @@ EXCLUDED_PREFIXES = ("swing",)
 # Bine algorithm -> its binomial/butterfly counterpart, per collective; the first
 # pair of each collective is the one the summary table shows.
 PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
-    # Same direction first (distance-halving trees, the butterfly with the same
-    # data per step), so the difference is the negabinary rank distances alone;
-    # then the classic counterpart where it runs the other way round.
+    # The same tree or butterfly shape first, so that the difference is the
+    # negabinary rank distances alone: the Bine bcast is a distance-halving tree
+    # like binomial_halving; the Bine reduce runs that tree backwards, as
+    # reduce/binomial_doubling (MPICH's binomial reduce) runs the halving tree
+    # backwards. Then the other classic counterparts.
     "bcast": (("bine", "binomial_halving"), ("bine", "binomial_doubling"),
               ("bine_scatter_allgather", "scatter_allgather_rd")),
-    "reduce": (("bine", "binomial_halving"), ("bine", "binomial_doubling"), ("bine_rsag", "rabenseifner")),
+    "reduce": (("bine", "binomial_doubling"), ("bine", "binomial_halving"), ("bine_rsag", "rabenseifner")),
     "gather": (("bine", "binomial"),),
     "scatter": (("bine", "binomial"),),
     "allgather": (("bine_permute", "sparbit"), ("bine_permute", "recursive_doubling")),
