@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
 APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge
-              libsimgrid-dev simgrid)
+              libsimgrid-dev)   # SimGrid 3.32: smpicc and smpirun come with the -dev package
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 
