@@ -136,7 +136,7 @@ def mpis(settings: SimSettings):
     missing: dict[str, str] = {}
     for name in MPI_NAMES:
         if not settings.smpirun.exists():
-            missing[name] = "SimGrid's smpirun is not installed (apt-get install simgrid libsimgrid-dev): run `make setup`"
+            missing[name] = "SimGrid's smpirun is not installed (apt-get install libsimgrid-dev): run `make setup`"
         elif not bench.exists():
             missing[name] = f"collkit-bench is not built for SimGrid ({bench} missing): run `make setup`"
         else:
