@@ -161,6 +161,12 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
 
     from collkit.simgrid import memory
     from collkit.simgrid.settings import MAX_RANKS
+    if spec.measure.sync == "window":
+        # The window start is a busy wait on MPI_Wtime; under SimGrid only MPI
+        # calls advance the clock (smpi/wtime:0 makes MPI_Wtime free), so the
+        # wait would never end. Simulated ranks have no clock skew to correct.
+        raise UserError("measure.sync = \"window\" cannot run on a simulated platform (its busy wait on "
+                        "MPI_Wtime never advances simulated time); use \"dissemination\" or \"mpi_barrier\"")
     avail = memory.available()
     out = []
     for p in points:

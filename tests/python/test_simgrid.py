@@ -431,3 +431,11 @@ def test_shared_buffers_keep_the_launch_record_right(tmp_path):
     assert launch["hosts"] == [f"node{i}" for i in range(700)]
     cfg = json.loads((tmp_path / "c" / "simgrid" / "launches.jsonl").read_text().splitlines()[0])["cfg"]
     assert f"smpi/auto-shared-malloc-thresh:{memory.shared_threshold(700, 1)}" in cfg
+
+
+@needs_simgrid
+def test_window_sync_is_refused_on_a_simulated_platform(tmp_path):
+    (tmp_path / "spec.toml").write_text(SPEC.replace('validate = "first"', 'validate = "first"\nsync = "window"'))
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c")
+    assert out.returncode == 2 and "cannot run on a simulated platform" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
