@@ -36,6 +36,7 @@ TAGGED = ("comm", "reduce", "copy")
 # How far below zero `other` may fall before it is flagged (docs/bench-protocol.md:
 # call time and tags are read from different clocks).
 OTHER_SLACK_US = 1.0
+OVERVIEW_COLUMNS = 4
 # Colour per category, fixed so that every chart reads the same way.
 COLOURS = {"comm": "#1f5fa8", "reduce": "#d2691e", "copy": "#3a9a4a", "other": "#9a9a9a"}
 
@@ -322,13 +323,20 @@ def charts(bd: Breakdown, out_dir: Path) -> list[Path]:
     for (coll, mpi, ranks), members in families.items():
         if len(members) < 2:
             continue
-        fig, axes = plt.subplots(1, len(members), figsize=(4.2 * len(members), 4.2), sharey=True, squeeze=False)
-        for ax, g in zip(axes[0], members):
+        # At most OVERVIEW_COLUMNS panels a row, so that "all" algorithms stay readable.
+        cols = min(len(members), OVERVIEW_COLUMNS)
+        rows = -(-len(members) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 4.2 * rows), sharey=True, squeeze=False)
+        flat = [ax for row in axes for ax in row]
+        for ax, g in zip(flat, members):
             _stack(ax, drawn[g], percent=True)
             ax.set_title(g.label)
-        for ax in axes[0][1:]:
-            ax.set_ylabel("")
-        handles, labels = axes[0][0].get_legend_handles_labels()
+        for i, ax in enumerate(flat):
+            if i >= len(members):
+                ax.set_visible(False)
+            elif i % cols:
+                ax.set_ylabel("")
+        handles, labels = flat[0].get_legend_handles_labels()
         fig.legend(handles[::-1], labels[::-1], loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.suptitle(f"{coll}, {mpi}, {ranks} ranks: share of comm / reduce / copy / other")
         fig.tight_layout()
