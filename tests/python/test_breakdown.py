@@ -263,6 +263,8 @@ def test_spec_key_alone_instruments(workdir):
     (workdir / "spec.toml").write_text("instrument = true\n" + SPEC)
     assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
     assert all("instrument" in r for r in records(workdir / "c"))
+    assert collkit(workdir, "report", "c", "--breakdown").returncode == 0
+    assert (workdir / "c" / "breakdown" / "overview-allreduce-openmpi-p4.svg").stat().st_size > 0  # the default place
 
 
 # ---------------------------------------------------------------- the real thing
