@@ -116,16 +116,18 @@ class Campaign:
                    if p.stem.split("-")[1].isdigit()]
         return max(numbers, default=0) + 1
 
-    def ingest_raw(self, planned: dict[str, Point]) -> int:
+    def ingest_raw(self, planned: dict[str, Point], annotate=None) -> int:
         """Take in point records that launches wrote but collkit never copied
-        (collkit was killed while they ran). Returns how many were added."""
+        (collkit was killed while they ran). Returns how many were added.
+        `annotate(point, launch)` adds a launcher's own fields (SimGrid's)."""
         added = 0
         for raw in sorted(self.raw.glob("launch-*.jsonl")):
             launch = int(raw.stem.split("-")[1]) if raw.stem.split("-")[1].isdigit() else 0
             for rec in atomic.read_jsonl(raw):
                 point = planned.get(rec.get("id", ""))
                 if rec.get("type") == "point" and point is not None:
-                    added += self.add(enrich(rec, point, launch))
+                    extra = annotate(point, launch) if annotate is not None else {}
+                    added += self.add(enrich(rec, point, launch) | extra)
         return added
 
 

@@ -105,7 +105,8 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         meta = json.loads((resume / "metadata.json").read_text()) if (resume / "metadata.json").exists() \
             else metadata.collect(spec, platform, argv)
         planned = {p.id: p for p in plan.points}
-        taken = campaign.ingest_raw(planned)
+        taken = campaign.ingest_raw(planned, sim_launch.resume_fields(campaign, platform.simgrid)
+                                    if platform.simgrid is not None else None)
         if taken:
             print(f"collkit: took in {taken} records that the interrupted run had not copied", file=sys.stderr)
     else:

@@ -439,3 +439,26 @@ def test_window_sync_is_refused_on_a_simulated_platform(tmp_path):
     out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c")
     assert out.returncode == 2 and "cannot run on a simulated platform" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+
+
+@needs_simgrid
+def test_records_taken_in_on_resume_get_the_simulation_fields(tmp_path):
+    """collkit killed after the launches wrote their records: --resume takes them
+    in from raw/ with the same SimGrid fields, fallbacks included."""
+    (tmp_path / "spec.toml").write_text(
+        'name = "res"\ncollectives = ["allreduce"]\nsizes = ["4KiB"]\nranks = [12]\nmpi = ["smpi"]\n'
+        '[backends]\nmpi = ["ring"]\ncollkit = ["ring"]\n[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    first = records(tmp_path / "c")
+    lr = first["allreduce/mpi/smpi/ring/p12/4096B/int32/sum/r0/outofplace"]
+    # 1,024 elements on 12 ranks: SMPI's lr reduces the remainder with its default
+    assert lr["status"] == "skipped" and "SMPI ran its default instead of lr" in lr["reason"]
+    (tmp_path / "c" / "records.jsonl").write_text("")          # as if never copied
+    again = collkit(tmp_path, "run", "--resume", "c")
+    assert again.returncode == 0, again.stderr
+    assert "took in 2 records" in again.stderr
+    taken = records(tmp_path / "c")
+    for pid, rec in first.items():
+        for key in ("status", "reason", "simulated", "shared_buffers", "times_us"):
+            assert taken[pid].get(key) == rec.get(key), (pid, key)

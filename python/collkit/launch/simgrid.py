@@ -231,22 +231,7 @@ class SimLauncher:
             return local._Launch(n, proc, out, err)
 
         def annotate(p: Point) -> dict:
-            rec: dict = {"simulated": machine, "shared_buffers": shared}
-            if p.backend == "mpi":
-                rec["sim_note"] = smpi.REDUCTION_NOTE
-            err = self.campaign.raw / f"launch-{state['launch']:04d}.stderr"
-            try:
-                text = err.read_text(errors="replace")
-            except OSError:
-                text = ""
-            notes = point_notes(segments(text).get(p.id, []))
-            rec.update(notes)
-            if "smpi_fallback" in notes and p.backend == "mpi" and p.algorithm != "default":
-                # like a library that silently substitutes: the times are not
-                # those of the named algorithm, so the point is not compared
-                rec.update(status="skipped", reason=f"SMPI ran its default instead of {p.native} for some calls "
-                                                    f"(it said: {notes['smpi_fallback']})")
-            return rec
+            return record_fields(self.campaign, p, state["launch"], machine, shared)
 
         try:
             local.run_group(self.campaign, pm, points, self.measure, progress, start=start, diagnose=diagnose,
@@ -254,6 +239,37 @@ class SimLauncher:
         finally:
             for tmp in self.dir.glob("tmp-*"):
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+def record_fields(campaign: Campaign, p: Point, launch: int, machine: str, shared: bool) -> dict:
+    """What a simulated point's record adds to collkit-bench's: the machine, shared
+    buffers, the reduction caveat, SimGrid's messages during the point; a forced
+    SMPI algorithm that fell back to SMPI's default is turned into a skip."""
+    rec: dict = {"simulated": machine, "shared_buffers": shared}
+    if p.backend == "mpi":
+        rec["sim_note"] = smpi.REDUCTION_NOTE
+    try:
+        text = (campaign.raw / f"launch-{launch:04d}.stderr").read_text(errors="replace")
+    except OSError:
+        text = ""
+    notes = point_notes(segments(text).get(p.id, []))
+    rec.update(notes)
+    if "smpi_fallback" in notes and p.backend == "mpi" and p.algorithm != "default":
+        # like a library that silently substitutes: the times are not those of
+        # the named algorithm, so the point is not compared
+        rec.update(status="skipped", reason=f"SMPI ran its default instead of {p.native} for some calls "
+                                            f"(it said: {notes['smpi_fallback']})")
+    return rec
+
+
+def resume_fields(campaign: Campaign, settings: SimSettings):
+    """record_fields for records a killed run left in raw/ (Campaign.ingest_raw)."""
+    shared = {l["launch"]: l.get("shared_buffers", False)
+              for l in atomic.read_jsonl(campaign.path / SIMDIR / LAUNCHES)}
+
+    def fields(p: Point, launch: int) -> dict:
+        return record_fields(campaign, p, launch, settings.machine.name, shared.get(launch, False))
+    return fields
 
 
 def simgrid_version(smpirun: Path) -> str:
