@@ -60,5 +60,5 @@ build mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/
 say "building collkit-bench for SimGrid in build/simgrid"
 cmake -S . -B build/simgrid -DCOLLKIT_WERROR=ON -DCMAKE_C_COMPILER=/usr/bin/smpicc \
     -DMPI_C_COMPILER=/usr/bin/smpicc -DCOLLKIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build/simgrid -j "$(nproc)" --target collkit-bench >/dev/null
+cmake --build build/simgrid -j "$(nproc)" --target collkit-bench collkit-bench-instr >/dev/null
 say "ready: .venv/bin/collkit"

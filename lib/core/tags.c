@@ -90,12 +90,14 @@ int ck_tag_intern(const char *name)
 #define CK_TAGS_HAVE_TSC 0
 #endif
 
+#ifndef SMPI_H
 static int64_t monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
 }
+#endif
 
 static struct {
     int use_tsc;
