@@ -48,8 +48,7 @@ BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter", "alltoa
 ORDER = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
 EXCLUDED_PREFIXES = ("swing",)
 
-# Bine algorithm -> its binomial/butterfly counterpart, per collective; the first
-# pair of each collective is the one the summary table shows.
+# Bine algorithm -> its binomial/butterfly counterparts, per collective.
 PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
     # The same tree or butterfly shape first, so that the difference is the
     # negabinary rank distances alone: the Bine bcast is a distance-halving tree
@@ -130,15 +129,29 @@ class Summary:
 
 def read_results(path: Path, system: str) -> list[Point]:
     """The `ok` collkit points of one results.csv."""
-    out = []
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["status"] != "ok" or r["backend"] != "collkit" or not r["time_median_us"]:
-                continue
-            coll, ranks, size = r["collective"], int(r["ranks"]), int(r["bytes"])
-            n = size * ranks if coll in BLOCK_COLLECTIVES else size
-            out.append(Point(system, coll, ranks, n, r["algorithm"], float(r["time_median_us"])))
+        return points_of(csv.DictReader(f), system)
+
+
+def points_of(rows, system: str) -> list[Point]:
+    out = []
+    for r in rows:
+        if r["status"] != "ok" or r["backend"] != "collkit" or not r["time_median_us"]:
+            continue
+        coll, ranks, size = r["collective"], int(r["ranks"]), int(r["bytes"])
+        n = size * ranks if coll in BLOCK_COLLECTIVES else size
+        out.append(Point(system, coll, ranks, n, r["algorithm"], float(r["time_median_us"])))
     return out
+
+
+def read_campaign(d: Path) -> list[Point]:
+    """A campaign's points: its results.csv, or while it still runs its records."""
+    system = campaign_system(d)
+    if (d / "results.csv").exists():
+        return read_results(d / "results.csv", system)
+    from collkit.results import row, to_csv
+    recs = [json.loads(line) for line in (d / "records.jsonl").read_text().splitlines() if line.strip()]
+    return points_of(csv.DictReader(to_csv([row(r) for r in recs]).splitlines()), system)
 
 
 def campaign_system(d: Path) -> str:
@@ -150,11 +163,14 @@ def campaign_system(d: Path) -> str:
         return d.resolve().parent.name
 
 
-def load(dirs: list[Path]) -> list[Point]:
+def load(paths: list[Path]) -> list[Point]:
     points = []
-    for d in dirs:
-        csv_path = d / "results.csv" if d.is_dir() else d
-        points += read_results(csv_path, campaign_system(d if d.is_dir() else d.parent))
+    for p in paths:
+        try:
+            points += read_campaign(p) if p.is_dir() else read_results(p, campaign_system(p.parent))
+        except OSError as exc:
+            print(f"bine_table: cannot read {p}: {exc.strerror or exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     return points
 
 
@@ -242,21 +258,26 @@ def pct(x: float | None) -> str:
 
 
 def reduction_cell(rows: list[TrafficRow]) -> str:
-    """'nodes: reduction' for the node counts whose jobs cross groups."""
-    parts = [f"{r.nodes}: {r.reduction_pct:.1f} %" for r in rows if r.reduction_pct is not None]
-    return "; ".join(parts) if parts else "– (one group)"
+    """One pair's reductions at the node counts whose jobs cross groups,
+    'v1 / v2 %' in node order ('–' where the job stays in one group)."""
+    vals = [f"{r.reduction_pct:.0f}" for r in sorted(rows, key=lambda r: r.nodes) if r.reduction_pct is not None]
+    return " / ".join(vals) + " %" if vals else "– (one group)"
 
 
 def table3(summaries: list[Summary], trows: list[TrafficRow] | None) -> str:
+    nodes = sorted({r.nodes for r in trows or [] if r.reduction_pct is not None})
+    where = " / ".join(str(n) for n in nodes) + " nodes" if nodes else "nodes"
     head = ("| system | collective | cells | Bine wins | gain gmean | gain max | Bine loses | drop max | ties "
-            "| inter-group traffic reduction (nodes: %) |")
+            f"| inter-group traffic reduction, Bine vs counterpart ({where}) |")
     lines = [head, "|" + " --- |" * 10]
     for s in summaries:
         red = "not computed"
         if trows is not None:
-            primary = PAIRS.get(s.collective, ((None, None),))[0]
-            rows = [r for r in trows if (r.system, r.collective, r.bine, r.counterpart) == (s.system, s.collective, *primary)]
-            red = f"{primary[0]} vs {primary[1]} — {reduction_cell(sorted(rows, key=lambda r: r.nodes))}"
+            parts = []
+            for bine, base in PAIRS.get(s.collective, ()):
+                rows = [r for r in trows if (r.system, r.collective, r.bine, r.counterpart) == (s.system, s.collective, bine, base)]
+                parts.append(f"{bine} vs {base}: {reduction_cell(rows)}")
+            red = "<br>".join(parts)
         lines.append(f"| {s.system} | {s.collective} | {s.cells} | {s.win_pct:.0f} % | {pct(s.gain_gmean)} | "
                      f"{pct(s.gain_max)} | {s.loss_pct:.0f} % | {pct(s.drop_max)} | {s.ties} | {red} |")
     return "\n".join(lines)

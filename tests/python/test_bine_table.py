@@ -114,7 +114,9 @@ def test_reduction_and_heatmaps(bt, tmp_path):
     assert row.reduction_pct == pytest.approx(25.0)
     none = bt.TrafficRow("m", "bcast", "bine", "binomial_halving", 64, 1, 0.0, 0.0)
     assert none.reduction_pct is None
-    assert bt.reduction_cell([none, row]) == "256: 25.0 %"
+    far = bt.TrafficRow("m", "bcast", "bine", "binomial_halving", 1024, 8, 10.0, 12.0)
+    assert far.reduction_pct == pytest.approx(-20.0)
+    assert bt.reduction_cell([far, none, row]) == "25 / -20 %"
     assert bt.reduction_cell([none]) == "– (one group)"
 
     d = write_campaign(tmp_path / "c", "fattree-2to1", ROWS)
