@@ -72,8 +72,8 @@ def is_bine(algorithm: str) -> bool:
     return algorithm.startswith("bine")
 
 
-def excluded(algorithm: str) -> bool:
-    return algorithm.startswith(EXCLUDED_PREFIXES)
+def excluded(algorithm: str, prefixes: tuple[str, ...] = EXCLUDED_PREFIXES) -> bool:
+    return algorithm.startswith(prefixes)
 
 
 @dataclass(frozen=True)
@@ -176,10 +176,12 @@ def load(paths: list[Path]) -> list[Point]:
 
 # ----------------------------------------------------------------------------- analysis
 
-def cells(points: list[Point]) -> list[Cell]:
+def cells(points: list[Point], exclude: tuple[str, ...] = EXCLUDED_PREFIXES) -> list[Cell]:
+    """The cells of these points; algorithms whose names start with one of
+    ``exclude`` take part on neither side."""
     groups: dict[tuple, list[Point]] = {}
     for p in points:
-        if not excluded(p.algorithm):
+        if not excluded(p.algorithm, exclude):
             groups.setdefault((p.system, p.collective, p.nodes, p.n), []).append(p)
     out = []
     for key, members in sorted(groups.items()):
@@ -364,12 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--img", type=Path, help="write the heatmaps here (PNG and SVG)")
     ap.add_argument("--no-traffic", action="store_true", help="skip the traffic analysis (needs ck_trace)")
     ap.add_argument("--cells", action="store_true", help="also print every cell")
+    ap.add_argument("--exclude", action="append", default=[], metavar="PREFIX",
+                    help="also leave out algorithms whose names start with PREFIX (repeatable; swing always)")
     ns = ap.parse_args(argv)
     points = load(ns.campaigns)
     if not points:
         print("bine_table: no ok collkit points in those campaigns", file=sys.stderr)
         return 2
-    all_cells = cells(points)
+    all_cells = cells(points, EXCLUDED_PREFIXES + tuple(ns.exclude))
     summaries = summarise(all_cells)
     trows = None
     if not ns.no_traffic:

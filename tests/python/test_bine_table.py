@@ -99,6 +99,15 @@ def test_cells_and_summary(bt, tmp_path):
     assert "| fattree-2to1 | allreduce | 4 | 50 % | 58.1 % | 100.0 % | 25 % | 25.0 % | 1 |" in table
 
 
+def test_exclude_leaves_an_algorithm_out_of_both_sides(bt, tmp_path):
+    d = write_campaign(tmp_path / "c", "m", ROWS)
+    by = {(c.collective, c.nodes, c.n): c for c in bt.cells(bt.load([d]), ("swing", "recursive_doubling"))}
+    # 64 ranks, 1 KiB: ring (30) is now the best other, so Bine's 8 wins by 3.75x
+    assert (by[("allreduce", 64, 1024)].other, by[("allreduce", 64, 1024)].ratio) == ("ring", 3.75)
+    # cells whose only non-Bine algorithm was recursive doubling are gone
+    assert ("allreduce", 256, 1024) not in by and ("allgather", 64, 1024) not in by
+
+
 def test_systems_stay_apart(bt, tmp_path):
     a = write_campaign(tmp_path / "a", "lumi-like", [("bcast", "bine", 64, 32, 5.0, "ok"),
                                                      ("bcast", "binomial_halving", 64, 32, 6.0, "ok")])
