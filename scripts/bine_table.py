@@ -296,6 +296,21 @@ def traffic_table(trows: list[TrafficRow]) -> str:
     return "\n".join(lines)
 
 
+def by_size_table(all_cells: list[Cell]) -> str:
+    """Bine wins / cells per system and vector size, all collectives and node counts together."""
+    systems = sorted({c.system for c in all_cells})
+    sizes = sorted({c.n for c in all_cells})
+    lines = ["| system | " + " | ".join(format_size(n) for n in sizes) + " |", "|" + " --- |" * (len(sizes) + 1)]
+    for system in systems:
+        row = []
+        for n in sizes:
+            cs = [c for c in all_cells if c.system == system and c.n == n]
+            wins = sum(c.t_bine < c.t_other for c in cs)
+            row.append(f"{wins}/{len(cs)}" if cs else "–")
+        lines.append(f"| {system} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def cells_table(all_cells: list[Cell]) -> str:
     lines = ["| system | collective | nodes | n | fastest | fastest Bine | µs | fastest other | µs | other / Bine |",
              "|" + " --- |" * 10]
@@ -385,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     if trows is not None:
         print()
         print(traffic_table(trows))
+    print()
+    print(by_size_table(all_cells))
     if ns.cells:
         print()
         print(cells_table(all_cells))

@@ -95,6 +95,10 @@ def test_cells_and_summary(bt, tmp_path):
     assert (ag.cells, ag.wins, ag.losses, ag.gain_gmean, ag.gain_max) == (1, 0, 1, None, None)
     assert ag.drop_max == pytest.approx(0.5)
 
+    sizes = bt.by_size_table(cells).splitlines()
+    assert sizes[0] == "| system | 1KiB | 1MiB |"
+    assert sizes[2] == "| fattree-2to1 | 1/3 | 1/2 |"   # 1 KiB: one win, two losses; 1 MiB: a win and a tie
+
     table = bt.table3(bt.summarise(cells), None)
     assert "| fattree-2to1 | allreduce | 4 | 50 % | 58.1 % | 100.0 % | 25 % | 25.0 % | 1 |" in table
 
