@@ -327,6 +327,7 @@ def heatmaps(all_cells: list[Cell], outdir: Path) -> list[Path]:
     its name and other/Bine. Cells not simulated stay blank."""
     import matplotlib
     matplotlib.use("Agg")
+    matplotlib.rcParams["svg.fonttype"] = "none"   # text stays text: small, searchable SVGs
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
@@ -364,12 +365,13 @@ def heatmaps(all_cells: list[Cell], outdir: Path) -> list[Path]:
         ax.set_xlabel("vector size n")
         ax.set_ylabel("nodes (1 rank each)")
         ax.set_title(f"{coll} on {system} (simulated): fastest algorithm,\n"
-                     "×r = fastest non-Bine time / fastest Bine time (r > 1: Bine wins)", fontsize=9)
+                     "×r = fastest non-Bine time / fastest Bine time (r > 1: Bine wins); blank: not simulated",
+                     fontsize=9)
         fig.tight_layout()
         for ext in ("png", "svg"):
             path = outdir / f"best-{system}-{coll}.{ext}"
             # a fixed date keeps the SVG the same on every rerun of the same data
-            fig.savefig(path, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+            fig.savefig(path, dpi=100, metadata={"Date": None} if ext == "svg" else None)
             written.append(path)
         plt.close(fig)
     return written
