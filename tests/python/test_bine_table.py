@@ -62,6 +62,9 @@ ROWS = [
     # 256 ranks, 1 MiB: tie
     ("allreduce", "bine_bandwidth", 256, 1 << 20, 50.0, "ok"),
     ("allreduce", "rabenseifner", 256, 1 << 20, 50.0, "ok"),
+    # 256 ranks, 2 MiB: 0.001 % apart -> a tie too
+    ("allreduce", "bine_bandwidth", 256, 2 << 20, 100.0, "ok"),
+    ("allreduce", "rabenseifner", 256, 2 << 20, 100.001, "ok"),
     # 256 ranks, 4 MiB: no Bine point -> not a cell
     ("allreduce", "rabenseifner", 256, 4 << 20, 70.0, "ok"),
     # a library's own collective is not a libcollkit point
@@ -77,7 +80,7 @@ def test_cells_and_summary(bt, tmp_path):
     cells = bt.cells(bt.load([d]))
     by = {(c.collective, c.nodes, c.n): c for c in cells}
     assert set(by) == {("allreduce", 64, 1024), ("allreduce", 64, 1 << 20), ("allreduce", 256, 1024),
-                       ("allreduce", 256, 1 << 20), ("allgather", 64, 1024)}
+                       ("allreduce", 256, 1 << 20), ("allreduce", 256, 2 << 20), ("allgather", 64, 1024)}
     c = by[("allreduce", 64, 1024)]
     assert (c.bine, c.t_bine, c.other, c.t_other, c.best) == ("bine_bandwidth", 8.0, "recursive_doubling", 10.0,
                                                               "bine_bandwidth")
@@ -86,8 +89,8 @@ def test_cells_and_summary(bt, tmp_path):
 
     s = {x.collective: x for x in bt.summarise(cells)}
     ar = s["allreduce"]
-    assert (ar.cells, ar.wins, ar.losses, ar.ties) == (4, 2, 1, 1)
-    assert ar.win_pct == 50.0 and ar.loss_pct == 25.0
+    assert (ar.cells, ar.wins, ar.losses, ar.ties) == (5, 2, 1, 2)
+    assert ar.win_pct == 40.0 and ar.loss_pct == 20.0
     assert ar.gain_gmean == pytest.approx(math.sqrt(1.25 * 2.0) - 1)
     assert ar.gain_max == pytest.approx(1.0)
     assert ar.drop_max == pytest.approx(0.25)
@@ -96,11 +99,11 @@ def test_cells_and_summary(bt, tmp_path):
     assert ag.drop_max == pytest.approx(0.5)
 
     sizes = bt.by_size_table(cells).splitlines()
-    assert sizes[0] == "| system | 1KiB | 1MiB |"
-    assert sizes[2] == "| fattree-2to1 | 1/3 | 1/2 |"   # 1 KiB: one win, two losses; 1 MiB: a win and a tie
+    assert sizes[0] == "| system | 1KiB | 1MiB | 2MiB |"
+    assert sizes[2] == "| fattree-2to1 | 1/3 | 1/2 | 0/1 |"   # 1 KiB: a win, two losses; 1 MiB: a win, a tie
 
     table = bt.table3(bt.summarise(cells), None)
-    assert "| fattree-2to1 | allreduce | 4 | 50 % | 58.1 % | 100.0 % | 25 % | 25.0 % | 1 |" in table
+    assert "| fattree-2to1 | allreduce | 5 | 40 % | 58.1 % | 100.0 % | 20 % | 25.0 % | 2 |" in table
 
 
 def test_exclude_leaves_an_algorithm_out_of_both_sides(bt, tmp_path):
