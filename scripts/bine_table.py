@@ -179,6 +179,8 @@ def campaign_system(d: Path) -> str:
 def load(paths: list[Path]) -> list[Point]:
     points = []
     for p in paths:
+        if p.is_file() and p.suffix != ".csv":
+            continue   # e.g. a results root's index.json caught by a glob
         try:
             points += read_campaign(p) if p.is_dir() else read_results(p, campaign_system(p.parent))
         except OSError as exc:
