@@ -7,10 +7,9 @@ points with the reason, so the campaign records them."""
 
 from __future__ import annotations
 
-import difflib
 from typing import Callable
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.platform import Platform
 from collkit.points import Plan, Point
 from collkit.registry import Algorithm
@@ -26,8 +25,7 @@ def _split(name: str) -> tuple[str | None, str]:
 
 
 def _unknown(name: str, known: set[str], where: str) -> UserError:
-    hint = difflib.get_close_matches(name, sorted(known), n=1)
-    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    extra = did_you_mean(name, sorted(known))
     return UserError(f"unknown {where} algorithm '{name}'{extra}; see `collkit list`")
 
 

@@ -32,13 +32,12 @@ paths of mpirun and collkit-bench *on the cluster*:
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.mpi import MPI_NAMES, MPIInstall, find
 from collkit.paths import build_dir
 
@@ -93,8 +92,7 @@ class Platform:
             return self.mpis[name]
         if name in self.missing:
             raise UserError(self.missing[name])
-        hint = difflib.get_close_matches(name, list(self.mpis) + list(MPI_NAMES), n=1)
-        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        extra = did_you_mean(name, list(self.mpis) + list(MPI_NAMES))
         raise UserError(f"MPI '{name}' is not on platform {self.name}{extra}; "
                         f"it has: {', '.join(self.mpis) or 'none'}")
 
@@ -211,8 +209,7 @@ def _slurm(t: object, path: Path) -> SlurmSettings:
         raise UserError(f"{path}: slurm must be a table ([slurm])")
     for key in t:
         if key not in SLURM_KEYS:
-            hint = difflib.get_close_matches(key, SLURM_KEYS, n=1)
-            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            extra = did_you_mean(key, SLURM_KEYS)
             raise UserError(f"{path}: unknown key '{key}' in [slurm]{extra}; allowed: {', '.join(SLURM_KEYS)}")
     for key in ("partition", "account", "qos", "time_limit"):
         if key in t and not isinstance(t[key], str):

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.paths import build_dir, build_root
 
 COLLECTIVES = (
@@ -110,8 +110,7 @@ def load(path: Path | None = None) -> list[Algorithm]:
 def check_collective(name: str) -> str:
     if name in COLLECTIVES:
         return name
-    hint = difflib.get_close_matches(name, COLLECTIVES, n=1)
-    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    extra = did_you_mean(name, COLLECTIVES)
     raise UserError(f"unknown collective '{name}'{extra}; choose one of {', '.join(COLLECTIVES)}")
 
 

@@ -30,12 +30,11 @@ problem; resolving names against the registry and the libraries is plan.py's job
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.registry import COLLECTIVES, check_collective
 from collkit.sizes import parse_sizes
 
@@ -85,16 +84,14 @@ class Spec:
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
-    hint = difflib.get_close_matches(key, allowed, n=1)
-    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    extra = did_you_mean(key, allowed)
     return UserError(f"unknown key '{key}' in {where}{extra}; allowed: {', '.join(allowed)}")
 
 
 def _choice(value: object, allowed: tuple[str, ...], what: str) -> str:
     if isinstance(value, str) and value in allowed:
         return value
-    hint = difflib.get_close_matches(str(value), allowed, n=1)
-    extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+    extra = did_you_mean(str(value), allowed)
     return _raise(f"unknown {what} {value!r}{extra}; choose one of {', '.join(allowed)}")
 
 

@@ -15,12 +15,11 @@ Everything else keeps the library's own name, lower case with underscores."""
 
 from __future__ import annotations
 
-import difflib
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.mpi import MPIInstall
 from collkit.registry import COLLECTIVES, check_collective
 
@@ -150,8 +149,7 @@ class LibraryOffer:
             ids = ", ".join(f"{a.native_id} {a.native}" for a in algs)
             raise UserError(f"{self.library} has no {coll} algorithm with id {name} (ids: {ids})")
         candidates = sorted({a.name for a in algs} | {a.native for a in algs})
-        hint = difflib.get_close_matches(name, candidates, n=1)
-        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        extra = did_you_mean(name, candidates)
         raise UserError(f"{self.library} cannot be forced to run '{name}' for {coll}{extra}; "
                         f"it offers: {offered}")
 

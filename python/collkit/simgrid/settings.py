@@ -19,13 +19,12 @@ collkit-bench built with smpicc (``build/simgrid``) through ``smpirun``."""
 
 from __future__ import annotations
 
-import difflib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collkit.errors import UserError
+from collkit.errors import UserError, did_you_mean
 from collkit.paths import build_dir
 
 SIM_PREFIX = "sim:"
@@ -84,8 +83,7 @@ def from_table(t: object, path: Path) -> SimSettings:
     allowed = OWN_KEYS + tuple(syn.MACHINE_KEYS)
     for key in t:
         if key not in allowed:
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            extra = did_you_mean(key, allowed)
             raise UserError(f"{path}: unknown key '{key}' in [simgrid]{extra}; allowed: {', '.join(allowed)}")
     own = {k: v for k, v in t.items() if k in OWN_KEYS}
     machine_keys = {k: v for k, v in t.items() if k not in OWN_KEYS}
@@ -95,8 +93,7 @@ def from_table(t: object, path: Path) -> SimSettings:
     ppn = machine.ppn
     placement = own.get("placement", "block")
     if placement not in PLACEMENTS:
-        hint = difflib.get_close_matches(str(placement), PLACEMENTS, n=1)
-        extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+        extra = did_you_mean(str(placement), PLACEMENTS)
         raise UserError(f"{path}: [simgrid] placement {placement!r}{extra}; choose one of {', '.join(PLACEMENTS)}")
     model = own.get("network_model", "CM02")
     if model not in NETWORK_MODELS:

@@ -28,14 +28,13 @@ can say:
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Union
 
-from collkit.errors import UserError
+from collkit.errors import UserError, closest, did_you_mean
 from collkit.topology.model import Node, Topology
 
 KINDS = ("fattree", "dragonfly", "torus")
@@ -540,8 +539,8 @@ def preset(name: str) -> Machine:
         key = key[len(SIM_PREFIX):]
     if key in PRESETS:
         return PRESETS[key]
-    hint = difflib.get_close_matches(key, list(PRESETS), n=1)
-    extra = f"; did you mean '{hint[0]}'?" if hint else ""
+    hint = closest(key, list(PRESETS))
+    extra = f"; did you mean '{hint}'?" if hint else ""
     raise UserError(f"unknown simulated machine '{name}'{extra} (presets: {', '.join(PRESETS)})")
 
 
@@ -617,8 +616,7 @@ def from_table(table: dict, source: str) -> Machine:
         raise UserError(f"{where}: the machine must be a table")
     for key in table:
         if key not in MACHINE_KEYS:
-            hint = difflib.get_close_matches(key, MACHINE_KEYS, n=1)
-            extra = f" (did you mean '{hint[0]}'?)" if hint else ""
+            extra = did_you_mean(key, MACHINE_KEYS)
             raise UserError(f"{where}: unknown machine key '{key}'{extra}; allowed: {', '.join(MACHINE_KEYS)}")
     base: Machine | None = None
     if "preset" in table:
@@ -632,8 +630,8 @@ def from_table(table: dict, source: str) -> Machine:
     if kind is None:
         raise UserError(f"{where}: say kind = {' | '.join(repr(k) for k in KINDS)} or preset = NAME")
     if kind not in KINDS:
-        hint = difflib.get_close_matches(str(kind), KINDS, n=1)
-        extra = f"; did you mean '{hint[0]}'?" if hint else ""
+        hint = closest(str(kind), KINDS)
+        extra = f"; did you mean '{hint}'?" if hint else ""
         raise UserError(f"{where}: unknown kind '{kind}'{extra} (choose {', '.join(KINDS)})")
     for other, keys in SHAPE_KEYS.items():
         if other != kind:
