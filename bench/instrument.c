@@ -12,9 +12,9 @@
  * measurement, MPI_Wtime) and its outermost comm, reduce and copy time. */
 #define NFIG 4
 
-int instr_setup(size_t capacity) { return ck_tags_init(capacity); }
+int instr_setup(size_t capacity) { return ck_spans_init(capacity); }
 
-void instr_teardown(void) { ck_tags_finalize(); }
+void instr_teardown(void) { ck_spans_finalize(); }
 
 void instr_acc_free(instr_acc *a)
 {
@@ -62,9 +62,9 @@ static int grow_keys(instr_acc *a)
 static long key_of(instr_acc *a, int tag, int step)
 {
     if (a->kcap == 0) {
-        for (int i = 0; i < CK_TAG_MAX_NAMES; i++) a->first_key[i] = -1;
+        for (int i = 0; i < CK_SPAN_MAX_NAMES; i++) a->first_key[i] = -1;
     }
-    if (tag < 0 || tag >= CK_TAG_MAX_NAMES) return -1;
+    if (tag < 0 || tag >= CK_SPAN_MAX_NAMES) return -1;
     for (int k = a->first_key[tag]; k >= 0; k = a->next_key[k])
         if (a->key_step[k] == step) return k;
     if (a->nkeys == a->kcap && grow_keys(a) != 0) return -1;
@@ -102,24 +102,24 @@ void instr_iteration(instr_acc *a, long j, double call_seconds)
 {
     if (a->oom || j >= a->rcap) {
         a->oom = 1;
-        ck_tags_reset();
+        ck_spans_reset();
         return;
     }
-    const ck_tag_record *rec = ck_tags_records();
-    size_t n = ck_tags_count();
+    const ck_span_record *rec = ck_spans_records();
+    size_t n = ck_spans_count();
     double part_ns[3] = {0.0, 0.0, 0.0};
     a->ntouched = 0;
     for (size_t i = 0; i < n; i++) {
-        const ck_tag_record *r = &rec[i];
+        const ck_span_record *r = &rec[i];
         double ns = (double)(r->end_ns - r->start_ns);
-        long k = key_of(a, r->tag, r->step);
+        long k = key_of(a, r->span, r->step);
         if (k < 0) {
             a->oom = 1;
             break;
         }
         if (a->it_count[k]++ == 0) a->touched[a->ntouched++] = (uint32_t)k;
         a->it_ns[k] += ns;
-        ck_tag_category c = ck_tag_category_of(r->tag);
+        ck_span_category c = ck_span_category_of(r->span);
         /* A category tag inside another (a "comm" inside a "copy") is
          * already in its parent's time. */
         if (c != CK_CAT_PHASE && !r->nested) part_ns[c - 1] += ns;
@@ -142,10 +142,10 @@ void instr_iteration(instr_acc *a, long j, double call_seconds)
     f[1] = part_ns[0] * 1e-3;
     f[2] = part_ns[1] * 1e-3;
     f[3] = part_ns[2] * 1e-3;
-    a->r_dropped[j] = ck_tags_dropped();
+    a->r_dropped[j] = ck_spans_dropped();
     /* A tag still open after the call never saw its END. */
-    a->r_unbal[j] = ck_tags_unbalanced() + (uint64_t)ck_tags_open();
-    ck_tags_reset();
+    a->r_unbal[j] = ck_spans_unbalanced() + (uint64_t)ck_spans_open();
+    ck_spans_reset();
 }
 
 void instr_round_end(instr_acc *a, long n, const double *late)
@@ -315,10 +315,10 @@ int instr_point_end(instr_acc *a, int rank, int p, MPI_Comm ctrl, instr_summary 
     size_t nmine = 0;
     for (size_t k = 0; mine != NULL && k < a->nkeys; k++) {
         if (a->count[k] == 0) continue; /* seen only in dropped iterations */
-        const char *name = ck_tag_name(a->key_tag[k]);
+        const char *name = ck_span_name(a->key_tag[k]);
         strncpy(mine[nmine].name, name ? name : "?", INSTR_NAME_LEN - 1);
         mine[nmine].step = a->key_step[k];
-        mine[nmine].category = (int32_t)ck_tag_category_of(a->key_tag[k]);
+        mine[nmine].category = (int32_t)ck_span_category_of(a->key_tag[k]);
         mine[nmine].count = a->count[k];
         mine[nmine].total_ns = a->total_ns[k];
         nmine++;

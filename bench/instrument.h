@@ -16,7 +16,7 @@
 
 #ifdef CK_INSTRUMENT
 
-#include <collkit/tags.h>
+#include <collkit/spans.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@
 typedef struct {
     char name[INSTR_NAME_LEN];
     int32_t step;     /* -1: none */
-    int32_t category; /* ck_tag_category */
+    int32_t category; /* ck_span_category */
     int32_t ranks;    /* ranks that recorded it at least once */
     uint64_t count;   /* over all ranks and kept iterations */
     double total_us;  /* likewise */
@@ -69,7 +69,7 @@ typedef struct {
     uint32_t *touched;
     size_t ntouched;
     size_t nkeys, kcap;
-    int first_key[CK_TAG_MAX_NAMES];
+    int first_key[CK_SPAN_MAX_NAMES];
     /* This round: log segments and per-iteration figures. */
     instr_log_entry *log;
     size_t nlog, logcap;

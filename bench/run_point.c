@@ -201,7 +201,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
 #ifdef CK_INSTRUMENT
         /* Tags of the measured call only: never the harness's own traffic
          * (which runs libcollkit too) nor warm-ups. */
-        if (r->record_tags) ck_tags_enable(1);
+        if (r->record_tags) ck_spans_enable(1);
 #endif
         double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
         int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, r->sarg, r->rarg, r->comm)
@@ -209,7 +209,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
                                                                  r->comm);
         double t1 = MPI_Wtime();
 #ifdef CK_INSTRUMENT
-        ck_tags_enable(0);
+        ck_spans_enable(0);
 #endif
         o->seconds = t1 - t0;
         if (rc != MPI_SUCCESS) note_error(r, rc);

@@ -147,17 +147,19 @@ typedef enum {
     CK_NUM_COLLECTIVES
 } ck_collective;
 
-/* Constraint flags of an algorithm (ck_algorithm.constraints). Called outside
- * them, an algorithm returns an MPI error code. */
+/* Flags of an algorithm (ck_algorithm.constraints). CK_REQUIRES_* are
+ * constraints: called outside them, an algorithm returns an MPI error code.
+ * CK_TRAIT_* describe its message schedule for tools; they constrain nothing. */
 #define CK_REQUIRES_COMMUTATIVE 0x1u /* refuses non-commutative ops (MPI_ERR_OP) */
 #define CK_REQUIRES_POW2_RANKS  0x2u /* refuses p that is not a power of two */
+#define CK_TRAIT_WHOLE_VECTOR   0x100u /* every message is the whole vector (bytes a multiple of n at any count) */
 
 typedef struct {
     ck_collective collective;
     const char *name;        /* same name across backends: "ring", "bruck", ... */
     const char *description; /* one line */
     const char *origin;      /* paper or library it comes from */
-    unsigned constraints;    /* CK_REQUIRES_* flags */
+    unsigned constraints;    /* CK_REQUIRES_* and CK_TRAIT_* flags */
     size_t min_count;        /* smallest supported count (0: any) */
     union {
         ck_bcast_fn bcast;
@@ -170,6 +172,107 @@ typedef struct {
         ck_alltoall_fn alltoall;
     } fn;
 } ck_algorithm;
+
+/* ---------------------------------------------------------------- collective descriptors */
+
+/* Everything a tool needs to know about a collective, in one place: the
+ * harness, the validator, the tracer and the Python side (through the JSON
+ * export) read these instead of switching on the collective.
+ *
+ * Buffers are measured in blocks of `count` elements. A rank's send and
+ * receive buffers hold 0, 1 or p blocks (CK_BLOCKS_P), with separate values
+ * for the root and the other ranks; a collective without a root uses the
+ * `other` values on every rank. Where MPI_IN_PLACE applies (every rank, or
+ * only the root for rooted collectives), it replaces the send buffer (the
+ * input then sits in the receive buffer, which holds max(send, recv) blocks)
+ * or, for scatter, the receive buffer (the root keeps its block in sbuf).
+ *
+ * What the result is, as data: a data-movement collective's output block b
+ * at rank r is the input block of rank `from_root ? root : b` at slot
+ * `source_slot_is_dest ? r : 0`; a reduction's output element j at rank r
+ * is the reduction over all ranks, in rank order, of input element
+ * j + (result_is_own_block ? r * count : 0). */
+#define CK_BLOCKS_P (-1)
+
+typedef enum {
+    CK_IN_PLACE_NONE = 0, /* MPI_IN_PLACE is not allowed (bcast) */
+    CK_IN_PLACE_SEND,     /* sbuf = MPI_IN_PLACE */
+    CK_IN_PLACE_RECV      /* rbuf = MPI_IN_PLACE (scatter) */
+} ck_in_place_kind;
+
+typedef struct {
+    ck_collective id;
+    const char *name;      /* "allreduce" */
+    const char *mpi_name;  /* the MPI call a backend times: "MPI_Allreduce" */
+    int has_root;          /* takes a root */
+    int has_op;            /* takes an MPI_Op: a reduction */
+    int per_block;         /* count is one rank's block, not the whole vector */
+    ck_in_place_kind in_place;
+    int send_blocks_root, send_blocks_other; /* 0, 1 or CK_BLOCKS_P */
+    int recv_blocks_root, recv_blocks_other;
+    int from_root;           /* data movement: output comes from the root */
+    int source_slot_is_dest; /* data movement: the root/sender keeps one block per destination */
+    int result_is_own_block; /* reduction: rank r's result is block r of the reduced vector */
+    int replicated;          /* every rank ends with the same result */
+    /* Bus bandwidth = algbw * (busbw_const + busbw_per_p * (p - 1) / p), as
+     * nccl-tests defines it; algbw counts the vector bytes (p blocks of
+     * `bytes` where per_block). */
+    double busbw_const, busbw_per_p;
+    /* Calls one of this collective's algorithms / the MPI library's own
+     * collective (MPI_*, not PMPI_*: tools interposed on MPI see it) with
+     * the uniform argument list of ck_algorithm_call. */
+    int (*call)(const ck_algorithm *a, const void *sbuf, void *rbuf, size_t count,
+                MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+    int (*library_call)(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                        MPI_Op op, int root, MPI_Comm comm);
+} ck_collective_desc;
+
+/* The descriptor of a collective; NULL for an invalid value. */
+const ck_collective_desc *ck_collective_describe(ck_collective coll);
+
+/* Buffer sizes and result size, in elements, at `rank` (see above). MPI_IN_PLACE
+ * is honoured when in_place is nonzero and applies at this rank; a buffer that is
+ * MPI_IN_PLACE or not significant has 0 elements. */
+int ck_collective_in_place_at(const ck_collective_desc *d, int in_place, int rank, int root);
+size_t ck_collective_send_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                int root, int in_place);
+size_t ck_collective_recv_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                int root, int in_place);
+size_t ck_collective_result_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                  int root);
+
+/* Bytes of the whole vector for a point of `bytes` per count (p blocks where
+ * per_block), and the bus-bandwidth factor at p ranks. */
+double ck_collective_vector_bytes(const ck_collective_desc *d, double bytes, int p);
+double ck_collective_busbw_factor(const ck_collective_desc *d, int p);
+
+/* Calls algorithm a with the uniform argument list: bcast takes rbuf as its
+ * buffer; arguments a collective does not have (op, root, sbuf) are ignored.
+ * MPI_ERR_ARG for a NULL or malformed algorithm. */
+int ck_algorithm_call(const ck_algorithm *a, const void *sbuf, void *rbuf, size_t count,
+                      MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+
+/* The MPI library's own collective with the same argument list. */
+int ck_library_call(ck_collective coll, const void *sbuf, void *rbuf, size_t count,
+                    MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+
+/* ---------------------------------------------------------------- datatypes */
+
+/* The predefined datatypes the tools name: "int8", "int32", "int64",
+ * "float", "double". */
+typedef struct {
+    const char *name;
+    size_t size; /* bytes */
+    int is_float;
+} ck_datatype_desc;
+
+size_t ck_datatype_count(void);
+const ck_datatype_desc *ck_datatype_at(size_t i);
+const ck_datatype_desc *ck_datatype_find(const char *name);
+/* The MPI handle of a datatype_desc (a function: handles are not constants in every MPI). */
+MPI_Datatype ck_datatype_mpi(const ck_datatype_desc *d);
+
+/* ---------------------------------------------------------------- registry */
 
 /* Number of registered algorithms, and the i-th (NULL when out of range). */
 size_t ck_algorithm_count(void);
@@ -184,11 +287,12 @@ const char *ck_collective_name(ck_collective coll);
 /* Parse a collective name; returns 0 and sets *coll, or -1 when unknown. */
 int ck_collective_parse(const char *name, ck_collective *coll);
 
-/* Whether a collective takes an MPI_Op / a root. */
+/* Whether a collective takes an MPI_Op / a root (its descriptor's has_op, has_root). */
 int ck_collective_has_op(ck_collective coll);
 int ck_collective_has_root(ck_collective coll);
 
-/* Write the registry as a JSON array to f; returns 0 or -1 on I/O error. */
+/* Write the registry as JSON to f: {"collectives": [descriptors],
+ * "datatypes": [...], "algorithms": [...]}; returns 0 or -1 on I/O error. */
 int ck_registry_write_json(FILE *f);
 
 #ifdef __cplusplus

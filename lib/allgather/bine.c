@@ -43,7 +43,7 @@
  * folding costs only the final n-byte transfer there.
  */
 #include "../core/bine_butterfly.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Checks and trivial cases shared by the three variants. Returns 1 when the
  * call is complete (or failed: *rc then holds the error). */
@@ -91,12 +91,12 @@ int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Da
     CK_TRY(ck_bine_bf_init(&bf, size));
     const int v = ck_bine_bf_vrank(&bf, rank);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(mine, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -115,15 +115,15 @@ int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Da
     const int slot = bf.sigma[v];
     CK_TRY(ck_copy(mine, ck_elem(work.buf, off[slot] * count, ext), count, dt));
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(ck_elem(work.buf, (off[slot] + 1) * count, ext), count, dt, rank + 1,
                        tag, comm));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = bf.s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", bf.s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", bf.s - 1 - k);
         const int len = 1 << (bf.s - 1 - k);
         const int have = slot & ~(len - 1), get = have ^ len;
         CK_TRY(ck_sendrecv(ck_elem(work.buf, off[have] * count, ext),
@@ -131,22 +131,22 @@ int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Da
                            ck_elem(work.buf, off[get] * count, ext),
                            (off[get + len] - off[get]) * count, ck_bine_bf_peer(&bf, v, k),
                            dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 
-    CK_TAG_BEGIN("unpermute");
+    CK_SPAN_BEGIN("unpermute");
     for (int x = 0; x < bf.p2; x++) {
         const int u = bf.slot_rank[x];
         CK_TRY(ck_copy(ck_elem(work.buf, off[x] * count, ext),
                        ck_elem(rbuf, (size_t)ck_bine_bf_first(&bf, u) * count, ext),
                        (size_t)ck_bine_bf_width(&bf, u) * count, dt));
     }
-    CK_TAG_END("unpermute");
+    CK_SPAN_END("unpermute");
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     free(off);
@@ -173,12 +173,12 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
      * block's owner u is the one with sigma = u. */
     const int dest = ck_bine_bf_first(&bf, bf.slot_rank[ck_bine_bf_owner(&bf, rank)]);
     if (v < 0) {
-        CK_TAG_BEGIN("remap");
+        CK_SPAN_BEGIN("remap");
         CK_TRY(ck_send(mine, count, dt, dest, tag, comm));
-        CK_TAG_END("remap");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("remap");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -186,7 +186,7 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
      * blocks, from their real ranks) at their final positions in rbuf. */
     const int t = bf.sigma[v];
     int n = 0;
-    CK_TAG_BEGIN("remap");
+    CK_SPAN_BEGIN("remap");
     for (int j = 0; j < ck_bine_bf_width(&bf, t); j++) {
         const int src = ck_bine_bf_first(&bf, t) + j;
         void *at = ck_elem(rbuf, (size_t)src * count, ext);
@@ -197,11 +197,11 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
     }
     if (dest != rank) CK_TRY(ck_isend(mine, count, dt, dest, tag, comm, &req[n++]));
     CK_TRY(ck_waitall(n, req));
-    CK_TAG_END("remap");
+    CK_SPAN_END("remap");
 
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = bf.s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", bf.s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", bf.s - 1 - k);
         const int len = 1 << (bf.s - 1 - k);
         const int have = t & ~(len - 1), get = have ^ len;
         const size_t hlo = (size_t)ck_bine_bf_first(&bf, have) * count;
@@ -211,13 +211,13 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
                            ck_bine_bf_peer(&bf, v, k), ck_elem(rbuf, glo, ext),
                            (size_t)ck_bine_bf_first(&bf, get + len) * count - glo,
                            ck_bine_bf_peer(&bf, v, k), dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     ck_bine_bf_free(&bf);
@@ -239,30 +239,30 @@ int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_
     CK_TRY(ck_bine_bf_init(&bf, size));
     const int v = ck_bine_bf_vrank(&bf, rank);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(mine, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
     CK_TRY(ck_copy(mine, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1,
                        tag, comm));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
     /* A set never exceeds half the core, but folded pairs make its size in
      * blocks uneven; the whole vector is a safe bound. */
     CK_TRY(ck_tmp_alloc(&spack, total, dt));
     CK_TRY(ck_tmp_alloc(&rpack, total, dt));
 
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = bf.s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", bf.s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", bf.s - 1 - k);
         /* Held before step k: the virtual ranks whose slot agrees with mine
          * above bit s-1-k; the partner's set differs in that bit. */
         const int shift = bf.s - 1 - k, have = bf.sigma[v] >> shift, get = have ^ 1;
@@ -275,13 +275,13 @@ int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_
                            ck_bine_bf_peer(&bf, v, k), dt, tag, comm));
         CK_TRY(ck_bine_bf_move(&bf, shift, get, CK_BINE_BF_UNPACK, rbuf, rpack.buf, count, dt,
                                MPI_OP_NULL, &nr));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     ck_tmp_free(&spack);

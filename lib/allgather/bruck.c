@@ -6,7 +6,7 @@
  * rotation puts them in place. Costs a p-block temporary and the final copy,
  * in exchange for logarithmic latency without power-of-two restrictions. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allgather_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                        MPI_Comm comm)
@@ -28,25 +28,25 @@ int ck_allgather_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     CK_TRY(ck_copy(own, tmp.buf, count, dt));
 
     const int steps = ck_log2_ceil(size);
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = 0; k < steps; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         const int dist = 1 << k;
         const size_t nblk = (size_t)(dist < size - dist ? dist : size - dist);
         CK_TRY(ck_sendrecv(tmp.buf, nblk * count, (rank - dist + size) % size,
                            ck_elem(tmp.buf, (size_t)dist * count, ext), nblk * count,
                            (rank + dist) % size, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 
     /* tmp block i is block (rank+i) mod p; block 0 is already in place */
-    CK_TAG_BEGIN("unrotate");
+    CK_SPAN_BEGIN("unrotate");
     const size_t upper = (size_t)(size - rank);
     CK_TRY(ck_copy(ck_elem(tmp.buf, count, ext), ck_elem(own, count, ext),
                    (upper - 1) * count, dt));
     CK_TRY(ck_copy(ck_elem(tmp.buf, upper * count, ext), rbuf, (size_t)rank * count, dt));
-    CK_TAG_END("unrotate");
+    CK_SPAN_END("unrotate");
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -9,7 +9,7 @@
  * volume. The pairing is undefined for odd p, where, as Open MPI does, the
  * ring algorithm runs instead. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count,
                                    MPI_Datatype dt, MPI_Comm comm)
@@ -32,15 +32,15 @@ int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count,
     const int other = even ? left : right; /* neighbour in the adjacent pair */
     const int npairs = size / 2, pair = rank / 2;
 
-    CK_TAG_BEGIN("allgather");
-    CK_TAG_BEGIN_STEP("step", 0);
+    CK_SPAN_BEGIN("allgather");
+    CK_SPAN_BEGIN_STEP("step", 0);
     CK_TRY(ck_sendrecv(ck_elem(rbuf, (size_t)rank * count, ext), count, mate,
                        ck_elem(rbuf, (size_t)mate * count, ext), count, mate, dt, tag, comm));
-    CK_TAG_END("step");
+    CK_SPAN_END("step");
 
     int last = pair; /* pair received in the previous step, forwarded next */
     for (int i = 1; i < npairs; i++) {
-        CK_TAG_BEGIN_STEP("step", i);
+        CK_SPAN_BEGIN_STEP("step", i);
         const int odd_step = i % 2;
         const int dist = (i + 1) / 2;
         const int partner = odd_step ? other : mate;
@@ -52,9 +52,9 @@ int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count,
                            ck_elem(rbuf, (size_t)(2 * next) * count, ext), 2 * count, partner,
                            dt, tag, comm));
         last = next;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     return rc;
 }

@@ -13,7 +13,7 @@
  * blocks [g+q, g+m+q) ∩ [q, p), which is again contiguous, so a step moves
  * at most two messages per direction. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static size_t clamp_blocks(int v, int hi)
 {
@@ -39,24 +39,24 @@ int ck_allgather_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
     const size_t total = (size_t)size * count;
 
     if (rank >= q) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(ck_elem(rbuf, (size_t)rank * count, ext), count, dt, rank - q, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, total, dt, rank - q, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return MPI_SUCCESS;
     }
     if (rank < extra) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + q) * count, ext), count, dt, rank + q,
                        tag, comm));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int mask = 1; mask < q; mask <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(mask));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(mask));
         const int partner = rank ^ mask;
         const int mine = rank & ~(mask - 1), theirs = partner & ~(mask - 1);
         /* folded blocks riding along with each group (possibly none) */
@@ -77,14 +77,14 @@ int ck_allgather_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
             CK_TRY(ck_isend(ck_elem(rbuf, (size_t)(mine + q) * count, ext), xmine * count, dt,
                             partner, tag, comm, &req[n++]));
         CK_TRY(ck_waitall(n, req));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 
     if (rank < extra) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, total, dt, rank + q, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     return rc;

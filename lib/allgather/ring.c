@@ -3,7 +3,7 @@
  * receives the next block from its left neighbour. Bandwidth-optimal, every
  * rank sends (p-1)/p of the vector, but latency grows linearly in p. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allgather_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                       MPI_Comm comm)
@@ -21,18 +21,18 @@ int ck_allgather_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
 
     const int tag = CK_TAG(CK_ALLGATHER);
     const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int i = 0; i < size - 1; i++) {
-        CK_TAG_BEGIN_STEP("step", i);
+        CK_SPAN_BEGIN_STEP("step", i);
         /* After i steps this rank holds blocks rank, rank-1, ..., rank-i. */
         int sblk = (rank - i + size) % size;
         int rblk = (rank - i - 1 + size) % size;
         CK_TRY(ck_sendrecv(ck_elem(rbuf, (size_t)sblk * count, ext), count, right,
                            ck_elem(rbuf, (size_t)rblk * count, ext), count, left,
                            dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     return rc;
 }

@@ -13,7 +13,7 @@
  * bit is set in 2^L - p makes it end at p. Every block offset produced is
  * then one of 0..p-1, so no block is ever received twice. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                          MPI_Comm comm)
@@ -42,9 +42,9 @@ int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
     }
 
     long held = 1;
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = steps - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", steps - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", steps - 1 - k);
         const long d = 1L << k;
         const int skip = (ignore & (unsigned long)d) != 0;
         const int to = (int)((rank + d) % size);
@@ -60,9 +60,9 @@ int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
         }
         CK_TRY(ck_waitall(n, req));
         held = 2 * held - skip;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     free(req);
     return rc;

@@ -11,7 +11,7 @@
  * steps, count + n more bytes for those pairs). */
 #include "../core/ck_core.h"
 #include "../core/swing.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                        MPI_Comm comm)
@@ -32,19 +32,19 @@ int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     const size_t n = (size_t)size * count;
     const int v = ck_swing_vrank(rank, size);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(ck_elem(rbuf, (size_t)rank * count, ext), count, dt, rank - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, n, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return MPI_SUCCESS;
     }
     if (ck_swing_width(v, size) == 2) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1, tag,
                        comm));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     off = malloc(((size_t)p2 + 1) * sizeof *off);
@@ -54,14 +54,14 @@ int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     }
     for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
     off[p2] = n;
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm, 0));
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 
     if (ck_swing_width(v, size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, n, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     free(off);

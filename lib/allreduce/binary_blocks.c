@@ -18,7 +18,7 @@
  * algorithm. Partial results of non-adjacent rank sets are combined:
  * commutative ops only. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* The block structure seen from one rank. */
 typedef struct {
@@ -85,9 +85,9 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
      * 0 .. log2 s - 1 here and log2 s .. 2 log2 s - 1 in the allgather (s:
      * this rank's block size); the hand-overs between blocks are phases. */
     int lo = 0, hi = s;
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = s / 2; mask > 0; mask >>= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(s / mask) - 1);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(s / mask) - 1);
         int pj = j ^ mask, mid = lo + mask;
         int klo = j < pj ? lo : mid, khi = j < pj ? mid : hi;
         int slo = j < pj ? mid : lo, shi = j < pj ? hi : mid;
@@ -97,12 +97,12 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, k.off, ext), k.n, dt, op));
         lo = klo;
         hi = khi;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     /* 2. partial results climb from the smallest block to the largest */
-    CK_TAG_BEGIN("climb");
+    CK_SPAN_BEGIN("climb");
     if (b + 1 < L.nblocks) {
         int ratio = s / L.bsize[b + 1];
         CK_TRY(ck_recv(tmp.buf, mine.n, dt, L.start[b + 1] + j / ratio, tag, comm));
@@ -116,10 +116,10 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
             CK_TRY(ck_send(ck_elem(rbuf, r.off, ext), r.n, dt, L.start[b - 1] + uj, tag, comm));
         }
     }
-    CK_TAG_END("climb");
+    CK_SPAN_END("climb");
 
     /* 3. the final values come back down along the same pieces */
-    CK_TAG_BEGIN("descend");
+    CK_SPAN_BEGIN("descend");
     if (b > 0) {
         int up = L.bsize[b - 1], ratio = up / s;
         for (int t = 0; t < ratio; t++) {
@@ -133,21 +133,21 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
         CK_TRY(ck_send(ck_elem(rbuf, mine.off, ext), mine.n, dt, L.start[b + 1] + j / ratio, tag,
                        comm));
     }
-    CK_TAG_END("descend");
+    CK_SPAN_END("descend");
 
     /* 3, continued: allgather by recursive doubling inside the block */
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int mask = 1; mask < s; mask <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(s) + ck_log2_ceil(mask));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(s) + ck_log2_ceil(mask));
         int pj = j ^ mask;
         int mlo = j & ~(mask - 1), plo = pj & ~(mask - 1);
         range m = owned(count, nfine, s, mlo, mlo + mask);
         range o = owned(count, nfine, s, plo, plo + mask);
         CK_TRY(ck_sendrecv(ck_elem(rbuf, m.off, ext), m.n, base + pj, ck_elem(rbuf, o.off, ext),
                            o.n, base + pj, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -35,7 +35,7 @@
 #include "../core/ck_core.h"
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Segment size of bine_bandwidth_seg: large enough that a segment's
  * start-up is small next to its transfer, small enough to pipeline the
@@ -61,20 +61,20 @@ static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int tag = CK_TAG(CK_ALLREDUCE), r = *rank, v = ck_bine_fold_vrank(r, *size);
     if (v < 0) {
         /* Folded: r - 1 reduces for both and returns the result. */
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(rbuf, count, dt, r - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, r - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
     if (ck_bine_fold_width(v, *size) == 2) {
         CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, count, dt, r + 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
     *vrank = v;
 out:
@@ -87,9 +87,9 @@ static int fold_out(void *rbuf, size_t count, MPI_Datatype dt, int v, int rank, 
 {
     int rc = MPI_SUCCESS;
     if (ck_bine_fold_width(v, size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         rc = ck_send(rbuf, count, dt, rank + 1, CK_TAG(CK_ALLREDUCE), comm);
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
     return rc;
 }
@@ -104,15 +104,15 @@ int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Da
 
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    CK_TAG_BEGIN("butterfly");
+    CK_SPAN_BEGIN("butterfly");
     for (int k = 0; k < s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
         CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("butterfly");
+    CK_SPAN_END("butterfly");
     CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
 out:
     ck_tmp_free(&tmp);
@@ -157,9 +157,9 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
     }
 
     /* Steps 0 .. s-1 reduce-scatter, s .. 2s-1 allgather. */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         const int half = p2 >> (k + 1);
         const int mine = sigma & ~(half - 1), other = mine ^ half;
         const size_t mo = OFF(mine), mn = OFF(mine + half) - mo;
@@ -169,7 +169,7 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
             CK_TRY(ck_sendrecv(ck_elem(rbuf, oo, extent), on, q, tmp.buf, mn, q, dt, tag,
                                comm));
             CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, mo, extent), mn, dt, op));
-            CK_TAG_END("step");
+            CK_SPAN_END("step");
             continue;
         }
         /* Both partners cut their halves the same way, so segment i of the
@@ -191,12 +191,12 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
                                    c, dt, op));
         }
         CK_TRY(ck_waitall((int)ns, sreq));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_END("reduce_scatter");
+    CK_SPAN_BEGIN("allgather");
     for (int k = s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", 2 * s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", 2 * s - 1 - k);
         const int len = p2 >> (k + 1);
         const int mine = sigma & ~(len - 1), other = mine ^ len;
         const size_t mo = OFF(mine), mn = OFF(mine + len) - mo;
@@ -204,9 +204,9 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         const int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
         CK_TRY(ck_sendrecv(ck_elem(rbuf, mo, extent), mn, q, ck_elem(rbuf, oo, extent), on, q,
                            dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 #undef OFF
     CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
 out:

@@ -9,7 +9,7 @@
  * vector to the odd rank above, sits out, and gets the result at the end.
  * Halving pairs ranks that are far apart in rank order: commutative ops only. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
 
@@ -32,30 +32,30 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
     CK_TRY(ck_type_extent(dt, &ext));
 
     if (rank < 2 * rem && rank % 2 == 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return MPI_SUCCESS;
     }
 
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, count, dt, rank - 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
     int lo = 0, hi = p2; /* blocks (of p') this rank is still reducing */
     /* Steps are numbered through both phases: 0 .. log2 p' - 1 here, then
      * log2 p' .. 2 log2 p' - 1 in the allgather. */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = p2 / 2; mask > 0; mask >>= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(p2 / mask) - 1);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(p2 / mask) - 1);
         int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem), mid = lo + mask;
         int klo = vrank < vpeer ? lo : mid, khi = vrank < vpeer ? mid : hi;
         int slo = vrank < vpeer ? mid : lo, shi = vrank < vpeer ? hi : mid;
@@ -68,13 +68,13 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
         lo = klo;
         hi = khi;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int mask = 1; mask < p2; mask <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(p2) + ck_log2_ceil(mask));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(p2) + ck_log2_ceil(mask));
         int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
         int mlo = vrank & ~(mask - 1), plo = vpeer & ~(mask - 1);
         size_t moff = ck_block_offset(count, p2, mlo);
@@ -83,14 +83,14 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
         size_t pn = ck_block_offset(count, p2, plo + mask) - poff;
         CK_TRY(ck_sendrecv(ck_elem(rbuf, moff, ext), mn, peer, ck_elem(rbuf, poff, ext), pn,
                            peer, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     ck_tmp_free(&tmp);

@@ -8,7 +8,7 @@
  * a_2i op a_2i+1 and takes part for both; 2i gets the result at the end.
  * Latency-optimal for short vectors; sends n per step. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
 
@@ -29,30 +29,30 @@ int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
     const int p2 = ck_pow2_floor(size), rem = size - p2;
 
     if (rank < 2 * rem && rank % 2 == 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return MPI_SUCCESS;
     }
 
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, count, dt, rank - 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
     /* Two buffers trade roles so that the result of either operand order
      * lands in place without a copy per step. */
     char *acc = rbuf, *other = tmp.buf;
-    CK_TAG_BEGIN("butterfly");
+    CK_SPAN_BEGIN("butterfly");
     for (int mask = 1; mask < p2; mask <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(mask));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(mask));
         int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
         CK_TRY(ck_sendrecv(acc, count, peer, other, count, peer, dt, tag, comm));
         if (vpeer < vrank) {
@@ -63,15 +63,15 @@ int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
             acc = other;
             other = x;
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("butterfly");
+    CK_SPAN_END("butterfly");
     if (acc != (char *)rbuf) CK_TRY(ck_copy(acc, rbuf, count, dt));
 
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(rbuf, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     ck_tmp_free(&tmp);

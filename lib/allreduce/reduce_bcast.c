@@ -5,7 +5,7 @@
  * suited to short vectors. Non-commutative ops are fine when the reduce keeps
  * rank order, which binomial_doubling does. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm)
@@ -24,12 +24,12 @@ int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Da
      * significant there). */
     const void *in = (sbuf == MPI_IN_PLACE && rank != 0) ? rbuf : sbuf;
     /* The two halves tag their own steps inside these phases. */
-    CK_TAG_BEGIN("reduce_to_root");
+    CK_SPAN_BEGIN("reduce_to_root");
     CK_TRY(ck_reduce_binomial_doubling(in, rbuf, count, dt, op, 0, comm));
-    CK_TAG_END("reduce_to_root");
-    CK_TAG_BEGIN("bcast_from_root");
+    CK_SPAN_END("reduce_to_root");
+    CK_SPAN_BEGIN("bcast_from_root");
     CK_TRY(ck_bcast_binomial_halving(rbuf, count, dt, 0, comm));
-    CK_TAG_END("bcast_from_root");
+    CK_SPAN_END("bcast_from_root");
 out:
     return rc;
 }

@@ -8,7 +8,7 @@
  * reduced, so reduction overlaps transfer. The partial sums wrap around the
  * ring, breaking rank order: commutative ops only. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Bytes per segment; whole elements, at least one. Overridable to exercise
  * segmentation with small test vectors. */
@@ -93,30 +93,30 @@ int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     char *buf[2] = {tmp.buf, ck_elem(tmp.buf, seg, ext)};
 
     /* Steps 0 .. p-2 reduce-scatter, p-1 .. 2p-3 allgather. */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int s = 0; s < size - 1; s++) {
-        CK_TAG_BEGIN_STEP("step", s);
+        CK_SPAN_BEGIN_STEP("step", s);
         int sb = ((rank - s) % size + size) % size, rb = (sb - 1 + size) % size;
         CK_TRY(rs_step(ck_elem(rbuf, ck_block_offset(count, size, sb), ext),
                        ck_block_count(count, size, sb),
                        ck_elem(rbuf, ck_block_offset(count, size, rb), ext),
                        ck_block_count(count, size, rb), seg, buf, sreq, right, left, ext, dt,
                        op, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
     /* Rank r now holds block r+1 complete; pass the complete blocks around. */
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int s = 0; s < size - 1; s++) {
-        CK_TAG_BEGIN_STEP("step", size - 1 + s);
+        CK_SPAN_BEGIN_STEP("step", size - 1 + s);
         int sb = ((rank + 1 - s) % size + size) % size, rb = (sb - 1 + size) % size;
         CK_TRY(ck_sendrecv(ck_elem(rbuf, ck_block_offset(count, size, sb), ext),
                            ck_block_count(count, size, sb), right,
                            ck_elem(rbuf, ck_block_offset(count, size, rb), ext),
                            ck_block_count(count, size, rb), left, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     free(sreq);
     ck_tmp_free(&tmp);

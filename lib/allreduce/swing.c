@@ -15,7 +15,7 @@
 #include "../core/ck_core.h"
 #include "../core/bine.h"
 #include "../core/swing.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Common prologue: checks, local copy, folding in. Returns MPI_SUCCESS with
  * *done set when this rank has nothing more to do. */
@@ -37,20 +37,20 @@ static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     if (ck_swing_vrank(r, *size) < 0) {
         /* Folded rank: its neighbour r-1 reduces for both and returns the
          * result. */
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(rbuf, count, dt, r - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, r - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
     if (ck_swing_width(ck_swing_vrank(r, *size), *size) == 2) {
         CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, count, dt, r + 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
     *done = 0;
 out:
@@ -63,9 +63,9 @@ static int fold_out(void *rbuf, size_t count, MPI_Datatype dt, int rank, int siz
 {
     int rc = MPI_SUCCESS;
     if (ck_swing_width(ck_swing_vrank(rank, size), size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         rc = ck_send(rbuf, count, dt, rank + 1, CK_TAG(CK_ALLREDUCE), comm);
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
     return rc;
 }
@@ -81,15 +81,15 @@ int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_D
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
     const int v = ck_swing_vrank(rank, size);
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    CK_TAG_BEGIN("butterfly");
+    CK_SPAN_BEGIN("butterfly");
     for (int k = 0; k < s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         int q = ck_swing_real(ck_bine_partner(v, k, p2), size);
         CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("butterfly");
+    CK_SPAN_END("butterfly");
     CK_TRY(fold_out(rbuf, count, dt, rank, size, comm));
 out:
     ck_tmp_free(&tmp);
@@ -114,13 +114,13 @@ int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI
     }
     for (int v = 0; v <= p2; v++) off[v] = ck_block_offset(count, p2, v);
     /* Steps 0 .. s-1 reduce-scatter, s .. 2s-1 allgather (lib/core/swing.c). */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     CK_TRY(ck_swing_rs_phase(rbuf, off, dt, op, rank, size, tag, comm));
-    CK_TAG_END("reduce_scatter");
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_END("reduce_scatter");
+    CK_SPAN_BEGIN("allgather");
     CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm,
                              ck_log2_ceil(ck_pow2_floor(size))));
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
     CK_TRY(fold_out(rbuf, count, dt, rank, size, comm));
 out:
     free(off);

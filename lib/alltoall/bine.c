@@ -26,7 +26,7 @@
 
 #include "../core/ck_core.h"
 #include "../core/bine.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                      MPI_Comm comm)
@@ -73,17 +73,17 @@ int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
     CK_TRY(ck_tmp_alloc(&spack, total, dt));
 
     /* Rotate: slot j holds the input block for rank + j. */
-    CK_TAG_BEGIN("rotate");
+    CK_SPAN_BEGIN("rotate");
     CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent), wa.buf,
                    (size_t)(p - rank) * count, dt));
     CK_TRY(ck_copy(src, ck_elem(wa.buf, (size_t)(p - rank) * count, extent),
                    (size_t)rank * count, dt));
-    CK_TAG_END("rotate");
+    CK_SPAN_END("rotate");
 
     char *cur = wa.buf, *oth = wb.buf;
-    CK_TAG_BEGIN("exchange");
+    CK_SPAN_BEGIN("exchange");
     for (int k = 0; k < s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         const int64_t d = (k % 2 == 0) ? ((int64_t)1 << k) : -((int64_t)1 << k);
         const int to = (int)((((int64_t)rank + d) % p + p) % p);
         const int from = (int)((((int64_t)rank - d) % p + p) % p);
@@ -119,16 +119,16 @@ int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         char *tb = cur;
         cur = oth;
         oth = tb;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("exchange");
+    CK_SPAN_END("exchange");
 
-    CK_TAG_BEGIN("unrotate");
+    CK_SPAN_BEGIN("unrotate");
     for (int i = 0; i < p; i++)
         CK_TRY(ck_copy(ck_elem(cur, (size_t)i * count, extent),
                        ck_elem(rbuf, (size_t)((rank - slot[i] + p) % p) * count, extent), count,
                        dt));
-    CK_TAG_END("unrotate");
+    CK_SPAN_END("unrotate");
 out:
     free(slot);
     free(next);

@@ -14,7 +14,7 @@
  * The work buffer is separate from rbuf, so MPI_IN_PLACE needs nothing extra:
  * step 1 reads rbuf before step 3 overwrites it. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                       MPI_Comm comm)
@@ -44,16 +44,16 @@ int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     CK_TRY(ck_tmp_alloc(&spack, half, dt));
     CK_TRY(ck_tmp_alloc(&rpack, half, dt));
 
-    CK_TAG_BEGIN("rotate");
+    CK_SPAN_BEGIN("rotate");
     CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent), work.buf,
                    (size_t)(size - rank) * count, dt));
     CK_TRY(ck_copy(src, ck_elem(work.buf, (size_t)(size - rank) * count, extent),
                    (size_t)rank * count, dt));
-    CK_TAG_END("rotate");
+    CK_SPAN_END("rotate");
 
-    CK_TAG_BEGIN("exchange");
+    CK_SPAN_BEGIN("exchange");
     for (int dist = 1; dist < size; dist <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(dist));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(dist));
         size_t nb = 0;
         for (int j = dist; j < size; j++) {
             if (!(j & dist)) continue;
@@ -70,16 +70,16 @@ int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
                            ck_elem(work.buf, (size_t)j * count, extent), count, dt));
             nb++;
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("exchange");
+    CK_SPAN_END("exchange");
 
-    CK_TAG_BEGIN("unrotate");
+    CK_SPAN_BEGIN("unrotate");
     for (int j = 0; j < size; j++)
         CK_TRY(ck_copy(ck_elem(work.buf, (size_t)j * count, extent),
                        ck_elem(rbuf, (size_t)((rank - j + size) % size) * count, extent),
                        count, dt));
-    CK_TAG_END("unrotate");
+    CK_SPAN_END("unrotate");
 out:
     ck_tmp_free(&work);
     ck_tmp_free(&spack);

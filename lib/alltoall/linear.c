@@ -11,7 +11,7 @@
  * landing spot for a receive that may complete first, so the input is copied
  * aside once. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                        MPI_Comm comm)
@@ -36,7 +36,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         src = tmp.buf;
     }
 
-    CK_TAG_BEGIN("exchange");
+    CK_SPAN_BEGIN("exchange");
     if (size > 1) {
         reqs = malloc(sizeof *reqs * 2 * (size_t)(size - 1));
         if (reqs == NULL) {
@@ -62,7 +62,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         CK_TRY(ck_copy(ck_elem(sbuf, (size_t)rank * count, extent),
                        ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
     CK_TRY(ck_waitall(n, reqs));
-    CK_TAG_END("exchange");
+    CK_SPAN_END("exchange");
 out:
     free(reqs);
     ck_tmp_free(&tmp);

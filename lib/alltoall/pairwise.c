@@ -11,7 +11,7 @@
  * or into a block whose input is still to be sent (rank - i = rank + j for a
  * later step j), so the input is copied aside once. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                          MPI_Comm comm)
@@ -39,9 +39,9 @@ int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
     }
 
     const int pow2 = ck_is_pow2(size);
-    CK_TAG_BEGIN("exchange");
+    CK_SPAN_BEGIN("exchange");
     for (int i = 1; i < size; i++) {
-        CK_TAG_BEGIN_STEP("step", i - 1);
+        CK_SPAN_BEGIN_STEP("step", i - 1);
         int to, from;
         if (pow2) {
             to = from = rank ^ i;
@@ -52,9 +52,9 @@ int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
         CK_TRY(ck_sendrecv(ck_elem(src, (size_t)to * count, extent), count, to,
                            ck_elem(rbuf, (size_t)from * count, extent), count, from, dt,
                            tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("exchange");
+    CK_SPAN_END("exchange");
 out:
     ck_tmp_free(&tmp);
     return rc;

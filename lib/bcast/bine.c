@@ -24,7 +24,7 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int lowbit_index(int x)
 {
@@ -49,9 +49,9 @@ int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm c
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         rc = ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return rc;
     }
 
@@ -59,25 +59,25 @@ int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm c
     const int pos = ck_bine_tree_position(v, pof2, s);
     /* The hop to position distance 2^i is step s - 1 - i. */
     int j = s;
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (pos != 0) {
         j = lowbit_index(pos);
         int parent = ck_bine_tree_rank(pos - (1 << j), pof2, s);
-        CK_TAG_BEGIN_STEP("step", s - 1 - j);
+        CK_SPAN_BEGIN_STEP("step", s - 1 - j);
         CK_TRY(ck_recv(buf, count, dt, ck_bine_fold_real(parent, root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
     for (int i = j - 1; i >= 0; i--) {
         int child = ck_bine_tree_rank(pos + (1 << i), pof2, s);
-        CK_TAG_BEGIN_STEP("step", s - 1 - i);
+        CK_SPAN_BEGIN_STEP("step", s - 1 - i);
         CK_TRY(ck_send(buf, count, dt, ck_bine_fold_real(child, root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
     if (ck_bine_fold_width(v, size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     return rc;
@@ -104,9 +104,9 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         rc = ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return rc;
     }
 
@@ -119,42 +119,42 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
      * whole subtree range; it then serves steps h+1.., each child's range
      * being the upper half of what v still has. */
     int first = 0;
-    CK_TAG_BEGIN("scatter");
+    CK_SPAN_BEGIN("scatter");
     if (v != 0) {
         int h = ck_bine_high_bit(nu), len = 1 << (s - 1 - h);
-        CK_TAG_BEGIN_STEP("step", h);
+        CK_SPAN_BEGIN_STEP("step", h);
         CK_TRY(ck_recv(BLOCK(sigma), span(count, pof2, sigma, len), dt,
                        ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
         first = h + 1;
     }
     for (int k = first; k < s; k++) {
         int len = 1 << (s - 1 - k), c = sigma + len;
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         CK_TRY(ck_send(BLOCK(c), span(count, pof2, c, len), dt,
                        ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("scatter");
+    CK_SPAN_END("scatter");
 
     /* Allgather: before step k, v holds the aligned sigma range of length
      * 2^(s-1-k) around its block and the partner the adjacent one. Steps
      * s .. 2s-1, after the scatter's 0 .. s-1. */
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", 2 * s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", 2 * s - 1 - k);
         int len = 1 << (s - 1 - k), base = sigma & ~(len - 1), pbase = base ^ len;
         int partner = ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size);
         CK_TRY(ck_sendrecv(BLOCK(base), span(count, pof2, base, len), partner, BLOCK(pbase),
                            span(count, pof2, pbase, len), partner, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 #undef BLOCK
     if (ck_bine_fold_width(v, size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     return rc;

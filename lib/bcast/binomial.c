@@ -9,7 +9,7 @@
  * Distances are compared as `d < size - r` rather than `r + d < size` so that
  * nothing overflows near INT_MAX ranks. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Index of the highest set bit of x > 0. */
 static int high_bit(int x)
@@ -45,22 +45,22 @@ int ck_bcast_binomial_doubling(void *buf, size_t count, MPI_Datatype dt, int roo
     /* At step k the ranks r < 2^k hold the data and send to r + 2^k, so rank
      * r receives at the step of its highest bit and sends in every later one. */
     int k = 0;
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (r != 0) {
         int h = high_bit(r);
-        CK_TAG_BEGIN_STEP("step", h);
+        CK_SPAN_BEGIN_STEP("step", h);
         CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << h), root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
         k = h + 1;
     }
     for (; k < s; k++) {
         int d = 1 << k;
         if (d >= size - r) continue;
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         CK_TRY(ck_send(buf, count, dt, ck_abs_rank(r + d, root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     return rc;
 }
@@ -80,21 +80,21 @@ int ck_bcast_binomial_halving(void *buf, size_t count, MPI_Datatype dt, int root
      * from r minus its lowest bit and then serves every smaller distance. */
     /* The step at distance 2^j is step log2ceil(p) - 1 - j. */
     int k = ck_log2_ceil(size);
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (r != 0) {
         k = low_bit(r);
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
         CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << k), root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
     for (int j = k - 1; j >= 0; j--) {
         int d = 1 << j;
         if (d >= size - r) continue;
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - j);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - j);
         CK_TRY(ck_send(buf, count, dt, ck_abs_rank(r + d, root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     return rc;
 }

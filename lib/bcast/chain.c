@@ -3,7 +3,7 @@
  * a segment at the same time, so for long vectors the time approaches n / B
  * plus (p - 2) segment latencies, independent of log p. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Segment size: large enough that per-message overhead is small, small enough
  * that the pipeline fills quickly. Rounded down to whole elements, at least 1. */
@@ -34,10 +34,10 @@ int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm 
      * so the incoming and outgoing links work at the same time; at most one
      * send and one receive are in flight per rank. */
     /* Step i: segment i passes this rank (received, then forwarded). */
-    CK_TAG_BEGIN("pipeline");
+    CK_SPAN_BEGIN("pipeline");
     if (has_prev) CK_TRY(ck_irecv(buf, count < seg ? count : seg, dt, prev, tag, comm, &rreq));
     for (size_t i = 0; i < nseg; i++) {
-        CK_TAG_BEGIN_STEP("step", i);
+        CK_SPAN_BEGIN_STEP("step", i);
         size_t off = i * seg, n = count - off < seg ? count - off : seg;
         if (has_prev) {
             CK_TRY(ck_waitall(1, &rreq));
@@ -50,10 +50,10 @@ int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm 
             CK_TRY(ck_waitall(1, &sreq));
             CK_TRY(ck_isend(ck_elem(buf, off, extent), n, dt, next, tag, comm, &sreq));
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
     CK_TRY(ck_waitall(1, &sreq));
-    CK_TAG_END("pipeline");
+    CK_SPAN_END("pipeline");
 out:
     /* After a failed MPI call requests may still be pending; MPI gives no safe
      * way to reclaim them then, and the communicator is unusable anyway. */

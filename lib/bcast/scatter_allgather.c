@@ -8,7 +8,7 @@
  * when count < p: the algorithms then exchange zero-element messages, which
  * keeps every rank's sequence of sends and receives independent of count. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Elements held by the relative ranks [a, b) (b may equal p). */
 static size_t span(size_t count, int p, int a, int b)
@@ -47,25 +47,25 @@ static int binomial_scatter(void *buf, size_t count, MPI_Datatype dt, MPI_Aint e
 {
     int rc = MPI_SUCCESS;
     int k = ck_log2_ceil(size);
-    CK_TAG_BEGIN("scatter");
+    CK_SPAN_BEGIN("scatter");
     if (r != 0) {
         k = low_bit(r);
         int hi = run_end(r, 1 << k, size);
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
         CK_TRY(ck_recv(block_at(buf, count, size, r, extent), span(count, size, r, hi), dt,
                        ck_abs_rank(r - (1 << k), root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
     for (int j = k - 1; j >= 0; j--) {
         int d = 1 << j;
         if (d >= size - r) continue;
         int c = r + d, hi = run_end(c, d, size);
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - j);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - j);
         CK_TRY(ck_send(block_at(buf, count, size, c, extent), span(count, size, c, hi), dt,
                        ck_abs_rank(c, root, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("scatter");
+    CK_SPAN_END("scatter");
 out:
     return rc;
 }
@@ -96,10 +96,10 @@ int ck_bcast_scatter_allgather_rd(void *buf, size_t count, MPI_Datatype dt, int 
      * that only the ranks with a missing partner pay. The upper group is
      * never short of data: its partners all exist. */
     const int s = ck_log2_ceil(size);
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int k = 0; k < s; k++) {
         /* a step includes the catch-up rounds of ranks with no partner */
-        CK_TAG_BEGIN_STEP("step", s + k);
+        CK_SPAN_BEGIN_STEP("step", s + k);
         int m = 1 << k;
         int base = r & ~(m - 1), pbase = base ^ m, partner = r ^ m;
         if (partner < size) {
@@ -123,9 +123,9 @@ int ck_bcast_scatter_allgather_rd(void *buf, size_t count, MPI_Datatype dt, int 
                                    comm));
             }
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     return rc;
 }
@@ -148,17 +148,17 @@ int ck_bcast_scatter_allgather_ring(void *buf, size_t count, MPI_Datatype dt, in
      * step i - 1 (its own block first) to its right neighbour. */
     const int right = ck_abs_rank(r < size - 1 ? r + 1 : 0, root, size);
     const int left = ck_abs_rank(r > 0 ? r - 1 : size - 1, root, size);
-    CK_TAG_BEGIN("allgather");
+    CK_SPAN_BEGIN("allgather");
     for (int i = 0; i < size - 1; i++) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(size) + i);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) + i);
         int sb = r >= i ? r - i : r - i + size;
         int rb = sb > 0 ? sb - 1 : size - 1;
         CK_TRY(ck_sendrecv(block_at(buf, count, size, sb, extent), ck_block_count(count, size, sb),
                            right, block_at(buf, count, size, rb, extent),
                            ck_block_count(count, size, rb), left, dt, tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("allgather");
+    CK_SPAN_END("allgather");
 out:
     return rc;
 }

@@ -2,7 +2,7 @@
  * The instrumented build tags every local copy "copy" and every local
  * reduction "reduce" here, so algorithms get both for free. */
 #include "ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Under SimGrid (smpicc), local work costs no simulated time unless we say
  * so: a reduction is charged one flop per operand byte and a copy half a flop
@@ -65,7 +65,7 @@ int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt)
     if (count == 0 || src == dst) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
     /* The tag first: under SimGrid the charge is the copy's simulated time. */
-    CK_TAG_BEGIN("copy");
+    CK_SPAN_BEGIN("copy");
     CK_SIM_CHARGE(count, dt, 0.5);
     int rc = MPI_SUCCESS;
     MPI_Aint extent;
@@ -76,7 +76,7 @@ int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt)
         rc = MPI_Sendrecv(src, (int)count, dt, 0, 0, dst, (int)count, dt, 0, 0, MPI_COMM_SELF,
                           MPI_STATUS_IGNORE);
     }
-    CK_TAG_END("copy");
+    CK_SPAN_END("copy");
     return rc;
 }
 
@@ -84,9 +84,9 @@ int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, 
 {
     if (count == 0) return MPI_SUCCESS;
     if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-    CK_TAG_BEGIN("reduce");
+    CK_SPAN_BEGIN("reduce");
     CK_SIM_CHARGE(count, dt, 1.0);
     int rc = MPI_Reduce_local(in, inout, (int)count, dt, op);
-    CK_TAG_END("reduce");
+    CK_SPAN_END("reduce");
     return rc;
 }

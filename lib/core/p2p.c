@@ -2,15 +2,15 @@
  * Being that one place, they are also where the instrumented build tags
  * every message as "comm" (nothing at all in the plain build). */
 #include "ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* The MPI call inside a "comm" tag; the count checks stay outside (they are
  * not communication, and an early return must not leave the tag open). */
 #define CK_COMM(call)                                                           \
     do {                                                                        \
-        CK_TAG_BEGIN("comm");                                                   \
+        CK_SPAN_BEGIN("comm");                                                   \
         int ck_comm_rc_ = (call);                                               \
-        CK_TAG_END("comm");                                                     \
+        CK_SPAN_END("comm");                                                     \
         return ck_comm_rc_;                                                     \
     } while (0)
 

@@ -4,11 +4,6 @@
 
 #include <string.h>
 
-static const char *const collective_names[CK_NUM_COLLECTIVES] = {
-    "bcast", "reduce", "gather", "scatter",
-    "allgather", "reduce_scatter", "allreduce", "alltoall",
-};
-
 typedef struct {
     const ck_algorithm *table;
     const size_t *n;
@@ -50,34 +45,6 @@ const ck_algorithm *ck_algorithm_find(ck_collective coll, const char *name)
     return NULL;
 }
 
-const char *ck_collective_name(ck_collective coll)
-{
-    if ((int)coll < 0 || coll >= CK_NUM_COLLECTIVES) return NULL;
-    return collective_names[coll];
-}
-
-int ck_collective_parse(const char *name, ck_collective *coll)
-{
-    if (name == NULL) return -1;
-    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
-        if (strcmp(collective_names[c], name) == 0) {
-            *coll = (ck_collective)c;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int ck_collective_has_op(ck_collective coll)
-{
-    return coll == CK_REDUCE || coll == CK_REDUCE_SCATTER || coll == CK_ALLREDUCE;
-}
-
-int ck_collective_has_root(ck_collective coll)
-{
-    return coll == CK_BCAST || coll == CK_REDUCE || coll == CK_GATHER || coll == CK_SCATTER;
-}
-
 /* Registry strings are ours, but escape anyway so the export is always valid JSON. */
 static void json_string(FILE *f, const char *s)
 {
@@ -91,28 +58,85 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static const char *in_place_name(ck_in_place_kind k)
+{
+    return k == CK_IN_PLACE_SEND ? "send" : k == CK_IN_PLACE_RECV ? "recv" : "none";
+}
+
+static void json_bool(FILE *f, const char *key, int v)
+{
+    fprintf(f, ", \"%s\": %s", key, v ? "true" : "false");
+}
+
+/* A block count as JSON: 0, 1 or the string "p". */
+static void json_blocks(FILE *f, const char *key, int blocks)
+{
+    if (blocks == CK_BLOCKS_P) fprintf(f, ", \"%s\": \"p\"", key);
+    else fprintf(f, ", \"%s\": %d", key, blocks);
+}
+
+static void write_collective(FILE *f, const ck_collective_desc *d)
+{
+    fputs("    {\"name\": ", f);
+    json_string(f, d->name);
+    fprintf(f, ", \"id\": %d, \"mpi_name\": ", (int)d->id);
+    json_string(f, d->mpi_name);
+    json_bool(f, "has_root", d->has_root);
+    json_bool(f, "has_op", d->has_op);
+    json_bool(f, "per_block", d->per_block);
+    fprintf(f, ", \"in_place\": \"%s\"", in_place_name(d->in_place));
+    json_blocks(f, "send_blocks_root", d->send_blocks_root);
+    json_blocks(f, "send_blocks_other", d->send_blocks_other);
+    json_blocks(f, "recv_blocks_root", d->recv_blocks_root);
+    json_blocks(f, "recv_blocks_other", d->recv_blocks_other);
+    json_bool(f, "from_root", d->from_root);
+    json_bool(f, "source_slot_is_dest", d->source_slot_is_dest);
+    json_bool(f, "result_is_own_block", d->result_is_own_block);
+    json_bool(f, "replicated", d->replicated);
+    fprintf(f, ", \"busbw_const\": %g, \"busbw_per_p\": %g}", d->busbw_const, d->busbw_per_p);
+}
+
+static void write_algorithm(FILE *f, const ck_algorithm *a)
+{
+    fputs("    {\"collective\": ", f);
+    json_string(f, ck_collective_name(a->collective));
+    fputs(", \"name\": ", f);
+    json_string(f, a->name);
+    fprintf(f, ", \"symbol\": \"ck_%s_%s\"", ck_collective_name(a->collective), a->name);
+    fputs(", \"description\": ", f);
+    json_string(f, a->description);
+    fputs(", \"origin\": ", f);
+    json_string(f, a->origin);
+    fprintf(f,
+            ", \"constraints\": {\"commutative_op\": %s, \"pow2_ranks\": %s, "
+            "\"min_count\": %zu}, \"traits\": {\"whole_vector\": %s}}",
+            (a->constraints & CK_REQUIRES_COMMUTATIVE) ? "true" : "false",
+            (a->constraints & CK_REQUIRES_POW2_RANKS) ? "true" : "false", a->min_count,
+            (a->constraints & CK_TRAIT_WHOLE_VECTOR) ? "true" : "false");
+}
+
 int ck_registry_write_json(FILE *f)
 {
-    size_t n = ck_algorithm_count();
-    fputs("[\n", f);
-    for (size_t i = 0; i < n; i++) {
-        const ck_algorithm *a = ck_algorithm_at(i);
-        fputs("  {\"collective\": ", f);
-        json_string(f, ck_collective_name(a->collective));
-        fputs(", \"name\": ", f);
-        json_string(f, a->name);
-        fprintf(f, ", \"symbol\": \"ck_%s_%s\"", ck_collective_name(a->collective), a->name);
-        fputs(", \"description\": ", f);
-        json_string(f, a->description);
-        fputs(", \"origin\": ", f);
-        json_string(f, a->origin);
-        fprintf(f,
-                ", \"constraints\": {\"commutative_op\": %s, \"pow2_ranks\": %s, "
-                "\"min_count\": %zu}}%s\n",
-                (a->constraints & CK_REQUIRES_COMMUTATIVE) ? "true" : "false",
-                (a->constraints & CK_REQUIRES_POW2_RANKS) ? "true" : "false",
-                a->min_count, i + 1 < n ? "," : "");
+    fputs("{\n  \"collectives\": [\n", f);
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
+        write_collective(f, ck_collective_describe((ck_collective)c));
+        fputs(c + 1 < CK_NUM_COLLECTIVES ? ",\n" : "\n", f);
     }
-    fputs("]\n", f);
+    fputs("  ],\n  \"datatypes\": [\n", f);
+    size_t nd = ck_datatype_count();
+    for (size_t i = 0; i < nd; i++) {
+        const ck_datatype_desc *d = ck_datatype_at(i);
+        fputs("    {\"name\": ", f);
+        json_string(f, d->name);
+        fprintf(f, ", \"size\": %zu, \"is_float\": %s}%s\n", d->size, d->is_float ? "true" : "false",
+                i + 1 < nd ? "," : "");
+    }
+    fputs("  ],\n  \"algorithms\": [\n", f);
+    size_t n = ck_algorithm_count();
+    for (size_t i = 0; i < n; i++) {
+        write_algorithm(f, ck_algorithm_at(i));
+        fputs(i + 1 < n ? ",\n" : "\n", f);
+    }
+    fputs("  ]\n}\n", f);
     return ferror(f) ? -1 : 0;
 }

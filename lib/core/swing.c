@@ -2,7 +2,7 @@
 #include "swing.h"
 
 #include "bine.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_swing_vrank(int r, int p)
 {
@@ -102,7 +102,7 @@ int ck_swing_rs_phase(void *buf, const size_t *off, MPI_Datatype dt, MPI_Op op, 
     int *sset = sets, *kset = sets + p2 / 2;
 
     for (int k = 0; k < s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         int vq = ck_bine_partner(v, k, p2), q = ck_swing_real(vq, p);
         int ns = ck_swing_reach(vq, k + 1, p2, s, sset);
         int nk = ck_swing_reach(v, k + 1, p2, s, kset);
@@ -118,7 +118,7 @@ int ck_swing_rs_phase(void *buf, const size_t *off, MPI_Datatype dt, MPI_Op op, 
             pos += cnt;
             i += len;
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
 out:
     ck_tmp_free(&tmp);
@@ -145,7 +145,7 @@ int ck_swing_ag_phase(void *buf, const size_t *off, MPI_Datatype dt, int rank, i
     (void)step0; /* read only by the step tags */
 
     for (int k = s - 1; k >= 0; k--) {
-        CK_TAG_BEGIN_STEP("step", step0 + s - 1 - k);
+        CK_SPAN_BEGIN_STEP("step", step0 + s - 1 - k);
         int vq = ck_bine_partner(v, k, p2), q = ck_swing_real(vq, p);
         int nm = ck_swing_reach(v, k + 1, p2, s, mset);
         int nt = ck_swing_reach(vq, k + 1, p2, s, tset);
@@ -154,7 +154,7 @@ int ck_swing_ag_phase(void *buf, const size_t *off, MPI_Datatype dt, int rank, i
         CK_TRY(move_set(buf, off, mset, nm, tmp.buf, ext, dt, 1));
         CK_TRY(ck_sendrecv(tmp.buf, mn, q, rb, tn, q, dt, tag, comm));
         CK_TRY(move_set(buf, off, tset, nt, rb, ext, dt, 0));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
 out:
     ck_tmp_free(&tmp);

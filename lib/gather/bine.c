@@ -23,7 +23,7 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root,
                    MPI_Comm comm)
@@ -48,9 +48,9 @@ int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
         return rc;
     }
     if (size == 1) {
@@ -67,9 +67,9 @@ int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int parent = v != 0 ? ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size) : -1;
 
     if (len == 1 && width == 1) {
-        CK_TAG_BEGIN("tree");
+        CK_SPAN_BEGIN("tree");
         CK_TRY(ck_send(sbuf, count, dt, parent, tag, comm));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
     off = ck_bine_sigma_offsets(sigma, len, pof2, s, size);
@@ -85,12 +85,12 @@ int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     else if (sbuf != MPI_IN_PLACE)
         CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)root * count, extent), count, dt));
     if (width == 2) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(ck_elem(SLOT(0), count, extent), count, dt,
                        ck_abs_rank(rel + 1, root, size), tag, comm));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     for (int k = s - 1; k > h; k--) {
         int c = 1 << (s - 1 - k); /* the child's slice starts c slots in, c long */
         CK_TRY(ck_recv(SLOT(c), (off[2 * c] - off[c]) * count, dt,
@@ -98,14 +98,14 @@ int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     }
     if (v != 0) {
         CK_TRY(ck_send(tmp.buf, off[len] * count, dt, parent, tag, comm));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 
     /* Root: slot i holds virtual rank w's width blocks, relative ranks
      * fold_rel(w) onwards; the root's own block is already in place. */
-    CK_TAG_BEGIN("unpermute");
+    CK_SPAN_BEGIN("unpermute");
     for (int i = 0; i < len; i++) {
         int w = ck_bine_nu_rank((int)ck_bit_reverse((uint32_t)i, s), pof2, s);
         int r0 = ck_bine_fold_rel(w, size);
@@ -116,7 +116,7 @@ int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
                            ck_elem(rbuf, (size_t)dst * count, extent), count, dt));
         }
     }
-    CK_TAG_END("unpermute");
+    CK_SPAN_END("unpermute");
 #undef SLOT
 out:
     free(off);

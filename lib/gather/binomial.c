@@ -13,7 +13,7 @@
  * crosses the end of rbuf (relative ranks mapping past p-1 back to 0) goes
  * through a temporary buffer and is split in two. Leaves send sbuf directly. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int lowbit(int v) { return v & -v; }
 
@@ -37,7 +37,7 @@ int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     const int tag = CK_TAG(CK_GATHER);
     const int vr = ck_rel_rank(rank, root, size);
 
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (vr == 0) {
         if (sbuf != MPI_IN_PLACE)
             CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)root * count, extent), count, dt));
@@ -60,7 +60,7 @@ int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
             }
         }
         rc = MPI_SUCCESS;
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
 
@@ -69,7 +69,7 @@ int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     const int nsub = low < size - vr ? low : size - vr;
     if (nsub == 1) {
         CK_TRY(ck_send(sbuf, count, dt, parent, tag, comm));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
     CK_TRY(ck_tmp_alloc(&tmp, (size_t)nsub * count, dt));
@@ -80,7 +80,7 @@ int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
                        dt, ck_abs_rank(vr + mask, root, size), tag, comm));
     }
     CK_TRY(ck_send(tmp.buf, (size_t)nsub * count, dt, parent, tag, comm));
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -7,7 +7,7 @@
  * with every receive posted, blocks land in whatever order they arrive. The
  * price is one request per rank at the root. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_gather_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                      int root, MPI_Comm comm)
@@ -24,14 +24,14 @@ int ck_gather_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 
     const int tag = CK_TAG(CK_GATHER);
     if (rank != root) {
-        CK_TAG_BEGIN("fan_in");
+        CK_SPAN_BEGIN("fan_in");
         rc = ck_send(sbuf, count, dt, root, tag, comm);
-        CK_TAG_END("fan_in");
+        CK_SPAN_END("fan_in");
         return rc;
     }
 
     CK_TRY(ck_type_extent(dt, &extent));
-    CK_TAG_BEGIN("fan_in");
+    CK_SPAN_BEGIN("fan_in");
     if (size > 1) {
         reqs = malloc(sizeof *reqs * (size_t)(size - 1));
         if (reqs == NULL) {
@@ -49,7 +49,7 @@ int ck_gather_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
     if (sbuf != MPI_IN_PLACE)
         CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)root * count, extent), count, dt));
     CK_TRY(ck_waitall(n, reqs));
-    CK_TAG_END("fan_in");
+    CK_SPAN_END("fan_in");
 out:
     free(reqs);
     return rc;

@@ -26,7 +26,7 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int lowbit_index(int x)
 {
@@ -54,10 +54,10 @@ static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
         CK_TRY(ck_copy(sbuf, *acc, count, dt));
     }
     if (neighbour >= 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(in_tmp->buf, count, dt, neighbour, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp->buf, *acc, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 out:
     return rc;
@@ -80,9 +80,9 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
         return rc;
     }
 
@@ -94,9 +94,9 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
 
     /* A leaf has nothing to combine: its input goes up as it is. */
     if (j == 0 && !folds) {
-        CK_TAG_BEGIN("tree");
+        CK_SPAN_BEGIN("tree");
         rc = ck_send(sbuf, count, dt, parent, tag, comm);
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         return rc;
     }
 
@@ -105,14 +105,14 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
     CK_TRY(fold_in(sbuf, rbuf, count, dt, op, rank == root,
                    folds ? ck_abs_rank(rel + 1, root, size) : -1, tag, comm, &acc_tmp, &in_tmp,
                    &acc));
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     for (int i = 0; i < j; i++) {
         int child = ck_bine_fold_real(ck_bine_tree_rank(pos + (1 << i), pof2, s), root, size);
         CK_TRY(ck_recv(in_tmp.buf, count, dt, child, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
     }
     if (parent >= 0) CK_TRY(ck_send(acc, count, dt, parent, tag, comm));
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     ck_tmp_free(&acc_tmp);
     ck_tmp_free(&in_tmp);
@@ -144,9 +144,9 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
         return rc;
     }
 
@@ -165,7 +165,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     /* Reduce-scatter: before step k, v is responsible for the aligned sigma
      * range of length 2^(s-k); it keeps the half holding sigma and the
      * partner, whose sigma differs in exactly that bit, takes the other. */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < s; k++) {
         int half = 1 << (s - 1 - k);
         int keep = sigma & ~(half - 1), give = keep ^ half;
@@ -175,13 +175,13 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
                            partner, dt, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, BLOCK(keep), nkeep, dt, op));
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     /* Gather up the distance-doubling tree: the child of v at step k owns
      * [sigma + 2^(s-1-k), sigma + 2^(s-k)); v reached at step h hands its
      * collected range [sigma, sigma + 2^(s-1-h)) to its parent. */
     const int h = v != 0 ? ck_bine_high_bit(nu) : -1;
-    CK_TAG_BEGIN("gather");
+    CK_SPAN_BEGIN("gather");
     for (int k = s - 1; k > h; k--) {
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_TRY(ck_recv(BLOCK(c), span(count, pof2, c, len), dt,
@@ -190,7 +190,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     if (v != 0)
         CK_TRY(ck_send(BLOCK(sigma), span(count, pof2, sigma, 1 << (s - 1 - h)), dt,
                        ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
-    CK_TAG_END("gather");
+    CK_SPAN_END("gather");
 #undef BLOCK
 out:
     ck_tmp_free(&acc_tmp);

@@ -10,7 +10,7 @@
  * Both take ceil(log2 p) steps at the root and send the whole vector once
  * from every other rank. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int high_bit(int x)
 {
@@ -86,20 +86,20 @@ static int binomial_reduce(enum tree_order order, const void *sbuf, void *rbuf, 
     }
 
     const void *acc = (is_root && sbuf == MPI_IN_PLACE) ? rbuf : sbuf;
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     for (int i = 0; i < nch; i++) {
         char *in = acc == b0 ? b1 : b0;
-        CK_TAG_BEGIN_STEP("step", edge_step(order, children[i] - v, size));
+        CK_SPAN_BEGIN_STEP("step", edge_step(order, children[i] - v, size));
         CK_TRY(ck_recv(in, count, dt, ck_abs_rank(children[i], troot, size), tag, comm));
         CK_TRY(ck_reduce_local(acc, in, count, dt, op));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
         acc = in;
     }
 
     if (parent >= 0) {
-        CK_TAG_BEGIN_STEP("step", edge_step(order, v - parent, size));
+        CK_SPAN_BEGIN_STEP("step", edge_step(order, v - parent, size));
         CK_TRY(ck_send(acc, count, dt, ck_abs_rank(parent, troot, size), tag, comm));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     } else if (is_root) {
         if (acc != rbuf) CK_TRY(ck_copy(acc, rbuf, count, dt));
     } else {
@@ -107,7 +107,7 @@ static int binomial_reduce(enum tree_order order, const void *sbuf, void *rbuf, 
     }
     /* troot sends nothing else to the root, so this cannot match a partial. */
     if (is_root && rank != troot) CK_TRY(ck_recv(rbuf, count, dt, troot, tag, comm));
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     ck_tmp_free(&t0);
     ck_tmp_free(&t1);

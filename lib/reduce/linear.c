@@ -2,7 +2,7 @@
  * one by one. p - 1 messages and p - 1 local reductions serialised at the
  * root; the baseline the trees are measured against. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                      int root, MPI_Comm comm)
@@ -19,9 +19,9 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 
     const int tag = CK_TAG(CK_REDUCE);
     if (rank != root) {
-        CK_TAG_BEGIN("fan_in");
+        CK_SPAN_BEGIN("fan_in");
         rc = ck_send(sbuf, count, dt, root, tag, comm);
-        CK_TAG_END("fan_in");
+        CK_SPAN_END("fan_in");
         return rc;
     }
 
@@ -36,7 +36,7 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         mine = own.buf;
     }
     CK_TRY(ck_tmp_alloc(&in, count, dt));
-    CK_TAG_BEGIN("fan_in");
+    CK_SPAN_BEGIN("fan_in");
     if (root == size - 1) {
         if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     } else {
@@ -50,7 +50,7 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
             CK_TRY(ck_reduce_local(in.buf, rbuf, count, dt, op));
         }
     }
-    CK_TAG_END("fan_in");
+    CK_SPAN_END("fan_in");
 out:
     ck_tmp_free(&in);
     ck_tmp_free(&own);

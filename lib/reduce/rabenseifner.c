@@ -17,7 +17,7 @@
  * ranks [q, q + 2^k) owns one contiguous slice during the gather, which ends
  * at new rank 0 = the root. Blocks may be empty when count < p'. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Elements of blocks [a, b) out of nb blocks (b may equal nb). */
 static size_t span(size_t count, int nb, int a, int b)
@@ -52,9 +52,9 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
 
     /* Folded-out ranks contribute their input and are done. */
     if (v >= first && (v - first) % 2 == 1) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         rc = ck_send(sbuf, count, dt, ck_abs_rank(v - 1, root, size), tag, comm);
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
         return rc;
     }
     const int q = v < first ? v : first + (v - first) / 2;
@@ -72,16 +72,16 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
     const int folds = v >= first;
     CK_TRY(ck_tmp_alloc(&in_tmp, folds ? count : span(count, pof2, 0, pof2 / 2), dt));
     if (folds) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(in_tmp.buf, count, dt, ck_abs_rank(v + 1, root, size), tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     /* Recursive halving over new ranks: keep the half of the current window
      * of blocks that contains block q, send the other half to the partner. */
     int lo = 0;
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int d = pof2 / 2; d >= 1; d /= 2) {
         int partner = q ^ d;
         int pv = rel_of(partner, first);
@@ -94,11 +94,11 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
                                nkeep, dt, op));
         lo = keep;
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     /* Binomial gather to new rank 0: before distance d, new rank q (a multiple
      * of d) holds the reduced blocks [q, q + d). */
-    CK_TAG_BEGIN("gather");
+    CK_SPAN_BEGIN("gather");
     for (int d = 1; d < pof2; d *= 2) {
         if (q & d) {
             CK_TRY(ck_send(ck_elem(acc, ck_block_offset(count, pof2, q), extent),
@@ -111,7 +111,7 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
                        span(count, pof2, c, c + d), dt, ck_abs_rank(rel_of(c, first), root, size),
                        tag, comm));
     }
-    CK_TAG_END("gather");
+    CK_SPAN_END("gather");
 out:
     ck_tmp_free(&acc_tmp);
     ck_tmp_free(&in_tmp);

@@ -40,7 +40,7 @@
  * rank's block comes with the fix-up and folding costs only the first step.
  */
 #include "../core/bine_butterfly.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* Checks and trivial cases shared by the three variants. Returns 1 when the
  * call is complete (or failed: *rc then holds the error). */
@@ -74,7 +74,7 @@ static int fold_in(const ck_bine_bf *bf, int rank, const void *in, char *acc, ch
     int rc = MPI_SUCCESS;
     const int v = ck_bine_bf_vrank(bf, rank);
     if (v >= 0 && ck_bine_bf_width(bf, v) == 1) return MPI_SUCCESS;
-    CK_TAG_BEGIN("fold");
+    CK_SPAN_BEGIN("fold");
     if (v < 0) {
         rc = ck_send(in, total, dt, rank - 1, tag, comm);
     } else {
@@ -83,7 +83,7 @@ static int fold_in(const ck_bine_bf *bf, int rank, const void *in, char *acc, ch
          * commutativity the algorithm requires anyway allows. */
         if (rc == MPI_SUCCESS && acc != NULL) rc = ck_reduce_local(tmp, acc, total, dt, op);
     }
-    CK_TAG_END("fold");
+    CK_SPAN_END("fold");
     return rc;
 }
 
@@ -105,9 +105,9 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
     if (v < 0) {
         /* the send completes before the receive may overwrite an in-place input */
         CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -125,17 +125,17 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
     /* Permute up front: slot x of acc holds the blocks of virtual rank
      * slot_rank[x]. The folded partner's vector arrives in rank order and is
      * reduced slot by slot (inside the fold phase). */
-    CK_TAG_BEGIN("permute");
+    CK_SPAN_BEGIN("permute");
     for (int x = 0; x < bf.p2; x++) {
         const int u = bf.slot_rank[x];
         CK_TRY(ck_copy(ck_elem(in, (size_t)ck_bine_bf_first(&bf, u) * count, ext),
                        ck_elem(acc.buf, off[x] * count, ext),
                        (size_t)ck_bine_bf_width(&bf, u) * count, dt));
     }
-    CK_TAG_END("permute");
+    CK_SPAN_END("permute");
     CK_TRY(fold_in(&bf, rank, in, NULL, tmp.buf, total, dt, op, tag, comm));
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         for (int x = 0; x < bf.p2; x++) {
             const int u = bf.slot_rank[x];
             CK_TRY(ck_reduce_local(ck_elem(tmp.buf, (size_t)ck_bine_bf_first(&bf, u) * count,
@@ -143,13 +143,13 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
                                    ck_elem(acc.buf, off[x] * count, ext),
                                    (size_t)ck_bine_bf_width(&bf, u) * count, dt, op));
         }
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     const int slot = bf.sigma[v];
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < bf.s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         const int len = 1 << (bf.s - 1 - k);
         const int keep = slot & ~(len - 1), give = keep ^ len;
         const size_t kn = (off[keep + len] - off[keep]) * count;
@@ -159,16 +159,16 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
                            ck_bine_bf_peer(&bf, v, k), dt, tag, comm));
         CK_TRY(ck_reduce_local(ck_elem(tmp.buf, off[keep] * count, ext),
                                ck_elem(acc.buf, off[keep] * count, ext), kn, dt, op));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     CK_TRY(ck_copy(ck_elem(acc.buf, off[slot] * count, ext), rbuf, count, dt));
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(ck_elem(acc.buf, (off[slot] + 1) * count, ext), count, dt, rank + 1,
                        tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     free(off);
@@ -198,9 +198,9 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
     const int src = ck_bine_bf_first(&bf, bf.slot_rank[ck_bine_bf_owner(&bf, rank)]);
     if (v < 0) {
         CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
-        CK_TAG_BEGIN("remap");
+        CK_SPAN_BEGIN("remap");
         CK_TRY(ck_recv(rbuf, count, dt, src, tag, comm));
-        CK_TAG_END("remap");
+        CK_SPAN_END("remap");
         goto out;
     }
 
@@ -210,9 +210,9 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
     CK_TRY(fold_in(&bf, rank, in, acc.buf, tmp.buf, total, dt, op, tag, comm));
 
     const int t = bf.sigma[v];
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < bf.s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         const int len = 1 << (bf.s - 1 - k);
         const int keep = t & ~(len - 1), give = keep ^ len;
         const size_t klo = (size_t)ck_bine_bf_first(&bf, keep) * count;
@@ -224,15 +224,15 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
                            ck_bine_bf_peer(&bf, v, k), dt, tag, comm));
         CK_TRY(ck_reduce_local(ck_elem(tmp.buf, klo, ext), ck_elem(acc.buf, klo, ext), kn, dt,
                                op));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     /* Fix-up: the reduced blocks of virtual rank t go to their real ranks
      * (t's core rank and, for a pair, its folded neighbour); my own block
      * comes from the core rank whose sigma is my virtual rank. */
     int n = 0;
-    CK_TAG_BEGIN("remap");
+    CK_SPAN_BEGIN("remap");
     if (src != rank) CK_TRY(ck_irecv(rbuf, count, dt, src, tag, comm, &req[n++]));
     for (int j = 0; j < ck_bine_bf_width(&bf, t); j++) {
         const int dst = ck_bine_bf_first(&bf, t) + j;
@@ -243,7 +243,7 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
             CK_TRY(ck_isend(blk, count, dt, dst, tag, comm, &req[n++]));
     }
     CK_TRY(ck_waitall(n, req));
-    CK_TAG_END("remap");
+    CK_SPAN_END("remap");
 out:
     ck_tmp_free(&acc);
     ck_tmp_free(&tmp);
@@ -267,9 +267,9 @@ int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
     const int v = ck_bine_bf_vrank(&bf, rank);
     if (v < 0) {
         CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -279,9 +279,9 @@ int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
     CK_TRY(ck_copy(in, acc.buf, total, dt));
     CK_TRY(fold_in(&bf, rank, in, acc.buf, rpack.buf, total, dt, op, tag, comm));
 
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < bf.s; k++) {
-        CK_TAG_BEGIN_STEP("step", k);
+        CK_SPAN_BEGIN_STEP("step", k);
         /* Responsible before step k: the virtual ranks whose slot agrees with
          * mine in the bits above bit s-1-k; keep those that also agree in
          * bit s-1-k, send the others (the partner's half). */
@@ -295,16 +295,16 @@ int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
                            ck_bine_bf_peer(&bf, v, k), dt, tag, comm));
         CK_TRY(ck_bine_bf_move(&bf, shift, keep, CK_BINE_BF_REDUCE, acc.buf, rpack.buf, count,
                                dt, op, &nr));
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     CK_TRY(ck_copy(ck_elem(acc.buf, (size_t)rank * count, ext), rbuf, count, dt));
     if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(ck_elem(acc.buf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1,
                        tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
 out:
     ck_tmp_free(&acc);

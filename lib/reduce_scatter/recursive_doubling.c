@@ -14,7 +14,7 @@
  * one virtual rank owning both blocks, so virtual ranks cover consecutive,
  * ordered rank ranges; at the end 2i+1 returns block 2i. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int first_block(int v, int rem) { return v < rem ? 2 * v : v + rem; }
 static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
@@ -54,12 +54,12 @@ int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t co
     CK_TRY(ck_type_extent(dt, &ext));
 
     if (rank < 2 * rem && rank % 2 == 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(in, total, dt, rank + 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -68,16 +68,16 @@ int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t co
     CK_TRY(ck_tmp_alloc(&rp, total, dt));
     CK_TRY(ck_copy(in, acc.buf, total, dt));
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(rp.buf, total, dt, rank - 1, tag, comm));
         CK_TRY(ck_reduce_local(rp.buf, acc.buf, total, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = 1; mask < p2; mask <<= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(mask));
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(mask));
         int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
         int glo = vrank & ~(2 * mask - 1), ghi = glo + 2 * mask;
         /* Both sides agree on the outer ranges; the middle one is the block
@@ -105,15 +105,15 @@ int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t co
             }
             at += rcv[i].n;
         }
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(ck_elem(acc.buf, (size_t)(rank - 1) * count, ext), count, dt, rank - 1,
                        tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
     CK_TRY(ck_copy(ck_elem(acc.buf, (size_t)rank * count, ext), rbuf, count, dt));
 out:

@@ -8,7 +8,7 @@
  * and finally returns the even rank's block. The halving pairs ranks that are
  * not neighbours in rank order, so the op must be commutative. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 /* First original rank (= first block) that virtual rank v stands for. */
 static int first_block(int v, int rem) { return v < rem ? 2 * v : v + rem; }
@@ -39,12 +39,12 @@ int ck_reduce_scatter_recursive_halving(const void *sbuf, void *rbuf, size_t cou
 
     if (rank < 2 * rem && rank % 2 == 0) {
         /* The send completes before the receive may overwrite an in-place input. */
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(in, total, dt, rank + 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         goto out;
     }
 
@@ -52,17 +52,17 @@ int ck_reduce_scatter_recursive_halving(const void *sbuf, void *rbuf, size_t cou
     CK_TRY(ck_tmp_alloc(&tmp, total, dt));
     CK_TRY(ck_copy(in, acc.buf, total, dt));
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, total, dt, rank - 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, acc.buf, total, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
     }
 
     const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
     int lo = 0, hi = p2; /* virtual ranks whose blocks this rank still reduces */
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = p2 / 2; mask > 0; mask >>= 1) {
-        CK_TAG_BEGIN_STEP("step", ck_log2_ceil(p2 / mask) - 1);
+        CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(p2 / mask) - 1);
         int vpeer = vrank ^ mask, mid = lo + mask;
         int klo = vrank < vpeer ? lo : mid, khi = vrank < vpeer ? mid : hi;
         int slo = vrank < vpeer ? mid : lo, shi = vrank < vpeer ? hi : mid;
@@ -76,15 +76,15 @@ int ck_reduce_scatter_recursive_halving(const void *sbuf, void *rbuf, size_t cou
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(acc.buf, koff, ext), kn, dt, op));
         lo = klo;
         hi = khi;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     if (rank < 2 * rem) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(ck_elem(acc.buf, (size_t)(rank - 1) * count, ext), count, dt, rank - 1,
                        tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
     CK_TRY(ck_copy(ck_elem(acc.buf, (size_t)rank * count, ext), rbuf, count, dt));
 out:

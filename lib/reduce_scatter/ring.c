@@ -5,7 +5,7 @@
  * sends (p-1) blocks, the bandwidth minimum; the partial results wrap around
  * the ring, so rank order is lost and the op must be commutative. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                            MPI_Op op, MPI_Comm comm)
@@ -34,9 +34,9 @@ int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datat
      * neighbour's block; it travels p-1 hops and ends at its owner. */
     const char *out_blk = ck_elem(in, (size_t)left * count, ext);
     char *acc = t0.buf, *spare = t1.buf;
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     for (int s = 0; s < size - 1; s++) {
-        CK_TAG_BEGIN_STEP("step", s);
+        CK_SPAN_BEGIN_STEP("step", s);
         int blk = ((rank - s - 2) % size + size) % size;
         CK_TRY(ck_sendrecv(out_blk, count, right, spare, count, left, dt, tag, comm));
         CK_TRY(ck_reduce_local(ck_elem(in, (size_t)blk * count, ext), spare, count, dt, op));
@@ -45,9 +45,9 @@ int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datat
         acc = spare;
         spare = x;
         out_blk = acc;
-        CK_TAG_END("step");
+        CK_SPAN_END("step");
     }
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
     /* Written only now: with MPI_IN_PLACE block 0 of the input lives there. */
     CK_TRY(ck_copy(acc, rbuf, count, dt));
 out:

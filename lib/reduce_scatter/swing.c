@@ -12,7 +12,7 @@
  * steps, n + count more bytes for those pairs). Commutative ops only. */
 #include "../core/ck_core.h"
 #include "../core/swing.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                             MPI_Op op, MPI_Comm comm)
@@ -35,12 +35,12 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
 
     const int v = ck_swing_vrank(rank, size);
     if (v < 0) {
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_send(in, n, dt, rank - 1, tag, comm));
-        CK_TAG_END("fold");
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_END("fold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return MPI_SUCCESS;
     }
 
@@ -54,10 +54,10 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
     }
     if (ck_swing_width(v, size) == 2) {
         CK_TRY(ck_tmp_alloc(&tmp, n, dt));
-        CK_TAG_BEGIN("fold");
+        CK_SPAN_BEGIN("fold");
         CK_TRY(ck_recv(tmp.buf, n, dt, rank + 1, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, wbuf, n, dt, op));
-        CK_TAG_END("fold");
+        CK_SPAN_END("fold");
         ck_tmp_free(&tmp);
     }
 
@@ -69,15 +69,15 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
     }
     for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
     off[p2] = n;
-    CK_TAG_BEGIN("reduce_scatter");
+    CK_SPAN_BEGIN("reduce_scatter");
     CK_TRY(ck_swing_rs_phase(wbuf, off, dt, op, rank, size, tag, comm));
-    CK_TAG_END("reduce_scatter");
+    CK_SPAN_END("reduce_scatter");
 
     if (ck_swing_width(v, size) == 2) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         CK_TRY(ck_send(ck_elem(wbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1, tag,
                        comm));
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
     }
     /* Block rank sits at rank*count >= count unless rank is 0: no overlap. */
     CK_TRY(ck_copy(ck_elem(wbuf, (size_t)rank * count, ext), rbuf, count, dt));

@@ -20,7 +20,7 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root,
                     MPI_Comm comm)
@@ -45,9 +45,9 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
     const int rel = ck_rel_rank(rank, root, size);
     const int v = ck_bine_fold_vrank(rel, size);
     if (v < 0) {
-        CK_TAG_BEGIN("unfold");
+        CK_SPAN_BEGIN("unfold");
         rc = ck_recv(rbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_TAG_END("unfold");
+        CK_SPAN_END("unfold");
         return rc;
     }
     if (size == 1) {
@@ -63,10 +63,10 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
     const int width = ck_bine_fold_width(v, size);
 
     if (len == 1 && width == 1) {
-        CK_TAG_BEGIN("tree");
+        CK_SPAN_BEGIN("tree");
         CK_TRY(ck_recv(rbuf, count, dt, ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag,
                        comm));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
     off = ck_bine_sigma_offsets(sigma, len, pof2, s, size);
@@ -80,7 +80,7 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
     if (v == 0) {
         /* Root: slot i gets virtual rank w's blocks, relative ranks
          * fold_rel(w) onwards; its own block never leaves sbuf. */
-        CK_TAG_BEGIN("permute");
+        CK_SPAN_BEGIN("permute");
         for (int i = 1; i < len; i++) {
             int w = ck_bine_nu_rank((int)ck_bit_reverse((uint32_t)i, s), pof2, s);
             int r0 = ck_bine_fold_rel(w, size);
@@ -90,9 +90,9 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                ck_elem(SLOT(i), b * count, extent), count, dt));
             }
         }
-        CK_TAG_END("permute");
+        CK_SPAN_END("permute");
     }
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (v != 0)
         CK_TRY(ck_recv(tmp.buf, off[len] * count, dt,
                        ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
@@ -101,21 +101,21 @@ int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
         CK_TRY(ck_send(SLOT(c), (off[2 * c] - off[c]) * count, dt,
                        ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
     }
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
     if (v != 0) {
         CK_TRY(ck_copy(SLOT(0), rbuf, count, dt));
         if (width == 2) {
-            CK_TAG_BEGIN("unfold");
+            CK_SPAN_BEGIN("unfold");
             CK_TRY(ck_send(ck_elem(SLOT(0), count, extent), count, dt,
                            ck_abs_rank(rel + 1, root, size), tag, comm));
-            CK_TAG_END("unfold");
+            CK_SPAN_END("unfold");
         }
     } else {
         if (width == 2) {
-            CK_TAG_BEGIN("unfold");
+            CK_SPAN_BEGIN("unfold");
             CK_TRY(ck_send(ck_elem(sbuf, (size_t)ck_abs_rank(1, root, size) * count, extent),
                            count, dt, ck_abs_rank(1, root, size), tag, comm));
-            CK_TAG_END("unfold");
+            CK_SPAN_END("unfold");
         }
         if (rbuf != MPI_IN_PLACE)
             CK_TRY(ck_copy(ck_elem(sbuf, (size_t)root * count, extent), rbuf, count, dt));

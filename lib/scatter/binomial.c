@@ -14,7 +14,7 @@
  * end of sbuf (relative ranks wrapping past p-1 to 0) is first packed into a
  * temporary buffer. Leaves receive directly into rbuf. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 static int lowbit(int v) { return v & -v; }
 
@@ -38,7 +38,7 @@ int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     const int tag = CK_TAG(CK_SCATTER);
     const int vr = ck_rel_rank(rank, root, size);
 
-    CK_TAG_BEGIN("tree");
+    CK_SPAN_BEGIN("tree");
     if (vr == 0) {
         for (int mask = size > 1 ? ck_pow2_floor(size - 1) : 0; mask > 0; mask >>= 1) {
             int nb = mask < size - mask ? mask : size - mask;
@@ -59,7 +59,7 @@ int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
         }
         if (rbuf != MPI_IN_PLACE)
             CK_TRY(ck_copy(ck_elem(sbuf, (size_t)root * count, extent), rbuf, count, dt));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
 
@@ -68,7 +68,7 @@ int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     const int nsub = low < size - vr ? low : size - vr;
     if (nsub == 1) {
         CK_TRY(ck_recv(rbuf, count, dt, parent, tag, comm));
-        CK_TAG_END("tree");
+        CK_SPAN_END("tree");
         goto out;
     }
     CK_TRY(ck_tmp_alloc(&tmp, (size_t)nsub * count, dt));
@@ -80,7 +80,7 @@ int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
                        dt, ck_abs_rank(vr + mask, root, size), tag, comm));
     }
     CK_TRY(ck_copy(tmp.buf, rbuf, count, dt));
-    CK_TAG_END("tree");
+    CK_SPAN_END("tree");
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -6,7 +6,7 @@
  * serialise on every rendezvous handshake). The price is one request per
  * rank at the root. */
 #include "../core/ck_core.h"
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 int ck_scatter_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                       int root, MPI_Comm comm)
@@ -23,14 +23,14 @@ int ck_scatter_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
 
     const int tag = CK_TAG(CK_SCATTER);
     if (rank != root) {
-        CK_TAG_BEGIN("fan_out");
+        CK_SPAN_BEGIN("fan_out");
         rc = ck_recv(rbuf, count, dt, root, tag, comm);
-        CK_TAG_END("fan_out");
+        CK_SPAN_END("fan_out");
         return rc;
     }
 
     CK_TRY(ck_type_extent(dt, &extent));
-    CK_TAG_BEGIN("fan_out");
+    CK_SPAN_BEGIN("fan_out");
     if (size > 1) {
         reqs = malloc(sizeof *reqs * (size_t)(size - 1));
         if (reqs == NULL) {
@@ -48,7 +48,7 @@ int ck_scatter_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     if (rbuf != MPI_IN_PLACE)
         CK_TRY(ck_copy(ck_elem(sbuf, (size_t)root * count, extent), rbuf, count, dt));
     CK_TRY(ck_waitall(n, reqs));
-    CK_TAG_END("fan_out");
+    CK_SPAN_END("fan_out");
 out:
     free(reqs);
     return rc;

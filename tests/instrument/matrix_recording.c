@@ -13,7 +13,7 @@
  * At exit a rank that saw unbalanced tags, or recorded nothing at all, fails
  * the run (exit status 1).
  */
-#include <collkit/tags.h>
+#include <collkit/spans.h>
 #include <mpi.h>
 
 #include <stdio.h>
@@ -24,10 +24,10 @@ static uint64_t records, dropped, unbalanced, checkpoints;
 static void checkpoint(void)
 {
     checkpoints++;
-    records += ck_tags_count();
-    dropped += ck_tags_dropped();
-    unbalanced += ck_tags_unbalanced() + (uint64_t)ck_tags_open();
-    ck_tags_reset();
+    records += ck_spans_count();
+    dropped += ck_spans_dropped();
+    unbalanced += ck_spans_unbalanced() + (uint64_t)ck_spans_open();
+    ck_spans_reset();
 }
 
 int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
@@ -45,7 +45,7 @@ int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op 
 static void verdict(void)
 {
     checkpoint();
-    ck_tags_finalize();
+    ck_spans_finalize();
     if (unbalanced > 0 || records == 0) {
         fprintf(stderr,
                 "ck_matrix_instr: %llu records, %llu dropped, %llu unbalanced or left open over %llu "
@@ -59,10 +59,10 @@ static void verdict(void)
 /* Before main: the buffer exists and records from the first call on. */
 __attribute__((constructor)) static void start_recording(void)
 {
-    if (ck_tags_init((size_t)1 << 16) != 0) {
+    if (ck_spans_init((size_t)1 << 16) != 0) {
         fprintf(stderr, "ck_matrix_instr: cannot allocate the tag buffer\n");
         _Exit(3);
     }
-    ck_tags_enable(1);
+    ck_spans_enable(1);
     atexit(verdict);
 }

@@ -44,34 +44,34 @@ static int category(const char *name)
  * instr_iteration with a synthetic call time. */
 static void one_iteration(instr_acc *a, long j, int round, int late, int leave_open)
 {
-    CK_TAG_BEGIN_STEP("step", j % 2);
-    CK_TAG_BEGIN("copy");
-    CK_TAG_BEGIN("comm"); /* inside copy: not counted again */
-    CK_TAG_END("comm");
-    CK_TAG_END("copy");
-    CK_TAG_END("step");
+    CK_SPAN_BEGIN_STEP("step", j % 2);
+    CK_SPAN_BEGIN("copy");
+    CK_SPAN_BEGIN("comm"); /* inside copy: not counted again */
+    CK_SPAN_END("comm");
+    CK_SPAN_END("copy");
+    CK_SPAN_END("step");
     for (long k = 0; k <= j; k++) {
-        CK_TAG_BEGIN("comm"); /* outermost, no step */
-        CK_TAG_END("comm");
+        CK_SPAN_BEGIN("comm"); /* outermost, no step */
+        CK_SPAN_END("comm");
     }
     if (rank % 2) {
-        CK_TAG_BEGIN("rank.odd");
-        CK_TAG_END("rank.odd");
+        CK_SPAN_BEGIN("rank.odd");
+        CK_SPAN_END("rank.odd");
     }
-    if (leave_open) CK_TAG_BEGIN("never_closed");
+    if (leave_open) CK_SPAN_BEGIN("never_closed");
     /* The slowest rank of iteration j is j % p; its call takes 5 + j s more. */
     double call_s = 10.0 + (rank == (int)(j % p) ? 5.0 + (double)j + (double)round : 0.0);
     if (!late) {
         double part[4] = {call_s * 1e6, 0, 0, 0};
-        const ck_tag_record *r = ck_tags_records();
+        const ck_span_record *r = ck_spans_records();
         /* A category tag counts unless one is open around it: records come
          * innermost first, so look for an enclosing category record. */
-        for (size_t i = 0; i < ck_tags_count(); i++) {
-            int c = category(ck_tag_name(r[i].tag));
+        for (size_t i = 0; i < ck_spans_count(); i++) {
+            int c = category(ck_span_name(r[i].span));
             if (c == 0) continue;
             int inside = 0;
-            for (size_t o = 0; o < ck_tags_count(); o++)
-                if (o != i && category(ck_tag_name(r[o].tag)) && r[o].depth < r[i].depth &&
+            for (size_t o = 0; o < ck_spans_count(); o++)
+                if (o != i && category(ck_span_name(r[o].span)) && r[o].depth < r[i].depth &&
                     r[o].start_ns <= r[i].start_ns && r[i].end_ns <= r[o].end_ns)
                     inside = 1;
             if (!inside) part[c] += (double)(r[i].end_ns - r[i].start_ns) * 1e-3;
@@ -93,16 +93,16 @@ int main(int argc, char **argv)
     /* Round 1: three iterations, the middle one late (dropped). */
     double late1[3] = {0, 1, 0};
     instr_round_begin(&a, 3);
-    ck_tags_enable(1);
+    ck_spans_enable(1);
     for (long j = 0; j < 3; j++) one_iteration(&a, j, 1, late1[j] > 0, 0);
-    ck_tags_enable(0);
+    ck_spans_enable(0);
     instr_round_end(&a, 3, late1);
     /* Round 2: two iterations; rank 0 leaves a tag open in the second. */
     double late2[2] = {0, 0};
     instr_round_begin(&a, 2);
-    ck_tags_enable(1);
+    ck_spans_enable(1);
     for (long j = 0; j < 2; j++) one_iteration(&a, j, 2, 0, rank == 0 && j == 1);
-    ck_tags_enable(0);
+    ck_spans_enable(0);
     instr_round_end(&a, 2, late2);
     CHECK(nkept == 4);
 

@@ -1,18 +1,18 @@
 /*
- * The tag recorder of the instrumented libcollkit (include/collkit/tags.h).
+ * The span recorder of the instrumented libcollkit (include/collkit/spans.h).
  *
  * Compiled only into collkit_instr (CMake option COLLKIT_INSTRUMENT), never
  * into the plain libraries. It holds the one piece of process-global mutable
- * state DESIGN.md allows: the record buffer, the open-tag stack and the name
+ * state DESIGN.md allows: the record buffer, the open-span stack and the name
  * table, one set per process (= per MPI rank).
  *
  * BEGIN and END run inside the collective being measured, so they allocate
  * nothing, print nothing and call no MPI function: a clock read, a few stores
  * into preallocated arrays, and counters when something does not fit. (Under
- * SimGrid the clock is the simulated one, MPI_Wtime: see ck_tags_now_ns.)
+ * SimGrid the clock is the simulated one, MPI_Wtime: see ck_spans_now_ns.)
  */
 #ifndef CK_INSTRUMENT
-#error "tags.c belongs to the instrumented library only (compile with -DCK_INSTRUMENT)"
+#error "spans.c belongs to the instrumented library only (compile with -DCK_INSTRUMENT)"
 #endif
 
 /* clock_gettime and CLOCK_MONOTONIC under the project's strict C11 (SimGrid's
@@ -21,36 +21,36 @@
 #define _POSIX_C_SOURCE 199309L
 #endif
 
-#include "collkit/tags.h"
+#include "collkit/spans.h"
 
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-int ck_tags_on = 0;
+int ck_spans_on = 0;
 
 typedef struct {
-    int32_t tag, step;
+    int32_t span, step;
     int64_t start_ns; /* raw clock reading: see raw_now */
 } open_tag;
 
 static struct {
-    ck_tag_record *rec;
+    ck_span_record *rec;
     size_t cap, n;
     uint64_t dropped, unbalanced;
-    open_tag stack[CK_TAG_MAX_DEPTH];
+    open_tag stack[CK_SPAN_MAX_DEPTH];
     int depth;
-    int overflow_depth; /* BEGINs past CK_TAG_MAX_DEPTH still open */
-    int open_cats;      /* comm/reduce/copy tags among the open ones */
-    const char *names[CK_TAG_MAX_NAMES];
-    ck_tag_category cats[CK_TAG_MAX_NAMES];
+    int overflow_depth; /* BEGINs past CK_SPAN_MAX_DEPTH still open */
+    int open_cats;      /* comm/reduce/copy spans among the open ones */
+    const char *names[CK_SPAN_MAX_NAMES];
+    ck_span_category cats[CK_SPAN_MAX_NAMES];
     int nnames;
 } S;
 
 static const char too_many_names[] = "(too many tag names)";
 
-static ck_tag_category category_of_name(const char *name)
+static ck_span_category category_of_name(const char *name)
 {
     size_t len = strcspn(name, ".");
     if (len == 4 && strncmp(name, "comm", 4) == 0) return CK_CAT_COMM;
@@ -59,35 +59,35 @@ static ck_tag_category category_of_name(const char *name)
     return CK_CAT_PHASE;
 }
 
-int ck_tag_intern(const char *name)
+int ck_span_intern(const char *name)
 {
     for (int i = 0; i < S.nnames; i++)
         if (strcmp(S.names[i], name) == 0) return i;
     /* The last slot is reserved for the overflow name, so that a full table
      * still gives every site a valid id (and the site caches it). */
-    if (S.nnames == CK_TAG_MAX_NAMES - 1) {
+    if (S.nnames == CK_SPAN_MAX_NAMES - 1) {
         S.names[S.nnames] = too_many_names;
         S.cats[S.nnames] = CK_CAT_PHASE;
         S.nnames++;
     }
-    if (S.nnames == CK_TAG_MAX_NAMES) return CK_TAG_MAX_NAMES - 1;
+    if (S.nnames == CK_SPAN_MAX_NAMES) return CK_SPAN_MAX_NAMES - 1;
     S.names[S.nnames] = name;
     S.cats[S.nnames] = category_of_name(name);
     return S.nnames++;
 }
 
-/* The clock of BEGIN and END. Two reads make up most of a tag pair's cost,
+/* The clock of BEGIN and END. Two reads make up most of a span pair's cost,
  * and clock_gettime costs 30-60 ns on a VM (kvm), so on x86-64 with an
  * invariant TSC the recorder reads the time-stamp counter (about 10-25 ns)
  * and converts ticks to CLOCK_MONOTONIC nanoseconds with a rate measured
- * in ck_tags_init. Elsewhere, and when the TSC cannot be trusted, it reads
+ * in ck_spans_init. Elsewhere, and when the TSC cannot be trusted, it reads
  * CLOCK_MONOTONIC itself. */
 #if defined(__x86_64__) && !defined(SMPI_H) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <x86intrin.h>
-#define CK_TAGS_HAVE_TSC 1
+#define CK_SPANS_HAVE_TSC 1
 #else
-#define CK_TAGS_HAVE_TSC 0
+#define CK_SPANS_HAVE_TSC 0
 #endif
 
 #ifndef SMPI_H
@@ -106,7 +106,7 @@ static struct {
     double ns_per_tick;
 } C;
 
-#if CK_TAGS_HAVE_TSC
+#if CK_SPANS_HAVE_TSC
 /* CPUID 0x80000007 EDX bit 8: the TSC ticks at a constant rate in every
  * power state, so ticks measure time. */
 static int tsc_invariant(void)
@@ -118,7 +118,7 @@ static int tsc_invariant(void)
 }
 
 /* Ticks per nanosecond over a ~5 ms spin: enough for a few ppm, far below
- * what a tagged region of microseconds could notice. */
+ * what a spanned region of microseconds could notice. */
 static void calibrate(void)
 {
     if (C.ns_per_tick > 0 || !tsc_invariant()) return;
@@ -143,11 +143,11 @@ static inline int64_t raw_now(void)
 {
 #ifdef SMPI_H
     /* Under SimGrid the call times are simulated (MPI_Wtime), and so must
-     * the tags be: the host's clock would measure the simulator. SMPI's
+     * the spans be: the host's clock would measure the simulator. SMPI's
      * MPI_Wtime reads the simulated clock and sends nothing. */
     return (int64_t)(MPI_Wtime() * 1e9);
 #else
-#if CK_TAGS_HAVE_TSC
+#if CK_SPANS_HAVE_TSC
     if (C.use_tsc) return (int64_t)__rdtsc();
 #endif
     return monotonic_ns();
@@ -160,14 +160,14 @@ static inline int64_t raw_to_ns(int64_t raw)
     return C.mono0 + (int64_t)((double)((uint64_t)raw - C.tsc0) * C.ns_per_tick);
 }
 
-int64_t ck_tags_now_ns(void) { return raw_to_ns(raw_now()); }
+int64_t ck_spans_now_ns(void) { return raw_to_ns(raw_now()); }
 
-static int is_category(int tag) { return tag >= 0 && tag < S.nnames && S.cats[tag] != CK_CAT_PHASE; }
+static int is_category(int span) { return span >= 0 && span < S.nnames && S.cats[span] != CK_CAT_PHASE; }
 
-void ck_tag_begin(int tag, int step)
+void ck_span_begin(int span, int step)
 {
-    if (!ck_tags_on) return;
-    if (S.depth == CK_TAG_MAX_DEPTH || S.overflow_depth > 0) {
+    if (!ck_spans_on) return;
+    if (S.depth == CK_SPAN_MAX_DEPTH || S.overflow_depth > 0) {
         /* Too deep to remember: its END will be matched by count only. */
         S.overflow_depth++;
         S.unbalanced++;
@@ -175,9 +175,9 @@ void ck_tag_begin(int tag, int step)
     }
     if (step < 0 && S.depth > 0) step = S.stack[S.depth - 1].step;
     open_tag *o = &S.stack[S.depth++];
-    o->tag = tag;
+    o->span = span;
     o->step = step < 0 ? -1 : step;
-    if (is_category(tag)) S.open_cats++;
+    if (is_category(span)) S.open_cats++;
     /* Last, so that the bookkeeping above is not inside the region. */
     o->start_ns = raw_now();
 }
@@ -185,35 +185,35 @@ void ck_tag_begin(int tag, int step)
 static void pop(void)
 {
     open_tag *o = &S.stack[--S.depth];
-    if (is_category(o->tag)) S.open_cats--;
+    if (is_category(o->span)) S.open_cats--;
 }
 
-void ck_tag_end(int tag)
+void ck_span_end(int span)
 {
-    if (!ck_tags_on) return;
+    if (!ck_spans_on) return;
     int64_t end = raw_now();
     if (S.overflow_depth > 0) {
         S.overflow_depth--;
         return;
     }
-    if (S.depth == 0 || S.stack[S.depth - 1].tag != tag) {
-        /* Recovery: an END naming a tag further down closes it and abandons
-         * the tags opened inside it (their ENDs were skipped, e.g. by an
-         * error path); an END naming no open tag is ignored. One mismatch
+    if (S.depth == 0 || S.stack[S.depth - 1].span != span) {
+        /* Recovery: an END naming a span further down closes it and abandons
+         * the spans opened inside it (their ENDs were skipped, e.g. by an
+         * error path); an END naming no open span is ignored. One mismatch
          * counts once. */
         S.unbalanced++;
         int k = S.depth - 1;
-        while (k >= 0 && S.stack[k].tag != tag) k--;
+        while (k >= 0 && S.stack[k].span != span) k--;
         if (k < 0) return;
         while (S.depth > k + 1) pop();
     }
     const open_tag *o = &S.stack[S.depth - 1];
-    int cat = is_category(o->tag);
-    /* Enclosing category tags: all open ones except this tag itself. */
+    int cat = is_category(o->span);
+    /* Enclosing category spans: all open ones except this span itself. */
     int nested = S.open_cats - cat > 0;
     if (S.n < S.cap) {
-        ck_tag_record *r = &S.rec[S.n++];
-        r->tag = o->tag;
+        ck_span_record *r = &S.rec[S.n++];
+        r->span = o->span;
         r->step = o->step;
         r->depth = S.depth - 1;
         r->nested = nested;
@@ -225,7 +225,7 @@ void ck_tag_end(int tag)
     pop();
 }
 
-void ck_tags_reset(void)
+void ck_spans_reset(void)
 {
     S.n = 0;
     S.dropped = 0;
@@ -235,11 +235,11 @@ void ck_tags_reset(void)
     S.open_cats = 0;
 }
 
-int ck_tags_init(size_t capacity)
+int ck_spans_init(size_t capacity)
 {
-    ck_tags_on = 0;
+    ck_spans_on = 0;
     calibrate();
-    ck_tags_reset();
+    ck_spans_reset();
     free(S.rec);
     S.rec = NULL;
     S.cap = 0;
@@ -252,29 +252,29 @@ int ck_tags_init(size_t capacity)
     return MPI_SUCCESS;
 }
 
-void ck_tags_finalize(void)
+void ck_spans_finalize(void)
 {
-    ck_tags_on = 0;
-    ck_tags_reset();
+    ck_spans_on = 0;
+    ck_spans_reset();
     free(S.rec);
     S.rec = NULL;
     S.cap = 0;
 }
 
-void ck_tags_enable(int on) { ck_tags_on = on != 0; }
+void ck_spans_enable(int on) { ck_spans_on = on != 0; }
 
-size_t ck_tags_count(void) { return S.n; }
+size_t ck_spans_count(void) { return S.n; }
 
-const ck_tag_record *ck_tags_records(void) { return S.rec; }
+const ck_span_record *ck_spans_records(void) { return S.rec; }
 
-uint64_t ck_tags_dropped(void) { return S.dropped; }
+uint64_t ck_spans_dropped(void) { return S.dropped; }
 
-uint64_t ck_tags_unbalanced(void) { return S.unbalanced; }
+uint64_t ck_spans_unbalanced(void) { return S.unbalanced; }
 
-int ck_tags_open(void) { return S.depth + S.overflow_depth; }
+int ck_spans_open(void) { return S.depth + S.overflow_depth; }
 
-int ck_tag_names(void) { return S.nnames; }
+int ck_span_names(void) { return S.nnames; }
 
-const char *ck_tag_name(int tag) { return tag >= 0 && tag < S.nnames ? S.names[tag] : NULL; }
+const char *ck_span_name(int span) { return span >= 0 && span < S.nnames ? S.names[span] : NULL; }
 
-ck_tag_category ck_tag_category_of(int tag) { return is_category(tag) ? S.cats[tag] : CK_CAT_PHASE; }
+ck_span_category ck_span_category_of(int span) { return is_category(span) ? S.cats[span] : CK_CAT_PHASE; }

@@ -1,8 +1,8 @@
 /*
- * all_algorithms_tagged: every algorithm of the registry is instrumented, so
+ * all_algorithms_spanned: every algorithm of the registry is instrumented, so
  * that none can stay silently untagged (issue #7).
  *
- *   all_algorithms_tagged [--list]
+ *   all_algorithms_spanned [--list]
  *
  * At this communicator's size, each registry algorithm runs a few calls (MPI_INT,
  * MPI_SUM; one element and several per rank; roots 0 and p-1 where there is
@@ -19,7 +19,7 @@
  * union over ranks and calls), as docs/algorithms.md lists them.
  */
 #include <collkit/collkit.h>
-#include <collkit/tags.h>
+#include <collkit/spans.h>
 #include <mpi.h>
 
 #include <stdio.h>
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--list") == 0) {
             list = 1;
         } else {
-            if (rank == 0) fprintf(stderr, "usage: all_algorithms_tagged [--list]\n");
+            if (rank == 0) fprintf(stderr, "usage: all_algorithms_spanned [--list]\n");
             MPI_Finalize();
             return 2;
         }
@@ -111,8 +111,8 @@ int main(int argc, char **argv)
     int *sbuf = malloc(cap * sizeof *sbuf), *rbuf = malloc(cap * sizeof *rbuf);
     char names[NAMES_LEN], *all_names = malloc((size_t)size * NAMES_LEN);
     if (sbuf == NULL || rbuf == NULL || all_names == NULL ||
-        ck_tags_init((size_t)1 << 16) != MPI_SUCCESS) {
-        fprintf(stderr, "all_algorithms_tagged: out of memory\n");
+        ck_spans_init((size_t)1 << 16) != MPI_SUCCESS) {
+        fprintf(stderr, "all_algorithms_spanned: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
 
@@ -132,18 +132,18 @@ int main(int argc, char **argv)
             for (int ri = 0; ri < nroots; ri++) {
                 const int root = ri == 0 ? 0 : size - 1;
                 for (size_t i = 0; i < cap; i++) sbuf[i] = rbuf[i] = rank + (int)i;
-                ck_tags_reset();
-                ck_tags_enable(1);
+                ck_spans_reset();
+                ck_spans_enable(1);
                 int rc = call(a, sbuf, rbuf, count, root, MPI_COMM_WORLD);
-                ck_tags_enable(0);
+                ck_spans_enable(0);
 
                 /* This rank's verdict on the call. */
                 char why[160] = "";
                 int phases = 0, steps = 0, bad_step = 0;
-                const ck_tag_record *r = ck_tags_records();
-                for (size_t i = 0; i < ck_tags_count(); i++) {
-                    if (ck_tag_category_of(r[i].tag) != CK_CAT_PHASE) continue;
-                    const char *name = ck_tag_name(r[i].tag);
+                const ck_span_record *r = ck_spans_records();
+                for (size_t i = 0; i < ck_spans_count(); i++) {
+                    if (ck_span_category_of(r[i].span) != CK_CAT_PHASE) continue;
+                    const char *name = ck_span_name(r[i].span);
                     if (strcmp(name, "step") != 0) {
                         phases++;
                         add_name(names, name);
@@ -156,12 +156,12 @@ int main(int argc, char **argv)
                 }
                 if (rc != MPI_SUCCESS)
                     snprintf(why, sizeof why, "returned error %d", rc);
-                else if (ck_tags_unbalanced() != 0 || ck_tags_open() != 0)
+                else if (ck_spans_unbalanced() != 0 || ck_spans_open() != 0)
                     snprintf(why, sizeof why, "%llu unbalanced ENDs, %d tags left open",
-                             (unsigned long long)ck_tags_unbalanced(), ck_tags_open());
-                else if (ck_tags_dropped() != 0)
+                             (unsigned long long)ck_spans_unbalanced(), ck_spans_open());
+                else if (ck_spans_dropped() != 0)
                     snprintf(why, sizeof why, "%llu records dropped",
-                             (unsigned long long)ck_tags_dropped());
+                             (unsigned long long)ck_spans_dropped());
                 else if (bad_step)
                     snprintf(why, sizeof why, "a step outside any phase or without an index");
                 else if (size > 1 && phases == 0)
@@ -211,9 +211,9 @@ int main(int argc, char **argv)
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("all_algorithms_tagged: p=%d, %zu algorithms, %d failed calls\n", size,
+        printf("all_algorithms_spanned: p=%d, %zu algorithms, %d failed calls\n", size,
                ck_algorithm_count(), total);
-    ck_tags_finalize();
+    ck_spans_finalize();
     free(sbuf);
     free(rbuf);
     free(all_names);

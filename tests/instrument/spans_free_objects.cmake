@@ -1,9 +1,9 @@
 cmake_minimum_required(VERSION 3.25)
 # The proof that disabled tags cost nothing: each object of the plain
-# libcollkit (collkit_objects, compiled from the sources as they are, CK_TAG_*
+# libcollkit (collkit_objects, compiled from the sources as they are, CK_SPAN_*
 # lines included) must have the same code and data as the object compiled with
 # the same flags from the same source with those lines deleted
-# (collkit_tagfree_objects, see strip_tags.cmake). Compared: objdump's
+# (collkit_spanfree_objects, see strip_spans.cmake). Compared: objdump's
 # disassembly with relocations and the contents of every section, after
 # removing debug information (whose line tables legitimately differ).
 #   PLAIN, TAGFREE   '|'-separated object lists;  SOURCES '|'-separated sources
@@ -16,7 +16,7 @@ set(tagged_files 0)
 foreach(src IN LISTS sources)
   file(READ "${src}" text)
   # (The invocation without its ';', which would split the list.)
-  string(REGEX MATCHALL "CK_TAG_(BEGIN_STEP|BEGIN|END)[ \t]*\\([^;]*\\)" hits "${text}")
+  string(REGEX MATCHALL "CK_SPAN_(BEGIN_STEP|BEGIN|END)[ \t]*\\([^;]*\\)" hits "${text}")
   list(LENGTH hits n)
   if(n GREATER 0)
     math(EXPR sites "${sites} + ${n}")
@@ -24,7 +24,7 @@ foreach(src IN LISTS sources)
   endif()
 endforeach()
 if(sites EQUAL 0)
-  message(FATAL_ERROR "no CK_TAG_* invocation in the library sources: nothing was compared")
+  message(FATAL_ERROR "no CK_SPAN_* invocation in the library sources: nothing was compared")
 endif()
 
 # Pair objects by their last two path components (e.g. allreduce/ring.c.o).
@@ -81,6 +81,6 @@ if(NOT compared EQUAL nplain)
   message(FATAL_ERROR "compared ${compared} objects, the plain library has ${nplain}")
 endif()
 if(differ)
-  message(FATAL_ERROR "object code changes with the CK_TAG_* lines deleted: ${differ}")
+  message(FATAL_ERROR "object code changes with the CK_SPAN_* lines deleted: ${differ}")
 endif()
-message(STATUS "${compared} objects identical; ${sites} CK_TAG_* sites in ${tagged_files} files")
+message(STATUS "${compared} objects identical; ${sites} CK_SPAN_* sites in ${tagged_files} files")
