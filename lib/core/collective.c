@@ -1,0 +1,323 @@
+/* The collective descriptors: what each collective is, as data, and how to
+ * call an algorithm of it (or the MPI library's own collective) through one
+ * argument list. This is the one place that knows the eight collectives;
+ * everything else reads the descriptors (collkit.h). */
+#include "collkit/collkit.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------------- trampolines */
+
+/* One per collective: unpack the uniform argument list into the algorithm's
+ * own signature. Unused arguments are ignored on purpose. */
+#define UNUSED(x) (void)(x)
+
+static int call_bcast(const ck_algorithm *a, const void *s, void *r, size_t n, MPI_Datatype dt,
+                      MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(s), UNUSED(op);
+    return a->fn.bcast(r, n, dt, root, comm);
+}
+
+static int call_reduce(const ck_algorithm *a, const void *s, void *r, size_t n, MPI_Datatype dt,
+                       MPI_Op op, int root, MPI_Comm comm)
+{
+    return a->fn.reduce(s, r, n, dt, op, root, comm);
+}
+
+static int call_gather(const ck_algorithm *a, const void *s, void *r, size_t n, MPI_Datatype dt,
+                       MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(op);
+    return a->fn.gather(s, r, n, dt, root, comm);
+}
+
+static int call_scatter(const ck_algorithm *a, const void *s, void *r, size_t n, MPI_Datatype dt,
+                        MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(op);
+    return a->fn.scatter(s, r, n, dt, root, comm);
+}
+
+static int call_allgather(const ck_algorithm *a, const void *s, void *r, size_t n,
+                          MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(op), UNUSED(root);
+    return a->fn.allgather(s, r, n, dt, comm);
+}
+
+static int call_reduce_scatter(const ck_algorithm *a, const void *s, void *r, size_t n,
+                               MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(root);
+    return a->fn.reduce_scatter(s, r, n, dt, op, comm);
+}
+
+static int call_allreduce(const ck_algorithm *a, const void *s, void *r, size_t n,
+                          MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(root);
+    return a->fn.allreduce(s, r, n, dt, op, comm);
+}
+
+static int call_alltoall(const ck_algorithm *a, const void *s, void *r, size_t n,
+                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    UNUSED(op), UNUSED(root);
+    return a->fn.alltoall(s, r, n, dt, comm);
+}
+
+/* The MPI library's collectives. Counts above CK_MAX_COUNT cannot be said in
+ * an int; MPI_ERR_COUNT, as the algorithms answer. */
+#define LIB_COUNT(n)                                                            \
+    if ((n) > CK_MAX_COUNT) return MPI_ERR_COUNT;                               \
+    int c = (int)(n)
+
+static int lib_bcast(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                     MPI_Comm comm)
+{
+    UNUSED(s), UNUSED(op);
+    LIB_COUNT(n);
+    return MPI_Bcast(r, c, dt, root, comm);
+}
+
+static int lib_reduce(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                      MPI_Comm comm)
+{
+    LIB_COUNT(n);
+    return MPI_Reduce(s, r, c, dt, op, root, comm);
+}
+
+static int lib_gather(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                      MPI_Comm comm)
+{
+    UNUSED(op);
+    LIB_COUNT(n);
+    return MPI_Gather(s, c, dt, r, c, dt, root, comm);
+}
+
+static int lib_scatter(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                       MPI_Comm comm)
+{
+    UNUSED(op);
+    LIB_COUNT(n);
+    return MPI_Scatter(s, c, dt, r, c, dt, root, comm);
+}
+
+static int lib_allgather(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                         MPI_Comm comm)
+{
+    UNUSED(op), UNUSED(root);
+    LIB_COUNT(n);
+    return MPI_Allgather(s, c, dt, r, c, dt, comm);
+}
+
+static int lib_reduce_scatter(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op,
+                              int root, MPI_Comm comm)
+{
+    UNUSED(root);
+    LIB_COUNT(n);
+    return MPI_Reduce_scatter_block(s, r, c, dt, op, comm);
+}
+
+static int lib_allreduce(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                         MPI_Comm comm)
+{
+    UNUSED(root);
+    LIB_COUNT(n);
+    return MPI_Allreduce(s, r, c, dt, op, comm);
+}
+
+static int lib_alltoall(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_Op op, int root,
+                        MPI_Comm comm)
+{
+    UNUSED(op), UNUSED(root);
+    LIB_COUNT(n);
+    return MPI_Alltoall(s, c, dt, r, c, dt, comm);
+}
+
+/* ---------------------------------------------------------------- the table */
+
+#define P CK_BLOCKS_P
+
+/* Fields: id, name, mpi_name, has_root, has_op, per_block, in_place,
+ * send_blocks_root, send_blocks_other, recv_blocks_root, recv_blocks_other,
+ * from_root, source_slot_is_dest, result_is_own_block, replicated,
+ * busbw_const, busbw_per_p, call, library_call. */
+static const ck_collective_desc descriptors[CK_NUM_COLLECTIVES] = {
+    {CK_BCAST, "bcast", "MPI_Bcast", 1, 0, 0, CK_IN_PLACE_NONE,
+     0, 0, 1, 1, 1, 0, 0, 1, 1.0, 0.0, call_bcast, lib_bcast},
+    {CK_REDUCE, "reduce", "MPI_Reduce", 1, 1, 0, CK_IN_PLACE_SEND,
+     1, 1, 1, 0, 0, 0, 0, 0, 1.0, 0.0, call_reduce, lib_reduce},
+    {CK_GATHER, "gather", "MPI_Gather", 1, 0, 1, CK_IN_PLACE_SEND,
+     1, 1, P, 0, 0, 0, 0, 0, 0.0, 1.0, call_gather, lib_gather},
+    {CK_SCATTER, "scatter", "MPI_Scatter", 1, 0, 1, CK_IN_PLACE_RECV,
+     P, 0, 1, 1, 1, 1, 0, 0, 0.0, 1.0, call_scatter, lib_scatter},
+    {CK_ALLGATHER, "allgather", "MPI_Allgather", 0, 0, 1, CK_IN_PLACE_SEND,
+     1, 1, P, P, 0, 0, 0, 1, 0.0, 1.0, call_allgather, lib_allgather},
+    {CK_REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter_block", 0, 1, 1, CK_IN_PLACE_SEND,
+     P, P, 1, 1, 0, 0, 1, 0, 0.0, 1.0, call_reduce_scatter, lib_reduce_scatter},
+    {CK_ALLREDUCE, "allreduce", "MPI_Allreduce", 0, 1, 0, CK_IN_PLACE_SEND,
+     1, 1, 1, 1, 0, 0, 0, 1, 0.0, 2.0, call_allreduce, lib_allreduce},
+    {CK_ALLTOALL, "alltoall", "MPI_Alltoall", 0, 0, 1, CK_IN_PLACE_SEND,
+     P, P, P, P, 0, 1, 0, 0, 0.0, 1.0, call_alltoall, lib_alltoall},
+};
+
+#undef P
+
+const ck_collective_desc *ck_collective_describe(ck_collective coll)
+{
+    if ((int)coll < 0 || coll >= CK_NUM_COLLECTIVES) return NULL;
+    return &descriptors[coll];
+}
+
+const char *ck_collective_name(ck_collective coll)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    return d ? d->name : NULL;
+}
+
+int ck_collective_parse(const char *name, ck_collective *coll)
+{
+    if (name == NULL) return -1;
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
+        if (strcmp(descriptors[c].name, name) == 0) {
+            *coll = (ck_collective)c;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int ck_collective_has_op(ck_collective coll)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    return d != NULL && d->has_op;
+}
+
+int ck_collective_has_root(ck_collective coll)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    return d != NULL && d->has_root;
+}
+
+/* ---------------------------------------------------------------- buffer sizes */
+
+static size_t blocks_elems(int blocks, size_t count, int p)
+{
+    return blocks == CK_BLOCKS_P ? (size_t)p * count : (size_t)blocks * count;
+}
+
+static int is_root_at(const ck_collective_desc *d, int rank, int root)
+{
+    return d->has_root && rank == root;
+}
+
+int ck_collective_in_place_at(const ck_collective_desc *d, int in_place, int rank, int root)
+{
+    if (!in_place || d->in_place == CK_IN_PLACE_NONE) return 0;
+    return d->has_root ? rank == root : 1;
+}
+
+static int send_blocks(const ck_collective_desc *d, int rank, int root)
+{
+    return is_root_at(d, rank, root) ? d->send_blocks_root : d->send_blocks_other;
+}
+
+static int recv_blocks(const ck_collective_desc *d, int rank, int root)
+{
+    return is_root_at(d, rank, root) ? d->recv_blocks_root : d->recv_blocks_other;
+}
+
+size_t ck_collective_send_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                int root, int in_place)
+{
+    if (ck_collective_in_place_at(d, in_place, rank, root) && d->in_place == CK_IN_PLACE_SEND)
+        return 0;
+    return blocks_elems(send_blocks(d, rank, root), count, p);
+}
+
+size_t ck_collective_recv_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                int root, int in_place)
+{
+    size_t r = blocks_elems(recv_blocks(d, rank, root), count, p);
+    if (!ck_collective_in_place_at(d, in_place, rank, root)) return r;
+    if (d->in_place == CK_IN_PLACE_RECV) return 0;
+    /* The input sits in the receive buffer: it holds the larger of the two. */
+    size_t s = blocks_elems(send_blocks(d, rank, root), count, p);
+    return s > r ? s : r;
+}
+
+size_t ck_collective_result_elems(const ck_collective_desc *d, size_t count, int p, int rank,
+                                  int root)
+{
+    return blocks_elems(recv_blocks(d, rank, root), count, p);
+}
+
+double ck_collective_vector_bytes(const ck_collective_desc *d, double bytes, int p)
+{
+    return d->per_block ? bytes * (double)p : bytes;
+}
+
+double ck_collective_busbw_factor(const ck_collective_desc *d, int p)
+{
+    if (p <= 0) return 0.0;
+    return d->busbw_const + d->busbw_per_p * (double)(p - 1) / (double)p;
+}
+
+/* ---------------------------------------------------------------- calls */
+
+int ck_algorithm_call(const ck_algorithm *a, const void *sbuf, void *rbuf, size_t count,
+                      MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    if (a == NULL) return MPI_ERR_ARG;
+    const ck_collective_desc *d = ck_collective_describe(a->collective);
+    if (d == NULL || a->fn.bcast == NULL) return MPI_ERR_ARG;
+    return d->call(a, sbuf, rbuf, count, dt, op, root, comm);
+}
+
+int ck_library_call(ck_collective coll, const void *sbuf, void *rbuf, size_t count,
+                    MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    if (d == NULL) return MPI_ERR_ARG;
+    return d->library_call(sbuf, rbuf, count, dt, op, root, comm);
+}
+
+/* ---------------------------------------------------------------- datatypes */
+
+static const ck_datatype_desc datatypes[] = {
+    {"int8", 1, 0},
+    {"int32", 4, 0},
+    {"int64", 8, 0},
+    {"float", sizeof(float), 1},
+    {"double", sizeof(double), 1},
+};
+
+#define NDATATYPES (sizeof datatypes / sizeof datatypes[0])
+
+size_t ck_datatype_count(void) { return NDATATYPES; }
+
+const ck_datatype_desc *ck_datatype_at(size_t i)
+{
+    return i < NDATATYPES ? &datatypes[i] : NULL;
+}
+
+const ck_datatype_desc *ck_datatype_find(const char *name)
+{
+    if (name == NULL) return NULL;
+    for (size_t i = 0; i < NDATATYPES; i++)
+        if (strcmp(datatypes[i].name, name) == 0) return &datatypes[i];
+    return NULL;
+}
+
+MPI_Datatype ck_datatype_mpi(const ck_datatype_desc *d)
+{
+    /* Built at run time: some MPIs' handles are not compile-time constants.
+     * Same order as the table above. */
+    const MPI_Datatype handles[NDATATYPES] = {MPI_INT8_T, MPI_INT32_T, MPI_INT64_T, MPI_FLOAT,
+                                              MPI_DOUBLE};
+    for (size_t i = 0; i < NDATATYPES; i++)
+        if (d == &datatypes[i]) return handles[i];
+    return MPI_DATATYPE_NULL;
+}
