@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from collkit.campaign import Campaign  # noqa: E402
-from collkit.results import row  # noqa: E402
-from collkit.sizes import format_size  # noqa: E402
+from collkit.analysis.results import row  # noqa: E402
+from collkit.campaign.sizes import format_size  # noqa: E402
+from collkit.campaign.store import Campaign  # noqa: E402
 
 
 def ratios(dirs: list[Path]) -> dict[tuple, list[float]]:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from collkit.sizes import format_size  # noqa: E402
+from collkit.campaign.sizes import format_size  # noqa: E402
 
 BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter", "alltoall")
 ORDER = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
@@ -162,7 +162,7 @@ def read_campaign(d: Path) -> list[Point]:
     system = campaign_system(d)
     if (d / "results.csv").exists():
         return read_results(d / "results.csv", system)
-    from collkit.results import row, to_csv
+    from collkit.analysis.results import row, to_csv
     recs = [json.loads(line) for line in (d / "records.jsonl").read_text().splitlines() if line.strip()]
     return points_of(csv.DictReader(to_csv([row(r) for r in recs]).splitlines()), system)
 

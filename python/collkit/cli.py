@@ -8,11 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from collkit import __version__, check, registry, runner
-from collkit.argtypes import int_at_least
-from collkit.errors import UserError
-from collkit.mpi import MPI_NAMES, find
-from collkit.table import render
+from collkit import __version__
+from collkit.analysis import check
+from collkit.common.argtypes import int_at_least
+from collkit.common.errors import UserError
+from collkit.common.table import render
+from collkit.launch import runner
+from collkit.library import registry
+from collkit.library.mpi import MPI_NAMES, find
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +52,7 @@ def _cmd_check(ns: argparse.Namespace) -> int:
 
 
 def _cmd_list(ns: argparse.Namespace) -> int:
-    from collkit import listing
+    from collkit.analysis import listing
     return listing.run(ns.backend, ns.collective, ns.mpi, ns.json)
 
 
@@ -67,7 +70,7 @@ def _cmd_cancel(ns: argparse.Namespace) -> int:
 
 def _cmd_report(ns: argparse.Namespace) -> int:
     if ns.breakdown:
-        from collkit import breakdown
+        from collkit.analysis import breakdown
         return breakdown.report(ns.dir, ns.out_dir)
     if ns.out_dir is not None:
         raise UserError("--out-dir is where --breakdown writes its charts; give --breakdown too")

@@ -15,8 +15,8 @@ import pytest
 
 from collkit import backends
 from collkit.backends import mpich, openmpi
-from collkit.errors import UserError
-from collkit.mpi import MPIInstall, find
+from collkit.common.errors import UserError
+from collkit.library.mpi import MPIInstall, find
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OMPI_INFO = (FIXTURES / "ompi_info-4.1.4.txt").read_text()
@@ -312,7 +312,7 @@ def test_canonical_names_are_unique_lower_case_identifiers():
 
 
 def test_registry_names_used_exist_in_the_registry():
-    from collkit import registry
+    from collkit.library import registry
     try:
         reg = {(a.collective, a.name) for a in registry.load()}
     except UserError as exc:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collkit.results import COLUMNS
+from collkit.analysis.results import COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
 

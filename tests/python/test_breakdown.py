@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from collkit import breakdown
-from collkit import platform as platforms
-from collkit import spec as specs
-from collkit.errors import UserError
+from collkit.analysis import breakdown
+from collkit.campaign import platform as platforms
+from collkit.campaign import spec as specs
+from collkit.common.errors import UserError
 
 FAKES = Path(__file__).parent / "fakes"
 

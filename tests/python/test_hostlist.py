@@ -2,8 +2,8 @@
 
 import pytest
 
-from collkit.errors import UserError
-from collkit.hostlist import expand
+from collkit.common.errors import UserError
+from collkit.common.hostlist import expand
 
 
 @pytest.mark.parametrize("expr, hosts", [

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from collkit import plan as planner
-from collkit import spec as specs
 from collkit.backends import mpich, openmpi
-from collkit.errors import UserError
-from collkit.mpi import MPIInstall
-from collkit.platform import Platform, PlatformMPI
-from collkit.registry import Algorithm, Constraints
+from collkit.campaign import plan as planner
+from collkit.campaign import spec as specs
+from collkit.campaign.platform import Platform, PlatformMPI
+from collkit.common.errors import UserError
+from collkit.library.mpi import MPIInstall
+from collkit.library.registry import Algorithm, Constraints
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OFFERS = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from collkit import platform as platforms
+from collkit.campaign import platform as platforms
 
 DETECTED = platforms.detect()
 needs = {name: pytest.mark.skipif(name not in DETECTED.mpis, reason=DETECTED.missing.get(name, ""))

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from collkit.backends import smpi
-from collkit.errors import UserError
+from collkit.common.errors import UserError
+from collkit.common.paths import repo_root
 from collkit.launch import simgrid as sim_launch
-from collkit.paths import repo_root
-from collkit.simgrid import memory, settings
+from collkit.simulation import memory, settings
 
 REPO = repo_root()
 SMPIRUN = shutil.which("smpirun")
@@ -353,7 +353,7 @@ def test_a_spec_naming_two_platforms_runs_one_campaign_on_each(tmp_path):
 
 
 def test_platforms_must_be_names():
-    from collkit import spec
+    from collkit.campaign import spec
     with pytest.raises(UserError, match="platforms must be a name or a non-empty list"):
         spec.parse('collectives = ["bcast"]\nsizes = ["8B"]\nranks = [2]\nplatforms = 3\n'
                    '[backends]\ncollkit = ["bine"]\n')
@@ -393,7 +393,7 @@ POSTING_DIFFERS = {("bcast", "linear"), ("gather", "linear"), ("scatter", "linea
 def test_smpi_algorithms_named_like_libcollkits_simulate_to_the_same_time(tmp_path):
     """The canonical-name table says "same algorithm": with local work made free
     (a very fast host) the same messages must take the same simulated time."""
-    from collkit import registry
+    from collkit.library import registry
     ours = {(a.collective, a.name) for a in registry.load()}
     pairs = sorted((coll, canon) for coll, table in smpi.NAMES.items() for canon in table.values()
                    if (coll, canon) in ours and (coll, canon) not in POSTING_DIFFERS)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import slurm_fixture
-from collkit import platform as platforms
-from collkit.campaign import Campaign
-from collkit.errors import UserError
+from collkit.campaign import platform as platforms
+from collkit.campaign.store import Campaign
+from collkit.common.errors import UserError
 from collkit.launch import slurm
 
 BENCH = platforms.bench_path("openmpi")

@@ -2,9 +2,9 @@
 
 import pytest
 
-from collkit import spec as specs
-from collkit.errors import UserError
-from collkit.sizes import format_size, parse_size, parse_sizes
+from collkit.campaign import spec as specs
+from collkit.campaign.sizes import format_size, parse_size, parse_sizes
+from collkit.common.errors import UserError
 
 GOOD = """
 collectives = ["allreduce", "bcast"]

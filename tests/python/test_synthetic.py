@@ -1,5 +1,5 @@
 """Synthetic machines (collkit.topology.synthetic), their SimGrid platforms
-(collkit.simgrid.platform_xml) and traffic on them (`collkit traffic --map sim:NAME`).
+(collkit.simulation.platform_xml) and traffic on them (`collkit traffic --map sim:NAME`).
 
 The SimGrid tests compile a two-rank ping-pong with smpicc and check the
 simulated one-way time between nodes of different groups against the model's
@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from collkit.errors import UserError
-from collkit.paths import build_dir
-from collkit.simgrid.platform_xml import platform_xml
+from collkit.common.errors import UserError
+from collkit.common.paths import build_dir
+from collkit.simulation.platform_xml import platform_xml
 from collkit.topology.synthetic import (
     PRESETS,
     Dragonfly,

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 from collkit.topology import Node, Topology, UnknownHost, normalise_host, read_map
 
 LEONARDO = Path(__file__).resolve().parents[2] / "data" / "leonardo" / "nodes.txt"

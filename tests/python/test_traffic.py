@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collkit.errors import UserError
-from collkit.paths import build_dir
+from collkit.common.errors import UserError
+from collkit.common.paths import build_dir
 from collkit.topology import Node, Topology, read_map
 from collkit.traffic.allocation import from_hostlist, read_allocation
 from collkit.traffic.analysis import allocation_nodes, analyse, placement_for, ranks_only
@@ -545,7 +545,7 @@ def _busiest_in_n(tracer, coll, alg, p):
 
 
 def test_conservation_covers_every_registered_algorithm():
-    from collkit import registry
+    from collkit.library import registry
     try:
         algs = registry.load()
     except UserError as exc:

@@ -19,9 +19,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.errors import UserError, did_you_mean
-from collkit.mpi import MPIInstall
-from collkit.registry import COLLECTIVES, check_collective
+from collkit.common.errors import UserError, did_you_mean
+from collkit.library.mpi import MPIInstall
+from collkit.library.registry import COLLECTIVES, check_collective
 
 # Conditions outside which a library does not run an algorithm as named: it
 # either substitutes another one silently (Open MPI) or fails the call or even
@@ -132,7 +132,7 @@ class LibraryOffer:
         return [a for a in self.algorithms if a.collective == coll]
 
     def force(self, collective: str, name: str) -> LibraryAlgorithm:
-        """UserError (collkit.errors) with a did-you-mean suggestion (difflib) when unknown; accepts canonical or native name or native id."""
+        """UserError (collkit.common.errors) with a did-you-mean suggestion (difflib) when unknown; accepts canonical or native name or native id."""
         coll = check_collective(collective)
         algs = self.for_collective(coll)
         # Canonical names first: Open MPI's bcast "pipeline" is canonical

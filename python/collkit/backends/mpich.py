@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
-from collkit.errors import UserError
-from collkit.mpi import MPIInstall
-from collkit.registry import COLLECTIVES
+from collkit.common.errors import UserError
+from collkit.library.mpi import MPIInstall
+from collkit.library.registry import COLLECTIVES
 
 # The benchmark calls MPI_Reduce_scatter_block.
 CVAR_STEM = {c: c.upper() for c in COLLECTIVES} | {"reduce_scatter": "REDUCE_SCATTER_BLOCK"}

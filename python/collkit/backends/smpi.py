@@ -40,8 +40,8 @@ import tempfile
 from pathlib import Path
 
 from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer
-from collkit.errors import UserError
-from collkit.registry import COLLECTIVES
+from collkit.common.errors import UserError
+from collkit.library.registry import COLLECTIVES
 
 # SimGrid's configuration item per collkit collective. The benchmark calls
 # MPI_Reduce_scatter_block; SMPI 3.32 implements it by calling its

@@ -1,1 +1,1 @@
-"""Launchers: how collkit-bench gets started on a platform (local mpirun today)."""
+"""Launch: running a campaign (runner) and starting collkit-bench on a platform (local, Slurm, SimGrid)."""

@@ -17,12 +17,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.campaign import Campaign, enrich, harness_record
-from collkit.platform import PlatformMPI
-from collkit.points import Point
-from collkit.progress import Progress
-from collkit.sizes import format_size
-from collkit.spec import Measure
+from collkit.campaign.platform import PlatformMPI
+from collkit.campaign.points import Point
+from collkit.campaign.sizes import format_size
+from collkit.campaign.spec import Measure
+from collkit.campaign.store import Campaign, enrich, harness_record
+from collkit.common.progress import Progress
 
 # Starting an MPI job (daemons, wire-up) is not the point's time.
 STARTUP_GRACE_S = 30.0

@@ -2,7 +2,7 @@
 
 Per launch group (MPI library, rank count, forced setting) collkit writes the
 platform XML of the smallest instance of the machine that holds the ranks
-(collkit.simgrid.platform_xml), a hostfile (rank i on line i: block, cyclic or
+(collkit.simulation.platform_xml), a hostfile (rank i on line i: block, cyclic or
 the platform's allocation), and the points file, then runs
 
     smpirun -platform X.xml -hostfile H -np N --cfg=... collkit-bench --points F --out O
@@ -37,17 +37,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from collkit import atomic
 from collkit.backends import smpi
-from collkit.campaign import Campaign
-from collkit.errors import UserError
+from collkit.campaign.platform import Platform, PlatformMPI
+from collkit.campaign.points import Point
+from collkit.campaign.spec import Measure
+from collkit.campaign.store import Campaign
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.common.progress import Progress
 from collkit.launch import local
-from collkit.platform import Platform, PlatformMPI
-from collkit.points import Point
-from collkit.progress import Progress
-from collkit.simgrid import memory
-from collkit.simgrid.settings import SimSettings
-from collkit.spec import Measure
+from collkit.simulation import memory
+from collkit.simulation.settings import SimSettings
 
 SIMDIR = "simgrid"
 LAUNCHES = "launches.jsonl"
@@ -173,7 +173,7 @@ class SimLauncher:
         """Platform XML and hostfile for `ranks` (written once per campaign run)."""
         if ranks in self._prepared:
             return self._prepared[ranks]
-        from collkit.simgrid.platform_xml import platform_xml
+        from collkit.simulation.platform_xml import platform_xml
         inst, hosts = placement(self.settings, ranks)
         xml = self.dir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
         if not xml.exists():

@@ -30,16 +30,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit import atomic
-from collkit.campaign import Campaign, enrich, harness_record, now
-from collkit.errors import UserError
-from collkit.hostlist import expand
+from collkit.campaign.metadata import redact
+from collkit.campaign.platform import Platform, PlatformMPI, SlurmSettings
+from collkit.campaign.points import Point
+from collkit.campaign.spec import Measure
+from collkit.campaign.store import Campaign, enrich, harness_record, now
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.common.hostlist import expand
+from collkit.common.progress import Progress
 from collkit.launch.local import _describe, _parse, _Tail, stderr_tail
-from collkit.metadata import redact
-from collkit.platform import Platform, PlatformMPI, SlurmSettings
-from collkit.points import Point
-from collkit.progress import Progress
-from collkit.spec import Measure
 
 JOBS = "jobs.json"
 ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
@@ -390,7 +390,7 @@ def refresh(campaign: Campaign) -> list[Job]:
 
 
 def print_jobs(jobs: list[Job], stream=sys.stdout) -> None:
-    from collkit.table import render
+    from collkit.common.table import render
     rows = [[f"{j.number:04d}", j.job_id or "-", j.state, j.reason or "-", j.mpi, str(j.ranks), str(j.nodes),
              str(len(j.points)), ",".join(sorted(set(j.hosts))) or "-"] for j in jobs]
     print(render(["job", "slurm id", "state", "reason", "mpi", "ranks", "nodes", "points", "hosts"], rows),

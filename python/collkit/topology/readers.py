@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 from collkit.topology.model import Node, Topology, normalise_host
 
 LEONARDO_PREFIX = "lrdn"

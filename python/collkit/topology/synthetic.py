@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Union
 
-from collkit.errors import UserError, closest, did_you_mean
+from collkit.common.errors import UserError, closest, did_you_mean
 from collkit.topology.model import Node, Topology
 
 KINDS = ("fattree", "dragonfly", "torus")

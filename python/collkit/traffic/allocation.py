@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit import hostlist
-from collkit.errors import UserError
+from collkit.common import hostlist
+from collkit.common.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 from collkit.topology import Topology, UnknownHost
 from collkit.traffic.allocation import Allocation
 from collkit.traffic.count import Traffic, count

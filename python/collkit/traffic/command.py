@@ -7,8 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from collkit import registry
-from collkit.errors import UserError
+from collkit.common.argtypes import int_at_least
+from collkit.common.errors import UserError
+from collkit.library import registry
 from collkit.topology import Topology, read_map
 from collkit.topology.synthetic import SIM_PREFIX, Machine, preset
 from collkit.traffic import output
@@ -18,7 +19,6 @@ from collkit.traffic.jobs import run_jobs
 from collkit.traffic.placement import PLACEMENTS
 from collkit.traffic.trace import BLOCKED, ROOTED, trace_count
 from collkit.traffic.tracer import Tracer
-from collkit.argtypes import int_at_least
 
 DESCRIPTION = """\
 Count the bytes that libcollkit's algorithms send inside a node, inside a group

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from collkit.errors import UserError
-from collkit.progress import Progress
+from collkit.common.errors import UserError
+from collkit.common.progress import Progress
 from collkit.topology import Topology
 from collkit.traffic.allocation import read_allocation
 from collkit.traffic.analysis import placement_for, trace_key

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from collkit.table import render
+from collkit.common.table import render
 from collkit.traffic.count import Traffic, Volume, reduction_pct
 from collkit.traffic.jobs import JobRow, format_number
 

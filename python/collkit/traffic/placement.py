@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 
 PLACEMENTS = ("block", "cyclic", "explicit")
 

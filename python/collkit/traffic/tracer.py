@@ -20,8 +20,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from collkit import __version__
-from collkit.errors import UserError
-from collkit.paths import build_dir, build_root
+from collkit.common.errors import UserError
+from collkit.common.paths import build_dir, build_root
 from collkit.traffic.trace import (
     Trace,
     TraceFailure,

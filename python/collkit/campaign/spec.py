@@ -34,9 +34,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.errors import UserError, did_you_mean
-from collkit.registry import COLLECTIVES, check_collective
-from collkit.sizes import parse_sizes
+from collkit.campaign.sizes import parse_sizes
+from collkit.common.errors import UserError, did_you_mean
+from collkit.library.registry import COLLECTIVES, check_collective
 
 DTYPE_SIZES = {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
 OPS = ("sum", "max", "min", "prod")

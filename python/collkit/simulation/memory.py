@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collkit.spec import DTYPE_SIZES
+from collkit.campaign.spec import DTYPE_SIZES
 
 PER_RANK_OVERHEAD = 512 * 1024          # simulator cost per rank (0.2 MiB measured, doubled)
 BASE_OVERHEAD = 256 * 1024 * 1024       # the simulator and platform themselves

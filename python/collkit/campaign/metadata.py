@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from collkit import __version__
-from collkit.paths import repo_root
+from collkit.common.paths import repo_root
 
 ENV_PREFIXES = ("OMPI_", "OPAL_", "PMIX_", "PRTE_", "ORTE_", "MPICH_", "MPIR_", "MPIEXEC_", "HYDRA_", "PMI_",
                 "I_MPI_", "UCX_", "FI_", "NCCL_", "CUDA_VISIBLE", "SLURM_", "SRUN_", "SBATCH_", "OMP_",
@@ -156,7 +156,7 @@ def library_listing(pm) -> str:
     """The library's full parameter listing (metadata level `full`): ompi_info or
     mpivars output, as the library prints it. Empty when the tool is missing."""
     from collkit.backends import mpich, openmpi, run_tool
-    from collkit.errors import UserError
+    from collkit.common.errors import UserError
     module, args = (openmpi, ["--parsable", "--all", "--level", "9"]) if pm.name == "openmpi" else (mpich, [])
     try:
         return run_tool([str(module.find_tool(pm.install)), *args], env=pm.install.environment())

@@ -1,7 +1,7 @@
 """Platform descriptors: which MPI libraries exist here and how to launch them.
 
 Without a file, the platform is this machine: Open MPI (``mpirun.openmpi``) and
-MPICH (``.mpich``) as ``collkit.mpi`` finds them, with the collkit-bench built
+MPICH (``.mpich``) as ``collkit.library.mpi`` finds them, with the collkit-bench built
 for each by ``make setup``. A TOML file describes another machine:
 
     name = "workstation"
@@ -37,12 +37,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collkit.errors import UserError, did_you_mean
-from collkit.mpi import MPI_NAMES, MPIInstall, find
-from collkit.paths import build_dir
+from collkit.common.errors import UserError, did_you_mean
+from collkit.common.paths import build_dir
+from collkit.library.mpi import MPI_NAMES, MPIInstall, find
 
 if TYPE_CHECKING:
-    from collkit.simgrid.settings import SimSettings
+    from collkit.simulation.settings import SimSettings
 
 
 @dataclass(frozen=True)
@@ -149,14 +149,14 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
 
 def simulated(name: str, source: str, settings: "SimSettings") -> Platform:
     """A SimGrid platform: the smpi library (and openmpi/mpich as SMPI with their
-    selection logic) launched through smpirun (collkit.simgrid.settings)."""
-    from collkit.simgrid import settings as sim
+    selection logic) launched through smpirun (collkit.simulation.settings)."""
+    from collkit.simulation import settings as sim
     mpis, missing = sim.mpis(settings)
     return Platform(name=name, source=source, mpis=mpis, missing=missing, simgrid=settings)
 
 
 def load(path: Path) -> Platform:
-    from collkit.simgrid import settings as sim
+    from collkit.simulation import settings as sim
     if sim.is_sim(path):   # --platform sim:NAME, a preset machine with default settings
         return simulated(str(path), str(path), sim.from_name(str(path)))
     try:

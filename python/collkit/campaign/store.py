@@ -24,9 +24,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from collkit import atomic
-from collkit.errors import UserError
-from collkit.points import Plan, Point
+from collkit.campaign.points import Plan, Point
+from collkit.common import atomic
+from collkit.common.errors import UserError
 
 RECORDS = "records.jsonl"
 STATUSES = ("ok", "invalid", "failed", "skipped")

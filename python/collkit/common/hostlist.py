@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 
 # Expansions larger than this are refused rather than exhausting memory.
 MAX_HOSTS = 1_000_000

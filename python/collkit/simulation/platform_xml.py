@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 from collkit.topology.synthetic import HOST_PREFIX, Instance
 
 TOPOLOGY = {"fattree": "FAT_TREE", "dragonfly": "DRAGONFLY", "torus": "TORUS"}

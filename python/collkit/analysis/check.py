@@ -14,11 +14,11 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.errors import UserError
-from collkit.mpi import MPIInstall
-from collkit.paths import build_dir
-from collkit.registry import Algorithm
-from collkit.table import render
+from collkit.common.errors import UserError
+from collkit.common.paths import build_dir
+from collkit.common.table import render
+from collkit.library.mpi import MPIInstall
+from collkit.library.registry import Algorithm
 
 LEVELS = ("quick", "standard", "full")
 

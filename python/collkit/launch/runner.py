@@ -9,17 +9,19 @@ import signal
 import sys
 from pathlib import Path
 
-from collkit import atomic, metadata, plan as planner, registry
-from collkit import platform as platforms
-from collkit import results
-from collkit import spec as specs
-from collkit.campaign import Campaign, harness_record, now, update_index
-from collkit.errors import UserError
-from collkit.launch import slurm as slurm_launch
+from collkit.analysis import results
+from collkit.campaign import metadata, plan as planner
+from collkit.campaign import platform as platforms
+from collkit.campaign import spec as specs
+from collkit.campaign.points import Plan, Point
+from collkit.campaign.store import Campaign, harness_record, now, update_index
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.common.progress import Progress
 from collkit.launch import simgrid as sim_launch
+from collkit.launch import slurm as slurm_launch
 from collkit.launch.local import run_group
-from collkit.points import Plan, Point
-from collkit.progress import Progress
+from collkit.library import registry
 
 
 class _Terminated(KeyboardInterrupt):

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collkit.errors import UserError, did_you_mean
-from collkit.paths import build_dir
+from collkit.common.errors import UserError, did_you_mean
+from collkit.common.paths import build_dir
 
 SIM_PREFIX = "sim:"
 MPI_NAMES = ("smpi", "openmpi", "mpich")
@@ -126,8 +126,8 @@ def from_table(t: object, path: Path) -> SimSettings:
 
 def mpis(settings: SimSettings):
     """The platform's MPI libraries: (PlatformMPI by name, missing reasons)."""
-    from collkit.mpi import MPIInstall
-    from collkit.platform import PlatformMPI
+    from collkit.library.mpi import MPIInstall
+    from collkit.campaign.platform import PlatformMPI
     bench = bench_path()
     found: dict = {}
     missing: dict[str, str] = {}

@@ -7,8 +7,8 @@ import io
 import json
 from dataclasses import asdict, dataclass
 
-from collkit.sizes import format_size
-from collkit.table import render
+from collkit.campaign.sizes import format_size
+from collkit.common.table import render
 
 COLUMNS = ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes", "dtype", "op", "root",
            "in_place", "status", "reason", "iterations", "time_min_us", "time_median_us", "time_max_us",

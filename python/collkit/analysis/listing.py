@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import sys
 
-from collkit import backends, registry
-from collkit.errors import UserError
-from collkit.mpi import MPI_NAMES, find
-from collkit.registry import COLLECTIVES
-from collkit.table import render
+from collkit import backends
+from collkit.common.errors import UserError
+from collkit.common.table import render
+from collkit.library import registry
+from collkit.library.mpi import MPI_NAMES, find
+from collkit.library.registry import COLLECTIVES
 
 BACKENDS = ("mpi", "collkit")
 

@@ -12,8 +12,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.errors import UserError
-from collkit.paths import repo_root
+from collkit.common.errors import UserError
+from collkit.common.paths import repo_root
 
 MPI_NAMES = ("openmpi", "mpich")
 

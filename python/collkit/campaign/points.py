@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collkit.spec import Measure
+from collkit.campaign.spec import Measure
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 
 def repo_root() -> Path:
-    # python/collkit/paths.py -> repository root
-    return Path(__file__).resolve().parents[2]
+    # python/collkit/common/paths.py -> repository root
+    return Path(__file__).resolve().parents[3]
 
 
 def build_root() -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from collkit.errors import UserError
+from collkit.common.errors import UserError
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}

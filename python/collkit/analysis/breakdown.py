@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.errors import UserError
-from collkit.sizes import format_size
-from collkit.table import render
+from collkit.campaign.sizes import format_size
+from collkit.common.errors import UserError
+from collkit.common.table import render
 
 CATEGORIES = ("comm", "reduce", "copy", "other")
 TAGGED = ("comm", "reduce", "copy")
@@ -346,7 +346,7 @@ def charts(bd: Breakdown, out_dir: Path) -> list[Path]:
 
 
 def report(path: Path, out_dir: Path | None = None) -> int:
-    from collkit.campaign import Campaign
+    from collkit.campaign.store import Campaign
     campaign = Campaign.open(path)
     bd = collect(campaign.records())
     if not bd.points:

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.errors import UserError, did_you_mean
-from collkit.paths import build_dir, build_root
+from collkit.common.errors import UserError, did_you_mean
+from collkit.common.paths import build_dir, build_root
 
 COLLECTIVES = (
     "bcast",
@@ -88,7 +88,7 @@ def load(path: Path | None = None) -> list[Algorithm]:
     except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"cannot read the registry {path}: {exc}; rebuild with `make setup`") from exc
     algs = []
-    for item in raw:
+    for item in raw["algorithms"]:
         c = item["constraints"]
         algs.append(
             Algorithm(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from collkit.errors import UserError, did_you_mean
-from collkit.platform import Platform
-from collkit.points import Plan, Point
-from collkit.registry import Algorithm
-from collkit.spec import DTYPE_SIZES, Spec
+from collkit.campaign.platform import Platform
+from collkit.campaign.points import Plan, Point
+from collkit.campaign.spec import DTYPE_SIZES, Spec
+from collkit.common.errors import UserError, did_you_mean
+from collkit.library.registry import Algorithm
 
 # Collectives whose MPI form has an in-place variant (bcast has none).
 _IN_PLACE = {"reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall"}
@@ -131,7 +131,7 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
 
 def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
     from collkit import backends
-    from collkit.mpi import MPI_NAMES
+    from collkit.library.mpi import MPI_NAMES
     fn = getattr(backends, "default_readback", None)
     # smpi (a simulated platform's library) has no MPI_T variables to read
     return tuple(fn(mpi, coll)) if fn and mpi in MPI_NAMES else ()
@@ -157,8 +157,8 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
     refused now, with the estimate, rather than crashed into."""
     from dataclasses import replace
 
-    from collkit.simgrid import memory
-    from collkit.simgrid.settings import MAX_RANKS
+    from collkit.simulation import memory
+    from collkit.simulation.settings import MAX_RANKS
     if spec.measure.sync == "window":
         # The window start is a busy wait on MPI_Wtime; under SimGrid only MPI
         # calls advance the clock (smpi/wtime:0 makes MPI_Wtime free), so the

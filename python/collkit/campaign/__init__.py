@@ -1,0 +1,1 @@
+"""Campaign: from a spec and a platform to planned points, and the directory they land in."""

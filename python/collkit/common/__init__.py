@@ -1,0 +1,1 @@
+"""Common: errors, paths, argparse types, atomic writes, progress, tables, hostlists."""

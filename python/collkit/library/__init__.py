@@ -1,0 +1,1 @@
+"""Library: libcollkit's algorithm registry and the MPI installs on this machine."""

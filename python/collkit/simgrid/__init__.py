@@ -1,1 +1,0 @@
-"""SimGrid: platforms generated from the synthetic machine models."""

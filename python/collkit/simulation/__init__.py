@@ -1,0 +1,1 @@
+"""Simulation: SimGrid platforms generated from the synthetic machine models."""
