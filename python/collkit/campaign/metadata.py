@@ -6,41 +6,24 @@ launch's placement and the MPI libraries' full parameter listings as files).
 
 Environment variables are taken only from the prefixes MPI stacks and batch
 systems use; any whose name looks like a secret (token, password, key, ...) has
-its value replaced by "<redacted>", and credentials inside URLs are cut out."""
+its value replaced by "<redacted>", and credentials inside URLs and option-style
+secrets in values are cut out (campaign/secrets.py)."""
 
 from __future__ import annotations
 
 import os
 import platform as _platform
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from collkit import __version__
+from collkit.campaign.secrets import redact
 from collkit.common.paths import repo_root
 
 ENV_PREFIXES = ("OMPI_", "OPAL_", "PMIX_", "PRTE_", "ORTE_", "MPICH_", "MPIR_", "MPIEXEC_", "HYDRA_", "PMI_",
                 "I_MPI_", "UCX_", "FI_", "NCCL_", "CUDA_VISIBLE", "SLURM_", "SRUN_", "SBATCH_", "OMP_",
                 "COLLKIT_")
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|PASSPHRASE|API_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION"
-                          r"|(^|_)KEY(_|$)|SIGNATURE|CERT", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(://)[^/\s:@]+:[^/\s@]+@")
-REDACTED = "<redacted>"
-
-
-def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
-
-
-def redact(env: dict[str, str]) -> dict[str, str]:
-    """Values of secret-looking names removed; URL credentials cut from the rest."""
-    out = {}
-    for name, value in env.items():
-        out[name] = REDACTED if is_secret_name(name) else _URL_CREDENTIALS.sub(r"\1" + REDACTED + "@", value)
-    return out
-
-
 def environment(env: dict[str, str] | None = None) -> dict[str, str]:
     env = os.environ if env is None else env
     picked = {k: v for k, v in env.items() if k.startswith(ENV_PREFIXES)}
