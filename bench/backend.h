@@ -21,7 +21,8 @@ typedef struct {
 /* MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter, MPI_Allgather,
  * MPI_Reduce_scatter_block, MPI_Allreduce or MPI_Alltoall, with
  * sendcount = recvcount = count for the data-movement ones. count must be at
- * most INT_MAX (the caller checks). Returns the MPI error code. */
+ * most INT_MAX (the caller checks; ck_library_call would refuse it with
+ * MPI_ERR_COUNT). Returns the MPI error code. */
 int backend_mpi_call(const backend_call *c, const void *sbuf, void *rbuf, MPI_Comm comm);
 
 /* The algorithm called `name` for a collective: libcollkit's registry, and in

@@ -30,15 +30,5 @@ const ck_algorithm *backend_collkit_find(ck_collective coll, const char *name)
 int backend_collkit_call(const ck_algorithm *alg, const backend_call *c, const void *sbuf,
                          void *rbuf, MPI_Comm comm)
 {
-    switch (c->coll) {
-    case CK_BCAST: return alg->fn.bcast(rbuf, c->count, c->dt, c->root, comm);
-    case CK_REDUCE: return alg->fn.reduce(sbuf, rbuf, c->count, c->dt, c->op, c->root, comm);
-    case CK_GATHER: return alg->fn.gather(sbuf, rbuf, c->count, c->dt, c->root, comm);
-    case CK_SCATTER: return alg->fn.scatter(sbuf, rbuf, c->count, c->dt, c->root, comm);
-    case CK_ALLGATHER: return alg->fn.allgather(sbuf, rbuf, c->count, c->dt, comm);
-    case CK_REDUCE_SCATTER: return alg->fn.reduce_scatter(sbuf, rbuf, c->count, c->dt, c->op, comm);
-    case CK_ALLREDUCE: return alg->fn.allreduce(sbuf, rbuf, c->count, c->dt, c->op, comm);
-    case CK_ALLTOALL: return alg->fn.alltoall(sbuf, rbuf, c->count, c->dt, comm);
-    default: return MPI_ERR_ARG;
-    }
+    return ck_algorithm_call(alg, sbuf, rbuf, c->count, c->dt, c->op, c->root, comm);
 }

@@ -11,16 +11,12 @@
 #include <sys/types.h>
 
 static const char *const backend_names[] = {"mpi", "collkit"};
-static const char *const dtype_names[] = {"int8", "int32", "int64", "float", "double"};
-static const char *const op_names[] = {"sum", "max", "min", "prod"};
 static const char *const sync_names[] = {"dissemination", "mpi_barrier", "window"};
 static const char *const validate_names[] = {"first", "all", "none"};
 
 #define NAMES_N(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *backend_name(bench_backend b) { return backend_names[b]; }
-const char *dtype_name(bench_dtype d) { return dtype_names[d]; }
-const char *op_name(bench_op o) { return op_names[o]; }
 const char *sync_name(bench_sync s) { return sync_names[s]; }
 const char *validate_name(bench_validate v) { return validate_names[v]; }
 
@@ -71,6 +67,37 @@ static int pick(ctx *c, const char *key, const char *val, const char *const *nam
         }
     }
     return bad_value(c, key, val, expected);
+}
+
+/* The accepted names of a key that libcollkit's tables define, as "a, b or c":
+ * name(i) is the i-th choice, NULL past the last. */
+static const char *choices(char *out, size_t len, const char *(*name)(size_t))
+{
+    size_t n = 0, used = 0;
+    while (name(n) != NULL) n++;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(out + used, len - used, "%s%s", sep, name(i));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return out;
+}
+
+static const char *dtype_choice(size_t i)
+{
+    const ck_datatype_desc *d = ck_datatype_at(i);
+    return d ? d->name : NULL;
+}
+
+/* MPI's predefined ops only: the bench measures what applications call. */
+static const char *op_choice(size_t i)
+{
+    size_t k = 0;
+    for (int o = 0; o < CKV_NUM_OPS; o++)
+        if (ckv_op_predefined((ckv_op)o) && k++ == i) return ckv_op_name((ckv_op)o);
+    return NULL;
 }
 
 /* Decimal digits only: strtoll/strtoull would also take signs, spaces and
@@ -165,6 +192,7 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
     long l;
     uint64_t u;
     int e = 0;
+    char list[128];
     switch (k) {
     case K_ID:
         if (!chars_ok(val, "._:/+-")) return bad_value(c, key, val, "[A-Za-z0-9._:/+-]+");
@@ -190,13 +218,12 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
         pt->count = (size_t)u;
         return 0;
     case K_DTYPE:
-        if (pick(c, key, val, dtype_names, NAMES_N(dtype_names), "int8, int32, int64, float or double", &e))
-            return -1;
-        pt->dtype = (bench_dtype)e;
+        if ((pt->dtype = ck_datatype_find(val)) == NULL)
+            return bad_value(c, key, val, choices(list, sizeof list, dtype_choice));
         return 0;
     case K_OP:
-        if (pick(c, key, val, op_names, NAMES_N(op_names), "sum, max, min or prod", &e)) return -1;
-        pt->op = (bench_op)e;
+        if (ckv_op_parse(val, &pt->op) != 0 || !ckv_op_predefined(pt->op))
+            return bad_value(c, key, val, choices(list, sizeof list, op_choice));
         return 0;
     case K_ROOT:
         /* Range against the rank count is checked when the point runs: the

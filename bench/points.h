@@ -7,14 +7,14 @@
 #ifndef CK_BENCH_POINTS_H
 #define CK_BENCH_POINTS_H
 
+#include "validate.h"
+
 #include <collkit/collkit.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
 typedef enum { BK_MPI, BK_COLLKIT } bench_backend;
-typedef enum { DT_INT8, DT_INT32, DT_INT64, DT_FLOAT, DT_DOUBLE } bench_dtype;
-typedef enum { OP_SUM, OP_MAX, OP_MIN, OP_PROD } bench_op;
 typedef enum { SYNC_DISSEMINATION, SYNC_MPI_BARRIER, SYNC_WINDOW } bench_sync;
 typedef enum { VAL_FIRST, VAL_ALL, VAL_NONE } bench_validate;
 
@@ -29,8 +29,8 @@ typedef struct {
     bench_backend backend;
     char *algorithm;
     size_t count;
-    bench_dtype dtype;
-    bench_op op;
+    const ck_datatype_desc *dtype; /* an entry of libcollkit's datatype table */
+    ckv_op op;                     /* one of MPI's predefined ops */
     int root;
     int in_place;
     long warmup;
@@ -55,8 +55,6 @@ int points_parse(const char *path, point_list *out, char *err, size_t errlen);
 void points_free(point_list *pl);
 
 const char *backend_name(bench_backend b);
-const char *dtype_name(bench_dtype d);
-const char *op_name(bench_op o);
 const char *sync_name(bench_sync s);
 const char *validate_name(bench_validate v);
 

@@ -1,7 +1,6 @@
 /* A minimal JSON builder for one record per line. */
 #include "record.h"
 
-#include "fill.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -240,7 +239,7 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
         errno = ENOMEM;
         return -1;
     }
-    uint64_t bytes = (uint64_t)pt->count * (uint64_t)dtype_size(pt->dtype);
+    uint64_t bytes = (uint64_t)pt->count * (uint64_t)pt->dtype->size;
     double algbw, busbw;
     stats_bandwidth(pt->coll, (double)bytes, ranks, st.median, &algbw, &busbw);
 
@@ -254,8 +253,8 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_key(&b, "algorithm"), jb_string(&b, pt->algorithm);
     jb_key(&b, "ranks"), jb_int(&b, ranks);
     jb_key(&b, "count"), jb_uint(&b, (uint64_t)pt->count);
-    jb_key(&b, "dtype"), jb_string(&b, dtype_name(pt->dtype));
-    jb_key(&b, "op"), jb_string(&b, op_name(pt->op));
+    jb_key(&b, "dtype"), jb_string(&b, pt->dtype->name);
+    jb_key(&b, "op"), jb_string(&b, ckv_op_name(pt->op));
     jb_key(&b, "root"), jb_int(&b, pt->root);
     jb_key(&b, "in_place"), jb_int(&b, pt->in_place);
     jb_key(&b, "bytes"), jb_uint(&b, bytes);

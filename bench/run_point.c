@@ -14,8 +14,8 @@
 #include "run_point.h"
 
 #include "backend.h"
-#include "fill.h"
 #include "sync.h"
+#include "validate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,12 +56,10 @@ typedef struct {
     MPI_Comm comm; /* the measured call's */
     MPI_Comm ctrl; /* the harness's own messages */
     int rank, p;
-    fill_layout lay;
+    ckv_case vc;         /* the point on this rank, as the validator sees it */
+    ckv_buffers buf;     /* its buffers, with guards; the iteration is the seed */
     const ck_algorithm *alg;
     backend_call call;
-    void *smem, *rmem;   /* allocations, NULL where not significant */
-    const void *sarg;    /* what the measured call receives */
-    void *rarg;
     int err_code;        /* first error of the measured call here */
     char err_msg[BENCH_TEXT_LEN];
     int invalid;         /* first mismatch found here */
@@ -92,11 +90,20 @@ static int preflight(runner *r, point_result *res)
         snprintf(res->reason, sizeof res->reason, "root %d out of range for %d ranks", pt->root, r->p);
         return 1;
     }
-    if (fill_layout_of(pt, r->rank, r->p, &r->lay) != 0) {
+    r->vc = (ckv_case){.coll = ck_collective_describe(pt->coll),
+                       .dtype = pt->dtype,
+                       .op = pt->op,
+                       .count = pt->count,
+                       .root = pt->root,
+                       .in_place = pt->in_place,
+                       .rank = r->rank,
+                       .p = r->p};
+    ckv_layout lay;
+    if (ckv_layout_of(&r->vc, &lay) != 0) {
         res->status = ST_FAILED;
         snprintf(res->reason, sizeof res->reason,
                  "buffer size overflows: %d ranks x count %zu x %zu-byte elements", r->p, pt->count,
-                 dtype_size(pt->dtype));
+                 pt->dtype->size);
         return 1;
     }
     if (pt->count > CK_MAX_COUNT) {
@@ -107,8 +114,8 @@ static int preflight(runner *r, point_result *res)
     }
     r->call.coll = pt->coll;
     r->call.count = pt->count;
-    r->call.dt = dtype_mpi(pt->dtype);
-    r->call.op = op_mpi(pt->op);
+    r->call.dt = ck_datatype_mpi(pt->dtype);
+    r->call.op = ckv_op_mpi(pt->op);
     r->call.root = pt->root;
     return 0;
 }
@@ -117,15 +124,17 @@ static int preflight(runner *r, point_result *res)
  * code of the control traffic; *ok tells whether every rank succeeded. */
 static int allocate(runner *r, point_result *res, int *ok)
 {
-    size_t es = dtype_size(r->pt->dtype);
+    size_t es = r->pt->dtype->size;
     int failed = 0;
     char msg[BENCH_TEXT_LEN] = "";
-    if (r->lay.has_sbuf && !(r->smem = malloc(r->lay.sbuf_elems * es + FILL_GUARD_BYTES))) failed = 1;
-    if (!failed && r->lay.has_rbuf && !(r->rmem = malloc(r->lay.rbuf_elems * es + FILL_GUARD_BYTES)))
+    if (ckv_buffers_alloc(&r->vc, &r->buf) != 0) {
+        /* preflight checked the sizes: only memory can be short here */
+        ckv_layout lay;
+        (void)ckv_layout_of(&r->vc, &lay);
         failed = 1;
-    if (failed)
         snprintf(msg, sizeof msg, "out of memory: rank %d cannot allocate its buffers (%zu + %zu bytes)",
-                 r->rank, r->lay.sbuf_elems * es, r->lay.rbuf_elems * es);
+                 r->rank, lay.send_elems * es, lay.recv_elems * es);
+    }
     double mark = agree_mark(failed, r->rank, r->p);
     int rc = agree_max(&mark, 1, r->ctrl);
     if (rc != MPI_SUCCESS) return rc;
@@ -135,9 +144,6 @@ static int allocate(runner *r, point_result *res, int *ok)
         res->status = ST_FAILED;
         return agree_text_to_root(src, msg, res->reason, r->rank, r->ctrl);
     }
-    fill_guards(&r->lay, r->pt, r->smem, r->rmem);
-    r->sarg = r->lay.send_in_place ? MPI_IN_PLACE : r->smem;
-    r->rarg = r->lay.recv_in_place ? MPI_IN_PLACE : r->rmem;
     return MPI_SUCCESS;
 }
 
@@ -154,8 +160,7 @@ static void note_error(runner *r, int code)
 static void validate(runner *r, long it)
 {
     r->validated++;
-    if (!r->invalid && fill_check(r->pt, &r->lay, r->rank, r->p, it, r->smem, r->rmem, r->inv_msg,
-                                  sizeof r->inv_msg))
+    if (!r->invalid && ckv_check(&r->vc, &r->buf, (uint64_t)it, r->inv_msg, sizeof r->inv_msg))
         r->invalid = 1;
 }
 
@@ -175,7 +180,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
     o->seconds = 0.0;
     o->late = 0;
     double c0 = MPI_Wtime();
-    fill_buffers(r->pt, &r->lay, r->rank, r->p, it, r->smem, r->rmem);
+    ckv_fill(&r->vc, &r->buf, (uint64_t)it);
     double c1 = MPI_Wtime();
     /* Only the dissemination barrier tells every rank about an error at
      * once; otherwise a rank with an error keeps calling like the others, so
@@ -204,9 +209,10 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         if (r->record_tags) ck_spans_enable(1);
 #endif
         double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
-        int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, r->sarg, r->rarg, r->comm)
-                                          : backend_collkit_call(r->alg, &r->call, r->sarg, r->rarg,
-                                                                 r->comm);
+        const void *sarg = ckv_send_arg(&r->buf);
+        void *rarg = ckv_recv_arg(&r->buf);
+        int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, sarg, rarg, r->comm)
+                                          : backend_collkit_call(r->alg, &r->call, sarg, rarg, r->comm);
         double t1 = MPI_Wtime();
 #ifdef CK_INSTRUMENT
         ck_spans_enable(0);
@@ -248,8 +254,7 @@ static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
         if (check && r->err_code == MPI_SUCCESS) {
             double c0 = MPI_Wtime();
             char scratch[BENCH_TEXT_LEN];
-            (void)fill_check(pt, &r->lay, r->rank, r->p, *it - 1, r->smem, r->rmem, scratch,
-                             sizeof scratch);
+            (void)ckv_check(&r->vc, &r->buf, (uint64_t)(*it - 1), scratch, sizeof scratch);
             o.cycle += MPI_Wtime() - c0;
         }
         if (o.cycle > cycle) cycle = o.cycle;
@@ -442,7 +447,6 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result 
     }
     instr_acc_free(&r.ia);
 #endif
-    free(r.smem);
-    free(r.rmem);
+    ckv_buffers_free(&r.buf);
     return rc;
 }

@@ -47,18 +47,8 @@ void stats_bandwidth(ck_collective coll, double bytes, int p, double median_us, 
                      double *busbw)
 {
     *algbw = *busbw = 0.0;
-    if (median_us <= 0.0) return;
-    /* Rooted and all-reduce collectives move the vector; the others move p
-     * blocks of `bytes` each (count is per rank there). */
-    int whole = coll == CK_BCAST || coll == CK_REDUCE || coll == CK_ALLREDUCE;
-    double s = whole ? bytes : bytes * (double)p;
-    *algbw = s / (median_us * 1e-6) / 1e9;
-    double factor;
-    switch (coll) {
-    case CK_ALLREDUCE: factor = 2.0 * (p - 1) / p; break;
-    case CK_BCAST:
-    case CK_REDUCE: factor = 1.0; break;
-    default: factor = (double)(p - 1) / p; break;
-    }
-    *busbw = *algbw * factor;
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    if (median_us <= 0.0 || d == NULL) return;
+    *algbw = ck_collective_vector_bytes(d, bytes, p) / (median_us * 1e-6) / 1e9;
+    *busbw = *algbw * ck_collective_busbw_factor(d, p);
 }

@@ -3,11 +3,12 @@
  *
  * Every registered algorithm (or those selected) runs over roots, counts,
  * datatypes, ops, in place and out of place, on MPI_COMM_WORLD and on a split
- * communicator with reversed rank order. Results are compared with a direct
- * formula over the known inputs (tests/matrix_data.c), never with another
- * algorithm of the library. Guard bytes around every buffer catch writes out
- * of bounds; inputs are checked to be left untouched; buffers that MPI says
- * are not significant on a rank are passed as NULL. Algorithms called outside
+ * communicator with reversed rank order. Buffers, inputs and the check of
+ * every call come from the validator shared with collkit-bench
+ * (validate/validate.h): a direct formula over the known inputs, never
+ * another algorithm of the library, guard bytes around every buffer, inputs
+ * left untouched, NULL for buffers that are not significant on a rank, and
+ * MPI_IN_PLACE where the collective's descriptor says. Algorithms called outside
  * their registry constraints must refuse with an error code. Invalid
  * arguments must give the matching MPI error class.
  *
@@ -15,7 +16,7 @@
  * <passed> <failed> <refused>` line per algorithm, then `N passed, M failed`.
  * Exit status 0 only when nothing failed.
  */
-#include "matrix.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,157 +57,23 @@ typedef struct {
     int rank, p;
 } commctx;
 
-/* One configuration of the matrix; every selected algorithm of the collective
- * runs it against the same expected output. */
+/* One configuration of the matrix: a case on this rank and its seed; every
+ * selected algorithm of the collective runs it. */
 typedef struct {
-    ck_collective coll;
-    tkind t;
-    okind o;
-    size_t count;
-    int root, inplace, seed;
-    int rank, p;
+    ckv_case c;
+    uint64_t seed;
 } config;
+
+/* The datatypes and ops the matrix runs (quick: the first two types). */
+static const char *const type_names[] = {"int32", "double", "int64", "float"};
+#define NTYPES (sizeof type_names / sizeof type_names[0])
+#define NTYPES_QUICK 2
+static const ckv_op matrix_ops[] = {CKV_SUM, CKV_MAX, CKV_NONCOMM};
+#define NOPS (sizeof matrix_ops / sizeof matrix_ops[0])
 
 static options opt;
 static size_t nalgs;
 static tally *tallies;
-
-/* ---------------------------------------------------------------- dispatch */
-
-static int call_alg(const ck_algorithm *a, const void *sbuf, void *rbuf, size_t count,
-                    MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
-{
-    switch (a->collective) {
-    case CK_BCAST: return a->fn.bcast(rbuf, count, dt, root, comm);
-    case CK_REDUCE: return a->fn.reduce(sbuf, rbuf, count, dt, op, root, comm);
-    case CK_GATHER: return a->fn.gather(sbuf, rbuf, count, dt, root, comm);
-    case CK_SCATTER: return a->fn.scatter(sbuf, rbuf, count, dt, root, comm);
-    case CK_ALLGATHER: return a->fn.allgather(sbuf, rbuf, count, dt, comm);
-    case CK_REDUCE_SCATTER: return a->fn.reduce_scatter(sbuf, rbuf, count, dt, op, comm);
-    case CK_ALLREDUCE: return a->fn.allreduce(sbuf, rbuf, count, dt, op, comm);
-    case CK_ALLTOALL: return a->fn.alltoall(sbuf, rbuf, count, dt, comm);
-    default: return MPI_ERR_ARG;
-    }
-}
-
-/* ---------------------------------------------------------------- buffers of a config */
-
-static int is_root(const config *c) { return c->rank == c->root; }
-
-/* Input element j of this rank (its send buffer, or its in-place data). */
-static int64_t in_val(const config *c, size_t j)
-{
-    switch (c->coll) {
-    case CK_BCAST: return mov_val(c->root, 0, j, c->seed);
-    case CK_REDUCE:
-    case CK_ALLREDUCE:
-    case CK_REDUCE_SCATTER: return red_val(c->rank, j, c->seed, c->o);
-    case CK_GATHER:
-    case CK_ALLGATHER: return mov_val(c->rank, 0, j, c->seed);
-    case CK_SCATTER:
-    case CK_ALLTOALL:
-        return c->count ? mov_val(c->rank, (int)(j / c->count), j % c->count, c->seed) : 0;
-    default: return 0;
-    }
-}
-
-/* Elements of the send buffer at this rank (0: passed as NULL or IN_PLACE). */
-static size_t send_elems(const config *c)
-{
-    size_t n = c->count, pn = (size_t)c->p * c->count;
-    switch (c->coll) {
-    case CK_BCAST: return 0;
-    case CK_REDUCE:
-    case CK_GATHER: return (c->inplace && is_root(c)) ? 0 : n;
-    case CK_SCATTER: return is_root(c) ? pn : 0;
-    case CK_ALLGATHER:
-    case CK_ALLREDUCE: return c->inplace ? 0 : n;
-    case CK_REDUCE_SCATTER:
-    case CK_ALLTOALL: return c->inplace ? 0 : pn;
-    default: return 0;
-    }
-}
-
-static int send_is_inplace(const config *c)
-{
-    switch (c->coll) {
-    case CK_REDUCE:
-    case CK_GATHER: return c->inplace && is_root(c);
-    case CK_ALLGATHER:
-    case CK_ALLREDUCE:
-    case CK_REDUCE_SCATTER:
-    case CK_ALLTOALL: return c->inplace;
-    default: return 0;
-    }
-}
-
-/* Elements of the receive buffer at this rank (0: passed as NULL/IN_PLACE). */
-static size_t recv_elems(const config *c)
-{
-    size_t n = c->count, pn = (size_t)c->p * c->count;
-    switch (c->coll) {
-    case CK_BCAST: return n;
-    case CK_REDUCE: return is_root(c) ? n : 0;
-    case CK_GATHER: return is_root(c) ? pn : 0;
-    case CK_SCATTER: return (c->inplace && is_root(c)) ? 0 : n;
-    case CK_ALLGATHER:
-    case CK_ALLTOALL: return pn;
-    case CK_REDUCE_SCATTER: return c->inplace ? pn : n;
-    case CK_ALLREDUCE: return n;
-    default: return 0;
-    }
-}
-
-/* Elements of the receive buffer that hold the result at this rank. */
-static size_t result_elems(const config *c)
-{
-    if (c->coll == CK_REDUCE_SCATTER) return c->count;
-    return recv_elems(c);
-}
-
-static int64_t expected_val(const config *c, size_t j)
-{
-    size_t n = c->count;
-    switch (c->coll) {
-    case CK_BCAST: return mov_val(c->root, 0, j, c->seed);
-    case CK_REDUCE:
-    case CK_ALLREDUCE: return red_expected(c->p, j, c->seed, c->o);
-    case CK_REDUCE_SCATTER: return red_expected(c->p, (size_t)c->rank * n + j, c->seed, c->o);
-    case CK_GATHER:
-    case CK_ALLGATHER: return mov_val((int)(j / n), 0, j % n, c->seed);
-    case CK_SCATTER: return mov_val(c->root, c->rank, j, c->seed);
-    case CK_ALLTOALL: return mov_val((int)(j / n), c->rank, j % n, c->seed);
-    default: return 0;
-    }
-}
-
-/* Put this rank's input in place before a call (in-place inputs live in rbuf). */
-static void fill_inputs(const config *c, gbuf *s, gbuf *r)
-{
-    size_t ns = send_elems(c), nr = recv_elems(c);
-    for (size_t j = 0; j < ns; j++) put(s->data, j, c->t, in_val(c, j));
-    if (nr) gbuf_scramble(r);
-    switch (c->coll) {
-    case CK_BCAST:
-        if (is_root(c))
-            for (size_t j = 0; j < nr; j++) put(r->data, j, c->t, in_val(c, j));
-        break;
-    case CK_REDUCE:
-    case CK_ALLREDUCE:
-    case CK_REDUCE_SCATTER:
-    case CK_ALLTOALL:
-        if (send_is_inplace(c))
-            for (size_t j = 0; j < nr; j++) put(r->data, j, c->t, in_val(c, j));
-        break;
-    case CK_GATHER:
-    case CK_ALLGATHER:
-        if (send_is_inplace(c))
-            for (size_t i = 0; i < c->count; i++)
-                put(r->data, (size_t)c->rank * c->count + i, c->t, in_val(c, i));
-        break;
-    default: break;
-    }
-}
 
 /* ---------------------------------------------------------------- running one case */
 
@@ -218,65 +85,46 @@ static void fill_inputs(const config *c, gbuf *s, gbuf *r)
 typedef enum { CASE_PASS, CASE_FAIL, CASE_REFUSED } case_result;
 
 /* Must this algorithm refuse the config (registry constraints)? */
-static int must_refuse(const ck_algorithm *a, const config *c)
+static int must_refuse(const ck_algorithm *a, const ckv_case *c)
 {
-    if ((a->constraints & CK_REQUIRES_COMMUTATIVE) && ck_collective_has_op(c->coll) &&
-        c->o == OP_NONCOMM)
+    if ((a->constraints & CK_REQUIRES_COMMUTATIVE) && c->coll->has_op &&
+        !ckv_op_commutative(c->op))
         return 1;
     if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (c->p & (c->p - 1)) != 0) return 1;
     if (c->count < a->min_count) return 1;
     return 0;
 }
 
-static case_result run_alg(const ck_algorithm *a, const config *c, const commctx *cc,
-                           gbuf *s, gbuf *r, const int64_t *exp, char *why, size_t whylen)
+static case_result run_alg(const ck_algorithm *a, const config *cf, const commctx *cc,
+                           ckv_buffers *b, char *why, size_t whylen)
 {
-    int bad = 0;
+    const ckv_case *c = &cf->c;
     why[0] = '\0';
-    fill_inputs(c, s, r);
-    const void *sbuf = send_is_inplace(c) ? MPI_IN_PLACE : (send_elems(c) ? s->data : NULL);
-    void *rbuf = recv_elems(c) ? r->data : NULL;
-    if (c->coll == CK_SCATTER && c->inplace && is_root(c)) rbuf = MPI_IN_PLACE;
-
-    int rc = call_alg(a, sbuf, rbuf, c->count, tk_mpi(c->t), ok_mpi(c->o), c->root, cc->comm);
+    ckv_fill(c, b, cf->seed);
+    int rc = ck_algorithm_call(a, ckv_send_arg(b), ckv_recv_arg(b), c->count,
+                               ck_datatype_mpi(c->dtype), ckv_op_mpi(c->op), c->root, cc->comm);
     int refuse = must_refuse(a, c);
 
     if (refuse) {
         if (rc == MPI_SUCCESS) {
-            bad = 1;
-            snprintf(why, whylen, "accepted a case outside its constraints");
+            snprintf(why, whylen, "rank %d: accepted a case outside its constraints", c->rank);
+            return CASE_FAIL;
         }
-    } else if (rc != MPI_SUCCESS) {
+        /* A refusal still must not write out of bounds. */
+        if (ckv_buf_guards(&b->send) || ckv_buf_guards(&b->recv)) {
+            snprintf(why, whylen, "rank %d: wrote outside its buffers", c->rank);
+            return CASE_FAIL;
+        }
+        return CASE_REFUSED;
+    }
+    if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, msg, &len);
-        bad = 1;
-        snprintf(why, whylen, "returned error %d (%.120s)", rc, msg);
-    } else {
-        size_t nres = result_elems(c);
-        for (size_t j = 0; j < nres; j++) {
-            if (!same(r->data, j, c->t, exp[j])) {
-                bad = 1;
-                snprintf(why, whylen, "element %zu is %lld, expected %lld", j,
-                         (long long)get(r->data, j, c->t), (long long)exp[j]);
-                break;
-            }
-        }
-        size_t ns = send_elems(c);
-        for (size_t j = 0; !bad && j < ns; j++) {
-            if (!same(s->data, j, c->t, in_val(c, j))) {
-                bad = 1;
-                snprintf(why, whylen, "send buffer modified at element %zu", j);
-            }
-        }
+        snprintf(why, whylen, "rank %d: returned error %d (%.100s)", c->rank, rc, msg);
+        return CASE_FAIL;
     }
-    if (!bad && ((send_elems(c) && !gbuf_guards_ok(s)) || (recv_elems(c) && !gbuf_guards_ok(r)))) {
-        bad = 1;
-        snprintf(why, whylen, "wrote outside its buffers");
-    }
-
-    if (bad) return CASE_FAIL;
-    return refuse ? CASE_REFUSED : CASE_PASS;
+    return ckv_check(c, b, cf->seed, why, whylen) ? CASE_FAIL : CASE_PASS;
 }
 
 /* ---------------------------------------------------------------- selection */
@@ -332,13 +180,13 @@ static int root_list(int p, ck_collective coll, int *out)
 
 /* Big vectors multiply the run time, not the coverage of the code paths;
  * below the full level they run with one datatype and op per width class. */
-static int config_wanted(size_t count, tkind t, okind o, int root, int p, ck_collective coll)
+static int config_wanted(const ckv_case *c)
 {
-    if (opt.level == LEVEL_FULL || count < 65536) return 1;
-    (void)o;
-    if (t != T_INT && t != T_DOUBLE) return 0;
-    if (ck_collective_has_root(coll) && root != 0 && root != p - 1) return 0;
-    return 1;
+    if (opt.level == LEVEL_FULL || c->count < 65536) return 1;
+    for (size_t i = 0; i < NTYPES_QUICK; i++)
+        if (c->dtype == ck_datatype_find(type_names[i]))
+            return !c->coll->has_root || c->root == 0 || c->root == c->p - 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the matrix on one communicator */
@@ -357,45 +205,41 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
     size_t ncounts = count_list(cc->p, counts);
     int roots[64];
     int nroots = root_list(cc->p, coll, roots);
-    int has_op = ck_collective_has_op(coll);
-    int nops = has_op ? OP_COUNT : 1;
-    int ntypes = opt.level == LEVEL_QUICK ? 2 : T_COUNT;
-    const tkind quick_types[2] = {T_INT, T_DOUBLE};
-    int ninplace = coll == CK_BCAST ? 1 : 2;
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    int nops = d->has_op ? (int)NOPS : 1;
+    int ntypes = opt.level == LEVEL_QUICK ? NTYPES_QUICK : (int)NTYPES;
+    int ninplace = d->in_place == CK_IN_PLACE_NONE ? 1 : 2;
 
     for (size_t ci = 0; ci < ncounts; ci++)
         for (int ti = 0; ti < ntypes; ti++)
             for (int oi = 0; oi < nops; oi++)
                 for (int ri = 0; ri < nroots; ri++)
                     for (int ip = 0; ip < ninplace; ip++) {
-                        config c = {.coll = coll,
-                                    .t = opt.level == LEVEL_QUICK ? quick_types[ti] : (tkind)ti,
-                                    .o = (okind)oi,
-                                    .count = counts[ci],
-                                    .root = roots[ri],
-                                    .inplace = ip,
-                                    .seed = (*seed)++ % 1000,
-                                    .rank = cc->rank,
-                                    .p = cc->p};
-                        if (has_op && !ok_supports(c.o, c.t)) continue;
-                        if (!config_wanted(c.count, c.t, c.o, c.root, c.p, coll)) continue;
+                        config cf = {.c = {.coll = d,
+                                           .dtype = ck_datatype_find(type_names[ti]),
+                                           .op = matrix_ops[oi],
+                                           .count = counts[ci],
+                                           .root = roots[ri],
+                                           .in_place = ip,
+                                           .rank = cc->rank,
+                                           .p = cc->p},
+                                     .seed = (uint64_t)((*seed)++ % 1000)};
+                        const ckv_case *c = &cf.c;
+                        if (d->has_op && !ckv_op_supports(c->op, c->dtype)) continue;
+                        if (!config_wanted(c)) continue;
 
-                        gbuf s = {0}, r = {0};
-                        size_t nres = result_elems(&c);
-                        int64_t *exp = malloc((nres ? nres : 1) * sizeof *exp);
-                        if (gbuf_alloc(&s, send_elems(&c) * tk_size(c.t)) ||
-                            gbuf_alloc(&r, recv_elems(&c) * tk_size(c.t)) || !exp) {
+                        ckv_buffers b;
+                        if (ckv_buffers_alloc(c, &b) != 0) {
                             fprintf(stderr, "ck_matrix: out of memory\n");
                             MPI_Abort(MPI_COMM_WORLD, 3);
                         }
-                        for (size_t j = 0; j < nres; j++) exp[j] = expected_val(&c, j);
 
                         int verdict[256], agreed[256];
                         case_result res[256];
                         char why[256][160];
                         for (int k = 0; k < nsel; k++) {
                             const ck_algorithm *a = ALG_AT(idx[k]);
-                            res[k] = run_alg(a, &c, cc, &s, &r, exp, why[k], sizeof why[k]);
+                            res[k] = run_alg(a, &cf, cc, &b, why[k], sizeof why[k]);
                             /* highest failing rank + 1, or 0 when it passed here */
                             verdict[k] = res[k] == CASE_FAIL ? cc->rank + 1 : 0;
                         }
@@ -405,9 +249,6 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                             if (agreed[k] && res[k] != CASE_FAIL) {
                                 res[k] = CASE_FAIL;
                                 snprintf(why[k], sizeof why[k], "failed on rank %d", agreed[k] - 1);
-                            } else if (res[k] == CASE_FAIL) {
-                                size_t l = strlen(why[k]);
-                                snprintf(why[k] + l, sizeof why[k] - l, " (rank %d)", cc->rank);
                             }
                             /* each failing rank's leader-side view: the leader prints its own
                              * reason, or which rank failed */
@@ -419,8 +260,9 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                                     printf("FAIL %s/%s comm=%s p=%d root=%d count=%zu dtype=%s "
                                            "op=%s inplace=%d: %s\n",
                                            ck_collective_name(coll), a->name, cc->name, cc->p,
-                                           c.root, c.count, tkind_names[c.t],
-                                           has_op ? okind_names[c.o] : "-", c.inplace, why[k]);
+                                           c->root, c->count, c->dtype->name,
+                                           d->has_op ? ckv_op_name(c->op) : "-", c->in_place,
+                                           why[k]);
                             } else if (res[k] == CASE_REFUSED) {
                                 t->passed++;
                                 t->refused++;
@@ -430,14 +272,13 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                             if (opt.verbose && res[k] != CASE_FAIL)
                                 printf("ok   %s/%s comm=%s p=%d root=%d count=%zu dtype=%s op=%s "
                                        "inplace=%d%s\n",
-                                       ck_collective_name(coll), a->name, cc->name, cc->p, c.root,
-                                       c.count, tkind_names[c.t], has_op ? okind_names[c.o] : "-",
-                                       c.inplace, res[k] == CASE_REFUSED ? " (refused)" : "");
+                                       ck_collective_name(coll), a->name, cc->name, cc->p, c->root,
+                                       c->count, c->dtype->name,
+                                       d->has_op ? ckv_op_name(c->op) : "-", c->in_place,
+                                       res[k] == CASE_REFUSED ? " (refused)" : "");
                         }
                         fflush(stdout);
-                        free(exp);
-                        gbuf_free(&s);
-                        gbuf_free(&r);
+                        ckv_buffers_free(&b);
                     }
     return 0;
 }
@@ -484,7 +325,7 @@ static void check_invalid(const ck_algorithm *a, const commctx *cc, tally *t)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!has_root && cases[i].expected == MPI_ERR_ROOT) continue;
         if (!has_op && cases[i].expected == MPI_ERR_OP) continue;
-        int rc = call_alg(a, cases[i].s, cases[i].r, cases[i].count, cases[i].dt, cases[i].op,
+        int rc = ck_algorithm_call(a, cases[i].s, cases[i].r, cases[i].count, cases[i].dt, cases[i].op,
                           cases[i].root, cases[i].comm);
         int cls = -1;
         if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
@@ -587,7 +428,7 @@ int main(int argc, char **argv)
 
     /* Errors inside an algorithm must come back as codes, not abort the run. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (matrix_ops_init() != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 3);
+    if (ckv_ops_init() != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 3);
     tallies = calloc(nalgs, sizeof *tallies);
     if (!tallies) MPI_Abort(MPI_COMM_WORLD, 3);
 
@@ -655,7 +496,7 @@ int main(int argc, char **argv)
     free(sum);
     free(tallies);
     MPI_Comm_free(&split);
-    matrix_ops_free();
+    ckv_ops_free();
     MPI_Finalize();
     return failed ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 
 #include "bine.h"
 #include "bine_tree.h"
+#include "ck_core.h"
 
 static int failures = 0;
 #define EXPECT(cond, ...)                                                                          \
@@ -141,14 +142,14 @@ static void check_doubling_tree(int s)
         int sw = (int)ck_bit_reverse((uint32_t)nu[w], s);
         for (int a = w; a >= 0; a = parent[a]) {
             size[a]++;
-            int len = a == 0 ? p : 1 << (s - 1 - ck_bine_high_bit(nu[a]));
+            int len = a == 0 ? p : 1 << (s - 1 - ck_high_bit(nu[a]));
             int sa = (int)ck_bit_reverse((uint32_t)nu[a], s);
             EXPECT(sw >= sa && sw < sa + len, "s=%d rank %d outside the range of ancestor %d", s,
                    w, a);
         }
     }
     for (int a = 1; a < p; a++)
-        EXPECT(size[a] == 1 << (s - 1 - ck_bine_high_bit(nu[a])), "s=%d subtree size of %d", s, a);
+        EXPECT(size[a] == 1 << (s - 1 - ck_high_bit(nu[a])), "s=%d subtree size of %d", s, a);
     free(parent);
     free(nu);
     free(holders);
@@ -161,11 +162,14 @@ static void check_fold(void)
         int pof2 = 1;
         while (pof2 * 2 <= p) pof2 *= 2;
         int next = 0; /* next relative rank the virtual ranks must cover */
+        const int rem = ck_fold_rem(p);
         for (int v = 0; v < pof2; v++) {
-            int rel = ck_bine_fold_rel(v, p), w = ck_bine_fold_width(v, p);
+            int rel = ck_fold_first(v, rem), w = ck_fold_width(v, rem);
             EXPECT(rel == next, "p=%d virtual %d starts at %d, expected %d", p, v, rel, next);
-            EXPECT(ck_bine_fold_vrank(rel, p) == v, "p=%d vrank(rel(%d))", p, v);
-            if (w == 2) EXPECT(ck_bine_fold_vrank(rel + 1, p) == -1, "p=%d %d not folded", p, rel + 1);
+            EXPECT(ck_fold_vrank(rel, rem, CK_FOLD_KEEP_EVEN) == v, "p=%d vrank(rel(%d))", p, v);
+            if (w == 2)
+                EXPECT(ck_fold_vrank(rel + 1, rem, CK_FOLD_KEEP_EVEN) == -1, "p=%d %d not folded",
+                       p, rel + 1);
             next = rel + w;
         }
         EXPECT(next == p, "p=%d: virtual ranks cover %d ranks", p, next);

@@ -76,6 +76,74 @@ static void test_args(void)
     CHECK(ck_check_op(MPI_OP_NULL, 0, NULL) == MPI_ERR_OP);
 }
 
+/* The combined openings keep the precedence of the single checks. */
+static void test_shape_checks(void)
+{
+    int rank, size, x = 0;
+    CHECK(ck_check_bcast(NULL, 1, MPI_INT, 1, MPI_COMM_WORLD, &rank, &size) ==
+          (size > 1 ? MPI_ERR_BUFFER : MPI_ERR_ROOT));
+    CHECK(ck_check_gather(&x, NULL, 1, MPI_INT, 0, MPI_COMM_NULL, &rank, &size) == MPI_ERR_COMM);
+    CHECK(ck_check_gather(NULL, NULL, 1, MPI_INT, -1, MPI_COMM_WORLD, &rank, &size) ==
+          MPI_ERR_ROOT);
+    CHECK(ck_check_gather(&x, NULL, 1, MPI_INT, 0, MPI_COMM_WORLD, &rank, &size) ==
+          (rank == 0 ? MPI_ERR_BUFFER : MPI_SUCCESS));
+    CHECK(ck_check_scatter(NULL, &x, 1, MPI_INT, 0, MPI_COMM_WORLD, &rank, &size) ==
+          (rank == 0 ? MPI_ERR_BUFFER : MPI_SUCCESS));
+    CHECK(ck_check_reduce(NULL, NULL, 1, MPI_INT, MPI_OP_NULL, 0, NULL, size, MPI_COMM_WORLD,
+                          &rank, &size) == MPI_ERR_ROOT);
+    CHECK(ck_check_reduce(NULL, NULL, 1, MPI_INT, MPI_OP_NULL, 0, NULL, 0, MPI_COMM_WORLD, &rank,
+                          &size) == MPI_ERR_OP);
+    CHECK(ck_check_allreduce(NULL, NULL, 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, MPI_COMM_WORLD,
+                             &rank, &size) == MPI_ERR_TYPE);
+    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD, &rank,
+                             &size) == MPI_ERR_OP);
+    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD, &rank, &size) ==
+          MPI_ERR_BUFFER);
+    CHECK(ck_check_exchange(&x, NULL, 1, MPI_INT, MPI_COMM_WORLD, &rank, &size) ==
+          MPI_ERR_BUFFER);
+}
+
+/* The fold pairings: virtual ranks cover every rank once in rank order, a
+ * dropped rank and its partner point at each other, the survivor plays. */
+static void test_fold(void)
+{
+    const ck_fold_keep kinds[] = {CK_FOLD_KEEP_ODD, CK_FOLD_KEEP_EVEN, CK_FOLD_TAIL, CK_FOLD_HIGH};
+    for (int p = 1; p <= 70; p++) {
+        const int p2 = ck_pow2_floor(p), rem = ck_fold_rem(p);
+        for (int kind = 0; kind < 4; kind++) {
+            for (int root = 0; root < p; root += p > 4 ? p / 3 : 1) {
+                int ok = 1, players = 0;
+                for (int r = 0; r < p; r++) {
+                    ck_fold f = ck_fold_of(r, root, p, kinds[kind]);
+                    if (f.vrank >= 0) players++;
+                    ok &= f.vrank < p2 && (f.vrank >= 0 || f.partner >= 0);
+                    if (f.partner >= 0) {
+                        ck_fold g = ck_fold_of(f.partner, root, p, kinds[kind]);
+                        ok &= g.partner == r && (g.vrank < 0) != (f.vrank < 0);
+                    }
+                    if (kinds[kind] <= CK_FOLD_KEEP_EVEN && f.vrank >= 0) {
+                        int rel = ck_rel_rank(r, root, p);
+                        ok &= ck_fold_real(f.vrank, rem, kinds[kind]) == rel &&
+                              ck_fold_owner(rel, rem) == f.vrank &&
+                              rel - ck_fold_first(f.vrank, rem) <
+                                  ck_fold_width(f.vrank, rem);
+                    }
+                    if (kinds[kind] == CK_FOLD_TAIL && f.vrank >= 0)
+                        ok &= ck_fold_tail_real(f.vrank, p2 - rem) == ck_rel_rank(r, root, p);
+                }
+                CHECK(ok && players == p2);
+            }
+        }
+    }
+    /* MPICH's pairing keeps the odd rank, Bine's the even one. */
+    CHECK(ck_fold_vrank(0, 2, CK_FOLD_KEEP_ODD) == -1 &&
+          ck_fold_vrank(1, 2, CK_FOLD_KEEP_ODD) == 0);
+    CHECK(ck_fold_vrank(0, 2, CK_FOLD_KEEP_EVEN) == 0 &&
+          ck_fold_vrank(1, 2, CK_FOLD_KEEP_EVEN) == -1);
+    CHECK(ck_fold_real(1, 2, CK_FOLD_KEEP_ODD) == 3 && ck_fold_real(1, 2, CK_FOLD_KEEP_EVEN) == 2);
+    CHECK(ck_fold_real(2, 2, CK_FOLD_KEEP_ODD) == 4 && ck_fold_real(2, 2, CK_FOLD_KEEP_EVEN) == 4);
+}
+
 static void first(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -155,6 +223,8 @@ int main(int argc, char **argv)
     test_blocks();
     test_ranks();
     test_args();
+    test_shape_checks();
+    test_fold();
     test_ops();
     test_buffers();
     test_registry();

@@ -70,17 +70,21 @@ static void test_fold(void)
     for (int p = 1; p <= 1100; p++) {
         int p2 = ck_pow2_floor(p), ok = 1, next = 0;
         for (int v = 0; v < p2; v++) {
-            int r = ck_swing_real(v, p), w = ck_swing_width(v, p);
-            ok &= r == next && (w == 1 || w == 2) && ck_swing_vrank(r, p) == v;
-            if (w == 2) ok &= ck_swing_vrank(r + 1, p) == -1 && r % 2 == 0;
+            const int rem = ck_fold_rem(p);
+            int r = ck_fold_rank_of(v, CK_FOLD_KEEP_EVEN, 0, p), w = ck_fold_width(v, rem);
+            ok &= r == next && (w == 1 || w == 2) && ck_fold_vrank(r, rem, CK_FOLD_KEEP_EVEN) == v;
+            if (w == 2) ok &= ck_fold_vrank(r + 1, rem, CK_FOLD_KEEP_EVEN) == -1 && r % 2 == 0;
             next = r + w;
         }
         ok &= next == p;
         CHECK(ok);
     }
-    CHECK(ck_swing_vrank(0, 1) == 0 && ck_swing_real(0, 1) == 0);
+    CHECK(ck_fold_vrank(0, ck_fold_rem(1), CK_FOLD_KEEP_EVEN) == 0 &&
+          ck_fold_rank_of(0, CK_FOLD_KEEP_EVEN, 0, 1) == 0);
     /* p = 6: pairs (0,1), (2,3) fold; 4, 5 are virtual 2, 3. */
-    CHECK(ck_swing_vrank(3, 6) == -1 && ck_swing_vrank(2, 6) == 1 && ck_swing_vrank(5, 6) == 3);
+    CHECK(ck_fold_vrank(3, ck_fold_rem(6), CK_FOLD_KEEP_EVEN) == -1 &&
+          ck_fold_vrank(2, ck_fold_rem(6), CK_FOLD_KEEP_EVEN) == 1 &&
+          ck_fold_vrank(5, ck_fold_rem(6), CK_FOLD_KEEP_EVEN) == 3);
 }
 
 int main(int argc, char **argv)

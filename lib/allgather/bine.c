@@ -45,81 +45,75 @@
 #include "../core/bine_butterfly.h"
 #include "collkit/spans.h"
 
-/* Checks and trivial cases shared by the three variants. Returns 1 when the
- * call is complete (or failed: *rc then holds the error). */
-static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                    MPI_Comm comm, int *rank, int *size, MPI_Aint *ext, int *rc)
+/* The own block: in rbuf already for MPI_IN_PLACE. */
+static const void *own_block(const void *sbuf, void *rbuf, int rank, size_t count,
+                             MPI_Aint ext)
 {
-    *rc = ck_check_args(comm, dt, count, rank, size);
-    if (*rc == MPI_SUCCESS) *rc = ck_check_buf(sbuf, count);
-    if (*rc == MPI_SUCCESS) *rc = ck_check_buf(rbuf, count);
-    if (*rc != MPI_SUCCESS) return 1;
-    if (count == 0) return 1;
+    return sbuf == MPI_IN_PLACE ? ck_elem(rbuf, (size_t)rank * count, ext) : sbuf;
+}
+
+/* Checks, trivial cases and the fold, shared by the three variants. Returns 1
+ * when the call is complete (or failed: *rc then holds the error); a rank
+ * that drops out of the fold is complete here unless the variant moves its
+ * block itself (fold_here 0). Otherwise bf is set up for the caller to free. */
+static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
+                    int fold_here, int *rank, MPI_Aint *ext, ck_bine_bf *bf, ck_fold *f,
+                    int *rc)
+{
+    int size;
+    *rc = ck_check_exchange(sbuf, rbuf, count, dt, comm, rank, &size);
+    if (*rc != MPI_SUCCESS || count == 0) return 1;
     /* the last step moves up to size*count elements in one message */
-    if ((size_t)*size * count > CK_MAX_COUNT) {
+    if ((size_t)size * count > CK_MAX_COUNT) {
         *rc = MPI_ERR_COUNT;
         return 1;
     }
     *rc = ck_type_extent(dt, ext);
     if (*rc != MPI_SUCCESS) return 1;
-    if (*size == 1) {
+    if (size == 1) {
         if (sbuf != MPI_IN_PLACE) *rc = ck_copy(sbuf, rbuf, count, dt);
         return 1;
     }
-    return 0;
-}
-
-/* The own block: in rbuf already for MPI_IN_PLACE. */
-static const void *own_block(const void *sbuf, void *rbuf, int rank, size_t count, MPI_Aint ext)
-{
-    return sbuf == MPI_IN_PLACE ? ck_elem(rbuf, (size_t)rank * count, ext) : sbuf;
+    *f = ck_fold_of(*rank, 0, size, CK_FOLD_KEEP_EVEN);
+    if (f->vrank < 0 && fold_here) {
+        const int tag = CK_TAG(CK_ALLGATHER);
+        *rc = ck_fold_in(f, own_block(sbuf, rbuf, *rank, count, *ext), NULL, NULL, count, dt,
+                         MPI_OP_NULL, tag, comm);
+        if (*rc == MPI_SUCCESS)
+            *rc = ck_fold_out(f, NULL, rbuf, (size_t)size * count, dt, tag, comm);
+        return 1;
+    }
+    *rc = ck_bine_bf_init(bf, size);
+    return *rc != MPI_SUCCESS;
 }
 
 int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     ck_tmp work = {0};
     size_t *off = NULL;
-    if (prologue(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_ALLGATHER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *mine = own_block(sbuf, rbuf, rank, count, ext);
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(mine, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
 
-    /* off[x]: first block of slot x in the work buffer (slots hold 1 or 2
-     * blocks, so offsets are prefix sums of the widths). */
-    off = malloc(((size_t)bf.p2 + 1) * sizeof *off);
+    /* off[x]: first block of slot x in the work buffer (slots hold 1 or 2 blocks). */
+    off = ck_bine_bf_slot_offsets(&bf);
     if (off == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    off[0] = 0;
-    for (int x = 0; x < bf.p2; x++)
-        off[x + 1] = off[x] + (size_t)ck_bine_bf_width(&bf, bf.slot_rank[x]);
     CK_TRY(ck_tmp_alloc(&work, total, dt));
 
     const int slot = bf.sigma[v];
     CK_TRY(ck_copy(mine, ck_elem(work.buf, off[slot] * count, ext), count, dt));
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(ck_elem(work.buf, (off[slot] + 1) * count, ext), count, dt, rank + 1,
-                       tag, comm));
-        CK_SPAN_END("fold");
-    }
+    CK_TRY(ck_fold_in(&f, NULL, ck_elem(work.buf, (off[slot] + 1) * count, ext), NULL, count,
+                      dt, MPI_OP_NULL, tag, comm));
 
     CK_SPAN_BEGIN("allgather");
     for (int k = bf.s - 1; k >= 0; k--) {
@@ -136,18 +130,10 @@ int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Da
     CK_SPAN_END("allgather");
 
     CK_SPAN_BEGIN("unpermute");
-    for (int x = 0; x < bf.p2; x++) {
-        const int u = bf.slot_rank[x];
-        CK_TRY(ck_copy(ck_elem(work.buf, off[x] * count, ext),
-                       ck_elem(rbuf, (size_t)ck_bine_bf_first(&bf, u) * count, ext),
-                       (size_t)ck_bine_bf_width(&bf, u) * count, dt));
-    }
+    CK_TRY(ck_bine_bf_permute(&bf, off, CK_BINE_BF_FROM_SLOTS, work.buf, rbuf, count, dt,
+                              MPI_OP_NULL));
     CK_SPAN_END("unpermute");
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, total, dt, tag, comm));
 out:
     free(off);
     ck_tmp_free(&work);
@@ -158,17 +144,16 @@ out:
 int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                             MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     MPI_Request req[3];
-    if (prologue(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_ALLGATHER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *mine = own_block(sbuf, rbuf, rank, count, ext);
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
     /* The core rank whose butterfly role starts from the position of my
      * block's owner u is the one with sigma = u. */
     const int dest = ck_bine_bf_first(&bf, bf.slot_rank[ck_bine_bf_owner(&bf, rank)]);
@@ -176,9 +161,7 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
         CK_SPAN_BEGIN("remap");
         CK_TRY(ck_send(mine, count, dt, dest, tag, comm));
         CK_SPAN_END("remap");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
+        CK_TRY(ck_fold_out(&f, NULL, rbuf, total, dt, tag, comm));
         goto out;
     }
 
@@ -214,11 +197,7 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
         CK_SPAN_END("step");
     }
     CK_SPAN_END("allgather");
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, total, dt, tag, comm));
 out:
     ck_bine_bf_free(&bf);
     return rc;
@@ -227,34 +206,20 @@ out:
 int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                 MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     ck_tmp spack = {0}, rpack = {0};
-    if (prologue(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_ALLGATHER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *mine = own_block(sbuf, rbuf, rank, count, ext);
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(mine, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, total, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
 
     CK_TRY(ck_copy(mine, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1,
-                       tag, comm));
-        CK_SPAN_END("fold");
-    }
+    CK_TRY(ck_fold_in(&f, NULL, ck_elem(rbuf, (size_t)(rank + 1) * count, ext), NULL, count, dt,
+                      MPI_OP_NULL, tag, comm));
     /* A set never exceeds half the core, but folded pairs make its size in
      * blocks uneven; the whole vector is a safe bound. */
     CK_TRY(ck_tmp_alloc(&spack, total, dt));
@@ -278,11 +243,7 @@ int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_
         CK_SPAN_END("step");
     }
     CK_SPAN_END("allgather");
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, total, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, total, dt, tag, comm));
 out:
     ck_tmp_free(&spack);
     ck_tmp_free(&rpack);

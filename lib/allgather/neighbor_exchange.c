@@ -16,9 +16,7 @@ int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count,
 {
     int rc, rank, size;
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
+    CK_TRY(ck_check_exchange(sbuf, rbuf, count, dt, comm, &rank, &size));
     if (size % 2 != 0) return ck_allgather_ring(sbuf, rbuf, count, dt, comm);
     if (count == 0) return MPI_SUCCESS;
     CK_TRY(ck_type_extent(dt, &ext));

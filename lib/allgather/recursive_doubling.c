@@ -23,36 +23,21 @@ static size_t clamp_blocks(int v, int hi)
 int ck_allgather_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
                                     MPI_Datatype dt, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    CK_TRY(ck_type_extent(dt, &ext));
-    if (sbuf != MPI_IN_PLACE)
-        CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
-    if (size == 1) return MPI_SUCCESS;
+    CK_TRY(ck_allgather_open(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &done));
+    if (done) goto out;
 
     const int tag = CK_TAG(CK_ALLGATHER);
     const int q = ck_pow2_floor(size), extra = size - q;
     const size_t total = (size_t)size * count;
 
-    if (rank >= q) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(ck_elem(rbuf, (size_t)rank * count, ext), count, dt, rank - q, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, total, dt, rank - q, tag, comm));
-        CK_SPAN_END("unfold");
-        return MPI_SUCCESS;
-    }
-    if (rank < extra) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + q) * count, ext), count, dt, rank + q,
-                       tag, comm));
-        CK_SPAN_END("fold");
-    }
+    const ck_fold f = ck_fold_of(rank, 0, size, CK_FOLD_HIGH);
+    /* Each half of a pair sends or receives block rank + q in place. */
+    CK_TRY(ck_fold_in(&f, ck_elem(rbuf, (size_t)rank * count, ext),
+                      ck_elem(rbuf, (size_t)(rank + q) * count, ext), NULL, count, dt,
+                      MPI_OP_NULL, tag, comm));
+    if (f.vrank < 0) return ck_fold_out(&f, NULL, rbuf, total, dt, tag, comm);
 
     CK_SPAN_BEGIN("allgather");
     for (int mask = 1; mask < q; mask <<= 1) {
@@ -81,11 +66,7 @@ int ck_allgather_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
     }
     CK_SPAN_END("allgather");
 
-    if (rank < extra) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, total, dt, rank + q, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, total, dt, tag, comm));
 out:
     return rc;
 }

@@ -18,17 +18,11 @@
 int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                          MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint ext;
     MPI_Request *req = NULL;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    CK_TRY(ck_type_extent(dt, &ext));
-    if (sbuf != MPI_IN_PLACE)
-        CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
-    if (size == 1) return MPI_SUCCESS;
+    CK_TRY(ck_allgather_open(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &done));
+    if (done) goto out;
 
     const int tag = CK_TAG(CK_ALLGATHER);
     const int steps = ck_log2_ceil(size);

@@ -16,53 +16,31 @@
 int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                        MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     size_t *off = NULL;
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    CK_TRY(ck_type_extent(dt, &ext));
-    if (sbuf != MPI_IN_PLACE)
-        CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)rank * count, ext), count, dt));
-    if (size == 1) return MPI_SUCCESS;
+    CK_TRY(ck_allgather_open(sbuf, rbuf, count, dt, comm, &rank, &size, &ext, &done));
+    if (done) goto out;
 
-    const int tag = CK_TAG(CK_ALLGATHER), p2 = ck_pow2_floor(size);
+    const int tag = CK_TAG(CK_ALLGATHER);
     const size_t n = (size_t)size * count;
-    const int v = ck_swing_vrank(rank, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(ck_elem(rbuf, (size_t)rank * count, ext), count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, n, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        return MPI_SUCCESS;
-    }
-    if (ck_swing_width(v, size) == 2) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(ck_elem(rbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1, tag,
-                       comm));
-        CK_SPAN_END("fold");
-    }
+    const ck_fold f = ck_fold_of(rank, 0, size, CK_FOLD_KEEP_EVEN);
+    /* Each half of a pair sends or receives its block in place. */
+    CK_TRY(ck_fold_in(&f, ck_elem(rbuf, (size_t)rank * count, ext),
+                      ck_elem(rbuf, (size_t)(rank + 1) * count, ext), NULL, count, dt,
+                      MPI_OP_NULL, tag, comm));
+    if (f.vrank < 0) return ck_fold_out(&f, NULL, rbuf, n, dt, tag, comm);
 
-    off = malloc(((size_t)p2 + 1) * sizeof *off);
+    off = ck_swing_superblocks(size, count);
     if (off == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
-    off[p2] = n;
     CK_SPAN_BEGIN("allgather");
     CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm, 0));
     CK_SPAN_END("allgather");
 
-    if (ck_swing_width(v, size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, n, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, n, dt, tag, comm));
 out:
     free(off);
     return rc;

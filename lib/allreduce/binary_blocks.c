@@ -59,6 +59,25 @@ static range owned(size_t count, int nfine, int s, int jlo, int jhi)
     return r;
 }
 
+/* Between this rank's block b and the larger block b - 1 above: the ranks
+ * above own finer pieces, ratio of them inside this rank's piece; each goes
+ * to (receive 0: the climb) or comes from (the descent) its owner. */
+static int upper_pieces(int receive, void *rbuf, size_t count, MPI_Datatype dt, MPI_Aint ext,
+                        const layout *L, int tag, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    const int b = L->me, nfine = L->bsize[0], up = L->bsize[b - 1];
+    const int ratio = up / L->bsize[b];
+    for (int t = 0; t < ratio && rc == MPI_SUCCESS; t++) {
+        int uj = L->j * ratio + t;
+        range r = owned(count, nfine, up, uj, uj + 1);
+        char *at = ck_elem(rbuf, r.off, ext);
+        rc = receive ? ck_recv(at, r.n, dt, L->start[b - 1] + uj, tag, comm)
+                     : ck_send(at, r.n, dt, L->start[b - 1] + uj, tag, comm);
+    }
+    return rc;
+}
+
 int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm)
 {
@@ -66,10 +85,7 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
     ck_tmp tmp = {0};
     MPI_Aint ext;
     layout L;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     if (size == 1) return MPI_SUCCESS;
@@ -88,15 +104,12 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
     CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = s / 2; mask > 0; mask >>= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(s / mask) - 1);
-        int pj = j ^ mask, mid = lo + mask;
-        int klo = j < pj ? lo : mid, khi = j < pj ? mid : hi;
-        int slo = j < pj ? mid : lo, shi = j < pj ? hi : mid;
-        range k = owned(count, nfine, s, klo, khi), x = owned(count, nfine, s, slo, shi);
+        int pj = j ^ mask, slo, shi;
+        ck_halve(j, mask, &lo, &hi, &slo, &shi);
+        range k = owned(count, nfine, s, lo, hi), x = owned(count, nfine, s, slo, shi);
         CK_TRY(ck_sendrecv(ck_elem(rbuf, x.off, ext), x.n, base + pj, tmp.buf, k.n, base + pj,
                            dt, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, k.off, ext), k.n, dt, op));
-        lo = klo;
-        hi = khi;
         CK_SPAN_END("step");
     }
     CK_SPAN_END("reduce_scatter");
@@ -108,26 +121,12 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
         CK_TRY(ck_recv(tmp.buf, mine.n, dt, L.start[b + 1] + j / ratio, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, mine.off, ext), mine.n, dt, op));
     }
-    if (b > 0) {
-        int up = L.bsize[b - 1], ratio = up / s;
-        for (int t = 0; t < ratio; t++) {
-            int uj = j * ratio + t;
-            range r = owned(count, nfine, up, uj, uj + 1);
-            CK_TRY(ck_send(ck_elem(rbuf, r.off, ext), r.n, dt, L.start[b - 1] + uj, tag, comm));
-        }
-    }
+    if (b > 0) CK_TRY(upper_pieces(0, rbuf, count, dt, ext, &L, tag, comm));
     CK_SPAN_END("climb");
 
     /* 3. the final values come back down along the same pieces */
     CK_SPAN_BEGIN("descend");
-    if (b > 0) {
-        int up = L.bsize[b - 1], ratio = up / s;
-        for (int t = 0; t < ratio; t++) {
-            int uj = j * ratio + t;
-            range r = owned(count, nfine, up, uj, uj + 1);
-            CK_TRY(ck_recv(ck_elem(rbuf, r.off, ext), r.n, dt, L.start[b - 1] + uj, tag, comm));
-        }
-    }
+    if (b > 0) CK_TRY(upper_pieces(1, rbuf, count, dt, ext, &L, tag, comm));
     if (b + 1 < L.nblocks) {
         int ratio = s / L.bsize[b + 1];
         CK_TRY(ck_send(ck_elem(rbuf, mine.off, ext), mine.n, dt, L.start[b + 1] + j / ratio, tag,

@@ -42,78 +42,29 @@
  * medium vectors where reduction time matters. */
 #define CK_BINE_AR_SEG_BYTES 65536
 
-/* Checks, local copy and folding in. *vrank is the virtual rank, or -1 when
- * this rank has nothing more to do (count 0, p 1, or folded and served). */
-static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, int *rank, int *size, int *vrank)
-{
-    int rc;
-    ck_tmp tmp = {0};
-    *vrank = -1;
-    CK_TRY(ck_check_args(comm, dt, count, rank, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) goto out;
-    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-    if (*size == 1) goto out;
-
-    const int tag = CK_TAG(CK_ALLREDUCE), r = *rank, v = ck_bine_fold_vrank(r, *size);
-    if (v < 0) {
-        /* Folded: r - 1 reduces for both and returns the result. */
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(rbuf, count, dt, r - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, r - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
-    if (ck_bine_fold_width(v, *size) == 2) {
-        CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(tmp.buf, count, dt, r + 1, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("fold");
-    }
-    *vrank = v;
-out:
-    ck_tmp_free(&tmp);
-    return rc;
-}
-
-static int fold_out(void *rbuf, size_t count, MPI_Datatype dt, int v, int rank, int size,
-                    MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (ck_bine_fold_width(v, size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        rc = ck_send(rbuf, count, dt, rank + 1, CK_TAG(CK_ALLREDUCE), comm);
-        CK_SPAN_END("unfold");
-    }
-    return rc;
-}
-
 int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size, v;
+    int rc, rank, size;
+    ck_fold f;
     ck_tmp tmp = {0};
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &v));
-    if (v < 0) goto out;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_EVEN, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
+    const int v = f.vrank;
 
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
     CK_SPAN_BEGIN("butterfly");
     for (int k = 0; k < s; k++) {
         CK_SPAN_BEGIN_STEP("step", k);
-        int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        int q = ck_bine_fold_peer(v, k, p2, 0, size);
         CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
         CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
         CK_SPAN_END("step");
     }
     CK_SPAN_END("butterfly");
-    CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);
     return rc;
@@ -124,12 +75,15 @@ out:
 static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                      MPI_Comm comm, int segmented)
 {
-    int rc, rank, size, v;
+    int rc, rank, size;
+    ck_fold f;
     MPI_Aint extent;
     ck_tmp tmp = {0};
     MPI_Request *sreq = NULL, *rreq = NULL;
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &v));
-    if (v < 0) goto out;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_EVEN, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
+    const int v = f.vrank;
     CK_TRY(ck_type_extent(dt, &extent));
 
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
@@ -164,7 +118,7 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         const int mine = sigma & ~(half - 1), other = mine ^ half;
         const size_t mo = OFF(mine), mn = OFF(mine + half) - mo;
         const size_t oo = OFF(other), on = OFF(other + half) - oo;
-        const int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        const int q = ck_bine_fold_peer(v, k, p2, 0, size);
         if (!segmented) {
             CK_TRY(ck_sendrecv(ck_elem(rbuf, oo, extent), on, q, tmp.buf, mn, q, dt, tag,
                                comm));
@@ -201,14 +155,14 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         const int mine = sigma & ~(len - 1), other = mine ^ len;
         const size_t mo = OFF(mine), mn = OFF(mine + len) - mo;
         const size_t oo = OFF(other), on = OFF(other + len) - oo;
-        const int q = ck_bine_fold_real(ck_bine_partner(v, k, p2), 0, size);
+        const int q = ck_bine_fold_peer(v, k, p2, 0, size);
         CK_TRY(ck_sendrecv(ck_elem(rbuf, mo, extent), mn, q, ck_elem(rbuf, oo, extent), on, q,
                            dt, tag, comm));
         CK_SPAN_END("step");
     }
     CK_SPAN_END("allgather");
 #undef OFF
-    CK_TRY(fold_out(rbuf, count, dt, v, rank, size, comm));
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     free(sreq);
     free(rreq);

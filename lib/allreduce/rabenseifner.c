@@ -11,63 +11,40 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
-
 int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm)
 {
     int rc, rank, size;
     ck_tmp tmp = {0};
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-    if (size == 1) return MPI_SUCCESS;
+    ck_fold f;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
     const int p2 = ck_pow2_floor(size), rem = size - p2;
     CK_TRY(ck_type_extent(dt, &ext));
 
-    if (rank < 2 * rem && rank % 2 == 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(rbuf, count, dt, rank + 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-        return MPI_SUCCESS;
-    }
-
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(tmp.buf, count, dt, rank - 1, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("fold");
-    }
 
-    const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
+    const int vrank = f.vrank;
     int lo = 0, hi = p2; /* blocks (of p') this rank is still reducing */
     /* Steps are numbered through both phases: 0 .. log2 p' - 1 here, then
      * log2 p' .. 2 log2 p' - 1 in the allgather. */
     CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = p2 / 2; mask > 0; mask >>= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(p2 / mask) - 1);
-        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem), mid = lo + mask;
-        int klo = vrank < vpeer ? lo : mid, khi = vrank < vpeer ? mid : hi;
-        int slo = vrank < vpeer ? mid : lo, shi = vrank < vpeer ? hi : mid;
-        size_t koff = ck_block_offset(count, p2, klo);
-        size_t kn = ck_block_offset(count, p2, khi) - koff;
+        int vpeer = vrank ^ mask, slo, shi;
+        int peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
+        ck_halve(vrank, mask, &lo, &hi, &slo, &shi);
+        size_t koff = ck_block_offset(count, p2, lo);
+        size_t kn = ck_block_offset(count, p2, hi) - koff;
         size_t soff = ck_block_offset(count, p2, slo);
         size_t sn = ck_block_offset(count, p2, shi) - soff;
         CK_TRY(ck_sendrecv(ck_elem(rbuf, soff, ext), sn, peer, tmp.buf, kn, peer, dt, tag,
                            comm));
         CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
-        lo = klo;
-        hi = khi;
         CK_SPAN_END("step");
     }
     CK_SPAN_END("reduce_scatter");
@@ -75,7 +52,7 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
     CK_SPAN_BEGIN("allgather");
     for (int mask = 1; mask < p2; mask <<= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(p2) + ck_log2_ceil(mask));
-        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
+        int vpeer = vrank ^ mask, peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
         int mlo = vrank & ~(mask - 1), plo = vpeer & ~(mask - 1);
         size_t moff = ck_block_offset(count, p2, mlo);
         size_t mn = ck_block_offset(count, p2, mlo + mask) - moff;
@@ -87,11 +64,7 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
     }
     CK_SPAN_END("allgather");
 
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -10,50 +10,29 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
-
 int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
                                     MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     int rc, rank, size;
     ck_tmp tmp = {0};
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 0, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-    if (size == 1) return MPI_SUCCESS;
+    ck_fold f;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 0, CK_FOLD_KEEP_ODD, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
     const int p2 = ck_pow2_floor(size), rem = size - p2;
 
-    if (rank < 2 * rem && rank % 2 == 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(rbuf, count, dt, rank + 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-        return MPI_SUCCESS;
-    }
-
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(tmp.buf, count, dt, rank - 1, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("fold");
-    }
 
-    const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
+    const int vrank = f.vrank;
     /* Two buffers trade roles so that the result of either operand order
      * lands in place without a copy per step. */
     char *acc = rbuf, *other = tmp.buf;
     CK_SPAN_BEGIN("butterfly");
     for (int mask = 1; mask < p2; mask <<= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(mask));
-        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
+        int vpeer = vrank ^ mask, peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
         CK_TRY(ck_sendrecv(acc, count, peer, other, count, peer, dt, tag, comm));
         if (vpeer < vrank) {
             CK_TRY(ck_reduce_local(other, acc, count, dt, op));
@@ -68,11 +47,7 @@ int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
     CK_SPAN_END("butterfly");
     if (acc != (char *)rbuf) CK_TRY(ck_copy(acc, rbuf, count, dt));
 
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(rbuf, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -67,10 +67,7 @@ int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     ck_tmp tmp = {0};
     MPI_Request *sreq = NULL;
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     if (size == 1) return MPI_SUCCESS;

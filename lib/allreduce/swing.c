@@ -17,92 +17,24 @@
 #include "../core/swing.h"
 #include "collkit/spans.h"
 
-/* Common prologue: checks, local copy, folding in. Returns MPI_SUCCESS with
- * *done set when this rank has nothing more to do. */
-static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, int *rank, int *size, int *done)
-{
-    int rc;
-    ck_tmp tmp = {0};
-    *done = 1;
-    CK_TRY(ck_check_args(comm, dt, count, rank, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) goto out;
-    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-    if (*size == 1) goto out;
-
-    const int tag = CK_TAG(CK_ALLREDUCE), r = *rank;
-    if (ck_swing_vrank(r, *size) < 0) {
-        /* Folded rank: its neighbour r-1 reduces for both and returns the
-         * result. */
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(rbuf, count, dt, r - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, r - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
-    if (ck_swing_width(ck_swing_vrank(r, *size), *size) == 2) {
-        CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(tmp.buf, count, dt, r + 1, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("fold");
-    }
-    *done = 0;
-out:
-    ck_tmp_free(&tmp);
-    return rc;
-}
-
-static int fold_out(void *rbuf, size_t count, MPI_Datatype dt, int rank, int size,
-                    MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (ck_swing_width(ck_swing_vrank(rank, size), size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        rc = ck_send(rbuf, count, dt, rank + 1, CK_TAG(CK_ALLREDUCE), comm);
-        CK_SPAN_END("unfold");
-    }
-    return rc;
-}
-
+/* Swing's latency variant and Bine's are one schedule: the same butterfly
+ * partners ck_bine_partner(v, k, p'), the same fold, the whole vector each
+ * step. */
 int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size, done;
-    ck_tmp tmp = {0};
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &done));
-    if (done) goto out;
-
-    const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
-    const int v = ck_swing_vrank(rank, size);
-    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    CK_SPAN_BEGIN("butterfly");
-    for (int k = 0; k < s; k++) {
-        CK_SPAN_BEGIN_STEP("step", k);
-        int q = ck_swing_real(ck_bine_partner(v, k, p2), size);
-        CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("step");
-    }
-    CK_SPAN_END("butterfly");
-    CK_TRY(fold_out(rbuf, count, dt, rank, size, comm));
-out:
-    ck_tmp_free(&tmp);
-    return rc;
+    return ck_allreduce_bine_latency(sbuf, rbuf, count, dt, op, comm);
 }
 
 int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                  MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size, done;
+    int rc, rank, size;
+    ck_fold f;
     size_t *off = NULL;
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, comm, &rank, &size, &done));
-    if (done) goto out;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_EVEN, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size);
     /* The vector cut into p' nearly equal blocks, block v owned by virtual
@@ -121,7 +53,7 @@ int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI
     CK_TRY(ck_swing_ag_phase(rbuf, off, dt, rank, size, tag, comm,
                              ck_log2_ceil(ck_pow2_floor(size))));
     CK_SPAN_END("allgather");
-    CK_TRY(fold_out(rbuf, count, dt, rank, size, comm));
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     free(off);
     return rc;

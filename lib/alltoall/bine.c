@@ -31,26 +31,18 @@
 int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                      MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint extent;
     ck_tmp wa = {0}, wb = {0}, spack = {0};
     int *slot = NULL, *next = NULL;
     uint32_t *digits = NULL;
 
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
     /* A step may send up to p - 1 blocks in one message; every rank computes
      * the same bound, so all of them refuse together. */
-    if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-
-    CK_TRY(ck_type_extent(dt, &extent));
-    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (size == 1) {
-        if (src != rbuf) CK_TRY(ck_copy(src, rbuf, count, dt));
-        goto out;
-    }
+    const void *src;
+    CK_TRY(ck_alltoall_blocks_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &src,
+                                   &done));
+    if (done) goto out;
 
     const int tag = CK_TAG(CK_ALLTOALL), p = size, s = ck_log2_ceil(p);
     const size_t total = (size_t)p * count;
@@ -74,10 +66,7 @@ int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 
     /* Rotate: slot j holds the input block for rank + j. */
     CK_SPAN_BEGIN("rotate");
-    CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent), wa.buf,
-                   (size_t)(p - rank) * count, dt));
-    CK_TRY(ck_copy(src, ck_elem(wa.buf, (size_t)(p - rank) * count, extent),
-                   (size_t)rank * count, dt));
+    CK_TRY(ck_rotate(src, wa.buf, rank, p, count, dt));
     CK_SPAN_END("rotate");
 
     char *cur = wa.buf, *oth = wb.buf;

@@ -19,24 +19,16 @@
 int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                       MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint extent;
     ck_tmp work = {0}, spack = {0}, rpack = {0};
 
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
     /* A step packs up to p/2 blocks into one message. Every rank computes
      * the same bound, so all of them refuse together. */
-    if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-
-    CK_TRY(ck_type_extent(dt, &extent));
-    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (size == 1) {
-        if (src != rbuf) CK_TRY(ck_copy(src, rbuf, count, dt));
-        goto out;
-    }
+    const void *src;
+    CK_TRY(ck_alltoall_blocks_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &src,
+                                   &done));
+    if (done) goto out;
 
     const int tag = CK_TAG(CK_ALLTOALL);
     const size_t half = (size_t)(size / 2) * count; /* most blocks with one bit set */
@@ -45,10 +37,7 @@ int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     CK_TRY(ck_tmp_alloc(&rpack, half, dt));
 
     CK_SPAN_BEGIN("rotate");
-    CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent), work.buf,
-                   (size_t)(size - rank) * count, dt));
-    CK_TRY(ck_copy(src, ck_elem(work.buf, (size_t)(size - rank) * count, extent),
-                   (size_t)rank * count, dt));
+    CK_TRY(ck_rotate(src, work.buf, rank, size, count, dt));
     CK_SPAN_END("rotate");
 
     CK_SPAN_BEGIN("exchange");

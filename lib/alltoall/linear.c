@@ -20,21 +20,11 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     MPI_Aint extent;
     MPI_Request *reqs = NULL;
     ck_tmp tmp = {0};
-    const void *src = sbuf;
+    const void *src;
 
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-
-    CK_TRY(ck_type_extent(dt, &extent));
+    CK_TRY(ck_alltoall_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &tmp, &src));
+    if (src == NULL) goto out;
     const int tag = CK_TAG(CK_ALLTOALL);
-    if (sbuf == MPI_IN_PLACE) {
-        if (size == 1) return MPI_SUCCESS;
-        CK_TRY(ck_tmp_alloc(&tmp, (size_t)size * count, dt));
-        CK_TRY(ck_copy(rbuf, tmp.buf, (size_t)size * count, dt));
-        src = tmp.buf;
-    }
 
     CK_SPAN_BEGIN("exchange");
     if (size > 1) {

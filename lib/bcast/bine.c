@@ -26,34 +26,32 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int lowbit_index(int x)
+/* Shared start of both: the checks; a rank that drops out of the fold only
+ * gets the data from its partner. *done when nothing is left to do. */
+static int fold_open(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm, int *size,
+                     ck_fold *f, int *done)
 {
-    int k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        k++;
+    int rc, rank;
+    *done = 1;
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, size));
+    if (count == 0 || *size == 1) goto out;
+    *f = ck_fold_of(rank, root, *size, CK_FOLD_KEEP_EVEN);
+    if (f->vrank < 0) {
+        rc = ck_fold_out(f, NULL, buf, count, dt, CK_TAG(CK_BCAST), comm);
+        goto out;
     }
-    return k;
+    *done = 0;
+out:
+    return rc;
 }
 
-/* Real rank of virtual rank v. */
 int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    int rc, rank, size;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
-    if (count == 0 || size == 1) return MPI_SUCCESS;
-
-    const int tag = CK_TAG(CK_BCAST);
-    const int rel = ck_rel_rank(rank, root, size);
-    const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("unfold");
-        rc = ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_SPAN_END("unfold");
-        return rc;
-    }
+    int rc, size, done;
+    ck_fold f;
+    CK_TRY(fold_open(buf, count, dt, root, comm, &size, &f, &done));
+    if (done) goto out;
+    const int tag = CK_TAG(CK_BCAST), v = f.vrank;
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int pos = ck_bine_tree_position(v, pof2, s);
@@ -61,24 +59,22 @@ int ck_bcast_bine(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm c
     int j = s;
     CK_SPAN_BEGIN("tree");
     if (pos != 0) {
-        j = lowbit_index(pos);
+        j = ck_low_bit(pos);
         int parent = ck_bine_tree_rank(pos - (1 << j), pof2, s);
         CK_SPAN_BEGIN_STEP("step", s - 1 - j);
-        CK_TRY(ck_recv(buf, count, dt, ck_bine_fold_real(parent, root, size), tag, comm));
+        CK_TRY(ck_recv(buf, count, dt, ck_fold_rank_of(parent, CK_FOLD_KEEP_EVEN, root, size), tag,
+                       comm));
         CK_SPAN_END("step");
     }
     for (int i = j - 1; i >= 0; i--) {
         int child = ck_bine_tree_rank(pos + (1 << i), pof2, s);
         CK_SPAN_BEGIN_STEP("step", s - 1 - i);
-        CK_TRY(ck_send(buf, count, dt, ck_bine_fold_real(child, root, size), tag, comm));
+        CK_TRY(ck_send(buf, count, dt, ck_fold_rank_of(child, CK_FOLD_KEEP_EVEN, root, size), tag,
+                       comm));
         CK_SPAN_END("step");
     }
     CK_SPAN_END("tree");
-    if (ck_bine_fold_width(v, size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, buf, NULL, count, dt, tag, comm));
 out:
     return rc;
 }
@@ -92,23 +88,13 @@ static size_t span(size_t count, int nb, int a, int len)
 int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, int root,
                                     MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, size, done;
     MPI_Aint extent;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
-    if (count == 0 || size == 1) return MPI_SUCCESS;
+    ck_fold f;
+    CK_TRY(fold_open(buf, count, dt, root, comm, &size, &f, &done));
+    if (done) goto out;
     CK_TRY(ck_type_extent(dt, &extent));
-
-    const int tag = CK_TAG(CK_BCAST);
-    const int rel = ck_rel_rank(rank, root, size);
-    const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("unfold");
-        rc = ck_recv(buf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_SPAN_END("unfold");
-        return rc;
-    }
+    const int tag = CK_TAG(CK_BCAST), v = f.vrank;
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int nu = ck_bine_nu(v, pof2, s);
@@ -121,10 +107,10 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
     int first = 0;
     CK_SPAN_BEGIN("scatter");
     if (v != 0) {
-        int h = ck_bine_high_bit(nu), len = 1 << (s - 1 - h);
+        int h = ck_high_bit(nu), len = 1 << (s - 1 - h);
         CK_SPAN_BEGIN_STEP("step", h);
         CK_TRY(ck_recv(BLOCK(sigma), span(count, pof2, sigma, len), dt,
-                       ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+                       ck_bine_fold_peer(v, h, pof2, root, size), tag, comm));
         CK_SPAN_END("step");
         first = h + 1;
     }
@@ -132,7 +118,7 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_SPAN_BEGIN_STEP("step", k);
         CK_TRY(ck_send(BLOCK(c), span(count, pof2, c, len), dt,
-                       ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+                       ck_bine_fold_peer(v, k, pof2, root, size), tag, comm));
         CK_SPAN_END("step");
     }
     CK_SPAN_END("scatter");
@@ -144,18 +130,14 @@ int ck_bcast_bine_scatter_allgather(void *buf, size_t count, MPI_Datatype dt, in
     for (int k = s - 1; k >= 0; k--) {
         CK_SPAN_BEGIN_STEP("step", 2 * s - 1 - k);
         int len = 1 << (s - 1 - k), base = sigma & ~(len - 1), pbase = base ^ len;
-        int partner = ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size);
+        int partner = ck_bine_fold_peer(v, k, pof2, root, size);
         CK_TRY(ck_sendrecv(BLOCK(base), span(count, pof2, base, len), partner, BLOCK(pbase),
                            span(count, pof2, pbase, len), partner, dt, tag, comm));
         CK_SPAN_END("step");
     }
     CK_SPAN_END("allgather");
 #undef BLOCK
-    if (ck_bine_fold_width(v, size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(buf, count, dt, ck_abs_rank(rel + 1, root, size), tag, comm));
-        CK_SPAN_END("unfold");
-    }
+    CK_TRY(ck_fold_out(&f, buf, NULL, count, dt, tag, comm));
 out:
     return rc;
 }

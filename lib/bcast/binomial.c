@@ -11,31 +11,10 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-/* Index of the highest set bit of x > 0. */
-static int high_bit(int x)
-{
-    int h = 0;
-    while (x >>= 1) h++;
-    return h;
-}
-
-/* Index of the lowest set bit of x > 0. */
-static int low_bit(int x)
-{
-    int k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-}
-
 int ck_bcast_binomial_doubling(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
 
     const int tag = CK_TAG(CK_BCAST);
@@ -47,7 +26,7 @@ int ck_bcast_binomial_doubling(void *buf, size_t count, MPI_Datatype dt, int roo
     int k = 0;
     CK_SPAN_BEGIN("tree");
     if (r != 0) {
-        int h = high_bit(r);
+        int h = ck_high_bit(r);
         CK_SPAN_BEGIN_STEP("step", h);
         CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << h), root, size), tag, comm));
         CK_SPAN_END("step");
@@ -68,9 +47,7 @@ out:
 int ck_bcast_binomial_halving(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
 
     const int tag = CK_TAG(CK_BCAST);
@@ -82,7 +59,7 @@ int ck_bcast_binomial_halving(void *buf, size_t count, MPI_Datatype dt, int root
     int k = ck_log2_ceil(size);
     CK_SPAN_BEGIN("tree");
     if (r != 0) {
-        k = low_bit(r);
+        k = ck_low_bit(r);
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
         CK_TRY(ck_recv(buf, count, dt, ck_abs_rank(r - (1 << k), root, size), tag, comm));
         CK_SPAN_END("step");

@@ -14,9 +14,7 @@ int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm 
     int rc, rank, size;
     MPI_Aint extent;
     MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
     CK_TRY(ck_type_extent(dt, &extent));
 

@@ -6,9 +6,7 @@
 int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
 
     const int tag = CK_TAG(CK_BCAST);

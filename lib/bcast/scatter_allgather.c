@@ -21,16 +21,6 @@ static char *block_at(void *buf, size_t count, int p, int b, MPI_Aint extent)
     return ck_elem(buf, ck_block_offset(count, p, b), extent);
 }
 
-static int low_bit(int x)
-{
-    int k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-}
-
 /* End (exclusive) of the run of `len` ranks starting at `start`, cut at p. */
 static int run_end(int start, int len, int p)
 {
@@ -49,7 +39,7 @@ static int binomial_scatter(void *buf, size_t count, MPI_Datatype dt, MPI_Aint e
     int k = ck_log2_ceil(size);
     CK_SPAN_BEGIN("scatter");
     if (r != 0) {
-        k = low_bit(r);
+        k = ck_low_bit(r);
         int hi = run_end(r, 1 << k, size);
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(size) - 1 - k);
         CK_TRY(ck_recv(block_at(buf, count, size, r, extent), span(count, size, r, hi), dt,
@@ -70,19 +60,30 @@ out:
     return rc;
 }
 
+/* Shared start of both: the checks, then the scatter, after which relative
+ * rank r holds its block. *done when there is nothing to do. */
+static int scatter_open(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm,
+                        int *size, int *r, MPI_Aint *extent, int *done)
+{
+    int rc, rank;
+    *done = 1;
+    CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, size));
+    if (count == 0 || *size == 1) goto out;
+    CK_TRY(ck_type_extent(dt, extent));
+    *r = ck_rel_rank(rank, root, *size);
+    CK_TRY(binomial_scatter(buf, count, dt, *extent, *r, root, *size, CK_TAG(CK_BCAST), comm));
+    *done = 0;
+out:
+    return rc;
+}
+
 int ck_bcast_scatter_allgather_rd(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, size, r, done;
     MPI_Aint extent;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
-    if (count == 0 || size == 1) return MPI_SUCCESS;
-    CK_TRY(ck_type_extent(dt, &extent));
-
+    CK_TRY(scatter_open(buf, count, dt, root, comm, &size, &r, &extent, &done));
+    if (done) goto out;
     const int tag = CK_TAG(CK_BCAST);
-    const int r = ck_rel_rank(rank, root, size);
-    CK_TRY(binomial_scatter(buf, count, dt, extent, r, root, size, tag, comm));
 
     /* Recursive doubling: before the step of distance m every rank holds the
      * blocks of its aligned group [base, base + m) (cut at p) and swaps them
@@ -132,17 +133,11 @@ out:
 
 int ck_bcast_scatter_allgather_ring(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, size, r, done;
     MPI_Aint extent;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_buf(buf, count));
-    if (count == 0 || size == 1) return MPI_SUCCESS;
-    CK_TRY(ck_type_extent(dt, &extent));
-
+    CK_TRY(scatter_open(buf, count, dt, root, comm, &size, &r, &extent, &done));
+    if (done) goto out;
     const int tag = CK_TAG(CK_BCAST);
-    const int r = ck_rel_rank(rank, root, size);
-    CK_TRY(binomial_scatter(buf, count, dt, extent, r, root, size, tag, comm));
 
     /* Ring allgather: in step i each rank forwards the block it received in
      * step i - 1 (its own block first) to its right neighbour. */

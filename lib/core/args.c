@@ -42,3 +42,84 @@ int ck_check_buf(const void *buf, size_t count)
 {
     return (buf == NULL && count > 0) ? MPI_ERR_BUFFER : MPI_SUCCESS;
 }
+
+/* What every rooted opening checks after ck_check_args: the root, the op
+ * (reductions only), then sbuf and rbuf on the ranks where they matter. */
+typedef struct {
+    int has_op, need_commutative;
+    int *commutative;
+    int sbuf_everywhere, rbuf_everywhere; /* else only at the root */
+} rooted_shape;
+
+static int check_rooted(const rooted_shape *sh, const void *sbuf, const void *rbuf,
+                        size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                        int *rank, int *size)
+{
+    int rc = ck_check_args(comm, dt, count, rank, size);
+    if (rc == MPI_SUCCESS) rc = ck_check_root(root, *size);
+    if (rc == MPI_SUCCESS && sh->has_op)
+        rc = ck_check_op(op, sh->need_commutative, sh->commutative);
+    if (rc == MPI_SUCCESS && (sh->sbuf_everywhere || *rank == root))
+        rc = ck_check_buf(sbuf, count);
+    if (rc == MPI_SUCCESS && (sh->rbuf_everywhere || *rank == root))
+        rc = ck_check_buf(rbuf, count);
+    return rc;
+}
+
+int ck_check_bcast(const void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm,
+                   int *rank, int *size)
+{
+    /* One buffer, significant everywhere (checked twice at the root, alike). */
+    const rooted_shape sh = {0, 0, NULL, 1, 0};
+    return check_rooted(&sh, buf, buf, count, dt, MPI_OP_NULL, root, comm, rank, size);
+}
+
+int ck_check_gather(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                    int root, MPI_Comm comm, int *rank, int *size)
+{
+    const rooted_shape sh = {0, 0, NULL, 1, 0};
+    return check_rooted(&sh, sbuf, rbuf, count, dt, MPI_OP_NULL, root, comm, rank, size);
+}
+
+int ck_check_scatter(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                     int root, MPI_Comm comm, int *rank, int *size)
+{
+    const rooted_shape sh = {0, 0, NULL, 0, 1};
+    return check_rooted(&sh, sbuf, rbuf, count, dt, MPI_OP_NULL, root, comm, rank, size);
+}
+
+int ck_check_reduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                    MPI_Op op, int need_commutative, int *commutative, int root,
+                    MPI_Comm comm, int *rank, int *size)
+{
+    const rooted_shape sh = {1, need_commutative, commutative, 1, 0};
+    return check_rooted(&sh, sbuf, rbuf, count, dt, op, root, comm, rank, size);
+}
+
+int ck_check_exchange(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                      MPI_Comm comm, int *rank, int *size)
+{
+    int rc = ck_check_args(comm, dt, count, rank, size);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count);
+    return rc;
+}
+
+int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                       MPI_Op op, int need_commutative, MPI_Comm comm, int *rank, int *size)
+{
+    int rc = ck_check_args(comm, dt, count, rank, size);
+    if (rc == MPI_SUCCESS) rc = ck_check_op(op, need_commutative, NULL);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count);
+    return rc;
+}
+
+int ck_check_blocks(size_t count, int size, MPI_Datatype dt, MPI_Aint *ext, int *done)
+{
+    *done = count == 0;
+    if (*done) return MPI_SUCCESS;
+    /* Every rank computes the same bound, so all of them refuse together. */
+    if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
+    return ck_type_extent(dt, ext);
+}

@@ -79,3 +79,31 @@ int ck_bine_bf_move(const ck_bine_bf *bf, int shift, int key, ck_bine_bf_mode mo
     *moved = done;
     return MPI_SUCCESS;
 }
+
+size_t *ck_bine_bf_slot_offsets(const ck_bine_bf *bf)
+{
+    size_t *off = malloc(((size_t)bf->p2 + 1) * sizeof *off);
+    if (off == NULL) return NULL;
+    off[0] = 0;
+    for (int x = 0; x < bf->p2; x++)
+        off[x + 1] = off[x] + (size_t)ck_bine_bf_width(bf, bf->slot_rank[x]);
+    return off;
+}
+
+int ck_bine_bf_permute(const ck_bine_bf *bf, const size_t *off, ck_bine_bf_permute_mode mode,
+                       const void *src, void *dst, size_t count, MPI_Datatype dt, MPI_Op op)
+{
+    MPI_Aint ext;
+    int rc = ck_type_extent(dt, &ext);
+    const int from_ranks = mode != CK_BINE_BF_FROM_SLOTS;
+    for (int x = 0; x < bf->p2 && rc == MPI_SUCCESS; x++) {
+        const int u = bf->slot_rank[x];
+        const size_t ranked = (size_t)ck_bine_bf_first(bf, u) * count, slotted = off[x] * count;
+        const size_t n = (size_t)ck_bine_bf_width(bf, u) * count;
+        const char *s = ck_elem(src, from_ranks ? ranked : slotted, ext);
+        char *d = ck_elem(dst, from_ranks ? slotted : ranked, ext);
+        rc = mode == CK_BINE_BF_REDUCE_TO_SLOTS ? ck_reduce_local(s, d, n, dt, op)
+                                                : ck_copy(s, d, n, dt);
+    }
+    return rc;
+}

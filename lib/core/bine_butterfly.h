@@ -55,27 +55,26 @@ void ck_bine_bf_free(ck_bine_bf *bf);
 /* Virtual rank of real rank q, or -1 when q is folded into q - 1. */
 static inline int ck_bine_bf_vrank(const ck_bine_bf *bf, int q)
 {
-    if (q < 2 * bf->extra) return q % 2 == 0 ? q / 2 : -1;
-    return q - bf->extra;
+    return ck_fold_vrank(q, bf->extra, CK_FOLD_KEEP_EVEN);
 }
 
 /* Virtual rank that owns real block q (folded blocks included). */
 static inline int ck_bine_bf_owner(const ck_bine_bf *bf, int q)
 {
-    return q < 2 * bf->extra ? q / 2 : q - bf->extra;
+    return ck_fold_owner(q, bf->extra);
 }
 
 /* First real block (= the real rank playing it) of virtual rank v, for
  * 0 <= v <= p2; first(p2) = size closes the last range. */
 static inline int ck_bine_bf_first(const ck_bine_bf *bf, int v)
 {
-    return v < bf->extra ? 2 * v : v + bf->extra;
+    return ck_fold_first(v, bf->extra);
 }
 
 /* Real blocks owned by virtual rank v: 2 for folded pairs, else 1. */
 static inline int ck_bine_bf_width(const ck_bine_bf *bf, int v)
 {
-    return v < bf->extra ? 2 : 1;
+    return ck_fold_width(v, bf->extra);
 }
 
 /* Real rank of the butterfly partner of virtual rank v at step k. */
@@ -99,5 +98,20 @@ typedef enum {
 int ck_bine_bf_move(const ck_bine_bf *bf, int shift, int key, ck_bine_bf_mode mode,
                     void *natural, void *packed, size_t count, MPI_Datatype dt, MPI_Op op,
                     size_t *moved);
+
+/* Slot-ordered layout (the permuted variants): off[x] is the first block of
+ * slot x, the prefix sums of the widths of the virtual ranks in slot order,
+ * x = 0..p2. A malloc'ed array the caller frees, or NULL when out of memory. */
+size_t *ck_bine_bf_slot_offsets(const ck_bine_bf *bf);
+
+/* Moves every slot between a rank-ordered and a slot-ordered buffer of
+ * blocks of count elements (off from ck_bine_bf_slot_offsets). */
+typedef enum {
+    CK_BINE_BF_TO_SLOTS,       /* dst (slot order) = src (rank order) */
+    CK_BINE_BF_FROM_SLOTS,     /* dst (rank order) = src (slot order) */
+    CK_BINE_BF_REDUCE_TO_SLOTS /* dst (slot order) = src (rank order) (op) dst */
+} ck_bine_bf_permute_mode;
+int ck_bine_bf_permute(const ck_bine_bf *bf, const size_t *off, ck_bine_bf_permute_mode mode,
+                       const void *src, void *dst, size_t count, MPI_Datatype dt, MPI_Op op);
 
 #endif

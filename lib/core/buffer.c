@@ -90,3 +90,15 @@ int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, 
     CK_SPAN_END("reduce");
     return rc;
 }
+
+int ck_rotate(const void *src, void *dst, int shift, int nblocks, size_t count, MPI_Datatype dt)
+{
+    MPI_Aint ext;
+    int rc = ck_type_extent(dt, &ext);
+    const size_t head = (size_t)(nblocks - shift) * count;
+    /* Two copies: blocks shift..n-1 to the front, then 0..shift-1 after them. */
+    if (rc == MPI_SUCCESS) rc = ck_copy(ck_elem(src, (size_t)shift * count, ext), dst, head, dt);
+    if (rc == MPI_SUCCESS)
+        rc = ck_copy(src, ck_elem(dst, head, ext), (size_t)shift * count, dt);
+    return rc;
+}

@@ -47,6 +47,34 @@ int ck_check_op(MPI_Op op, int need_commutative, int *commutative);
 /* MPI_ERR_BUFFER when buf is NULL and count > 0. MPI_IN_PLACE is not NULL. */
 int ck_check_buf(const void *buf, size_t count);
 
+/* The openings of the collective shapes, each the checks above in the one
+ * order of precedence every algorithm of the shape keeps (the error class a
+ * bad call gets must not depend on the algorithm): comm/datatype/count, then
+ * root, then op, then the buffers significant on this rank. */
+/* bcast: root, buf. */
+int ck_check_bcast(const void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm,
+                   int *rank, int *size);
+/* gather: root, sbuf, rbuf at the root. */
+int ck_check_gather(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                    int root, MPI_Comm comm, int *rank, int *size);
+/* scatter: root, sbuf at the root, rbuf. */
+int ck_check_scatter(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                     int root, MPI_Comm comm, int *rank, int *size);
+/* reduce: root, op, sbuf, rbuf at the root. */
+int ck_check_reduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                    MPI_Op op, int need_commutative, int *commutative, int root,
+                    MPI_Comm comm, int *rank, int *size);
+/* For algorithms whose messages or buffers hold up to p blocks of count,
+ * after the checks above: *done for count 0 (nothing to do), MPI_ERR_COUNT
+ * when p blocks exceed CK_MAX_COUNT, else the extent of dt. */
+int ck_check_blocks(size_t count, int size, MPI_Datatype dt, MPI_Aint *ext, int *done);
+/* allgather, alltoall: sbuf, rbuf. */
+int ck_check_exchange(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                      MPI_Comm comm, int *rank, int *size);
+/* allreduce, reduce_scatter: op, sbuf, rbuf. */
+int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
+                       MPI_Op op, int need_commutative, MPI_Comm comm, int *rank, int *size);
+
 /* ------------------------------------------------------------- datatypes */
 
 /* Extent of dt (the stride between consecutive elements). */
@@ -72,6 +100,10 @@ void ck_tmp_free(ck_tmp *t);
 /* Copy count elements src -> dst (regions must not overlap). */
 int ck_copy(const void *src, void *dst, size_t count, MPI_Datatype dt);
 
+/* Block j of dst (nblocks blocks of count) = block (shift + j) mod nblocks of
+ * src, 0 <= shift < nblocks (regions must not overlap). */
+int ck_rotate(const void *src, void *dst, int shift, int nblocks, size_t count, MPI_Datatype dt);
+
 /* inout = in (op) inout, element-wise: `in` holds the operand that comes
  * first in rank order, which matters for non-commutative ops. */
 int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, MPI_Op op);
@@ -94,14 +126,195 @@ int ck_waitall(int n, MPI_Request *reqs);
 int ck_is_pow2(int p);
 int ck_pow2_floor(int p);  /* largest power of two <= p (p >= 1) */
 int ck_log2_ceil(int p);   /* smallest k with 2^k >= p (p >= 1) */
+int ck_high_bit(int x);    /* index of the highest set bit of x > 0 */
+int ck_low_bit(int x);     /* index of the lowest set bit of x > 0 */
 
 /* Split `count` elements into `nblocks` nearly equal blocks: the first
  * count % nblocks blocks get one extra element. */
 size_t ck_block_count(size_t count, int nblocks, int b);
 size_t ck_block_offset(size_t count, int nblocks, int b);
 
+/* Receive (receive != 0) or send the run of nb blocks of count elements
+ * starting at block first of blocks (p = size blocks in rank order; the run
+ * wraps past block p-1 to block 0) as one message from / to peer. */
+int ck_run_move(int receive, void *blocks, int first, int nb, size_t count, MPI_Datatype dt,
+                int size, int peer, int tag, MPI_Comm comm);
+
+/* The binomial gather (gather != 0) or scatter, whole: checks included
+ * (lib/core/binomial_blocks.c). */
+int ck_binomial_blocks(int gather, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                       int root, MPI_Comm comm);
+
+/* One recursive-halving step at distance mask over a window [*lo, *hi) of
+ * ranks or blocks: of the pair (me, me ^ mask) the lower keeps the lower half.
+ * On return [*lo, *hi) is the half kept and [*slo, *shi) the half sent. */
+static inline void ck_halve(int me, int mask, int *lo, int *hi, int *slo, int *shi)
+{
+    const int mid = *lo + mask, lower = me < (me ^ mask);
+    *slo = lower ? mid : *lo;
+    *shi = lower ? *hi : mid;
+    if (lower)
+        *hi = mid;
+    else
+        *lo = mid;
+}
+
 /* Rank relative to a root, and back. */
 static inline int ck_rel_rank(int rank, int root, int size) { return (rank - root + size) % size; }
 static inline int ck_abs_rank(int rel, int root, int size) { return (rel + root) % size; }
+
+/* ------------------------------------------------------------- folding */
+
+/* Non-power-of-two p on a power-of-two core (Thakur, Rabenseifner & Gropp
+ * 2005; Bine; Swing): p2 = ck_pow2_floor(p), rem = p - p2 pairs. The first
+ * 2*rem ranks pair as (2i, 2i+1) and each pair acts as virtual rank i; rank
+ * q >= 2*rem is virtual rank q - rem. Virtual ranks keep rank order, and
+ * virtual rank v stands for the consecutive ranks (= blocks)
+ * ck_fold_first(v) .. + ck_fold_width(v) - 1. The conventions differ only in
+ * which half of a pair plays the virtual rank:
+ *   CK_FOLD_KEEP_ODD   MPICH's: 2i drops out, 2i+1 plays (the survivor reduces
+ *                      a_2i op a_2i+1 with the lower rank first);
+ *   CK_FOLD_KEEP_EVEN  Bine's and Swing's: 2i plays, 2i+1 drops out (so the
+ *                      root, relative 0, is virtual rank 0).
+ * Ranks may be relative to a root (ck_rel_rank); the maps do not care.
+ * Two more pairings, handled by ck_fold_of and the phases only:
+ *   CK_FOLD_TAIL       the last 2*rem ranks pair instead, (first + 2j, first +
+ *                      2j + 1) with first = p2 - rem, and the even one plays
+ *                      (Rabenseifner's reduce: the root stays unpaired);
+ *                      virtual rank v is played by ck_fold_tail_real(v, first);
+ *   CK_FOLD_HIGH       rank p2 + i hands over to rank i (i < rem), which plays
+ *                      virtual rank i; the virtual rank of q < p2 is q. */
+typedef enum { CK_FOLD_KEEP_ODD, CK_FOLD_KEEP_EVEN, CK_FOLD_TAIL, CK_FOLD_HIGH } ck_fold_keep;
+
+static inline int ck_fold_tail_real(int v, int first)
+{
+    return v < first ? v : first + 2 * (v - first);
+}
+
+static inline int ck_fold_rem(int size) { return size - ck_pow2_floor(size); }
+static inline int ck_fold_first(int v, int rem) { return v < rem ? 2 * v : v + rem; }
+static inline int ck_fold_width(int v, int rem) { return v < rem ? 2 : 1; }
+/* Virtual rank that stands for rank (block) q, whether or not q plays it. */
+static inline int ck_fold_owner(int q, int rem) { return q < 2 * rem ? q / 2 : q - rem; }
+/* Rank that plays virtual rank v (head pairings only). */
+static inline int ck_fold_real(int v, int rem, ck_fold_keep keep)
+{
+    return ck_fold_first(v, rem) + (keep == CK_FOLD_KEEP_ODD && v < rem ? 1 : 0);
+}
+/* Virtual rank of rank q, -1 when q drops out (head pairings only). */
+static inline int ck_fold_vrank(int q, int rem, ck_fold_keep keep)
+{
+    if (q >= 2 * rem) return q - rem;
+    return (q % 2 == (keep == CK_FOLD_KEEP_ODD ? 1 : 0)) ? q / 2 : -1;
+}
+
+/* The same for the ranks of a communicator of size ranks folded relative to
+ * root: the real rank playing virtual rank v. */
+static inline int ck_fold_rank_of(int v, ck_fold_keep keep, int root, int size)
+{
+    return ck_abs_rank(ck_fold_real(v, ck_fold_rem(size), keep), root, size);
+}
+
+/* One rank's part in the fold, for the two phases below. */
+typedef struct {
+    int vrank;   /* virtual rank, -1 when this rank drops out */
+    int partner; /* the other half of this rank's pair (real rank), -1 if unpaired */
+} ck_fold;
+
+/* The part of rank (real) in a communicator of size ranks folded relative to
+ * root (0 when the collective has none). */
+ck_fold ck_fold_of(int rank, int root, int size, ck_fold_keep keep);
+
+/* Fold-in ("fold" span), before the power-of-two core runs: a rank that drops
+ * out sends n elements of give to its partner; the partner receives them into
+ * take and, when acc is not NULL, reduces take (op) acc into acc. Nothing for
+ * unpaired ranks. */
+int ck_fold_in(const ck_fold *f, const void *give, void *take, void *acc, size_t n,
+               MPI_Datatype dt, MPI_Op op, int tag, MPI_Comm comm);
+
+/* Fold-out ("unfold" span), after the core: the survivor of a pair sends n
+ * elements of give to its partner, which receives them into take. */
+int ck_fold_out(const ck_fold *f, const void *give, void *take, size_t n, MPI_Datatype dt,
+                int tag, MPI_Comm comm);
+
+/* ------------------------------------------------------------- shared openings */
+
+/* Allreduce on a folded core: the checks, rbuf = sbuf, and the fold-in.
+ * f->vrank is -1 when this rank has nothing more to do (count 0, p 1, or
+ * dropped out and served); otherwise the caller runs the core on rbuf and
+ * ends with ck_fold_out(f, rbuf, NULL, count, ...). */
+int ck_allreduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                           MPI_Op op, int need_commutative, ck_fold_keep keep, MPI_Comm comm,
+                           int *rank, int *size, ck_fold *f);
+
+/* Allgather: the checks, the own block into place in rbuf; *done when the
+ * call is complete (count 0 or p 1). */
+int ck_allgather_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                      MPI_Comm comm, int *rank, int *size, MPI_Aint *ext, int *done);
+
+/* Reduce-scatter fold-out and result, for a survivor holding the reduced
+ * blocks in rank order in acc: the partner's block goes back to it, the own
+ * block to rbuf. */
+int ck_reduce_scatter_fold_out(const ck_fold *f, const void *acc, void *rbuf, int rank,
+                               size_t count, MPI_Datatype dt, MPI_Comm comm);
+
+/* Alltoall with per-block messages: the checks, the extent and the source
+ * blocks (ck_alltoall_source); *src is NULL when there is nothing to do. */
+int ck_alltoall_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
+                     int *rank, int *size, MPI_Aint *ext, ck_tmp *tmp, const void **src);
+
+/* Alltoall whose messages carry up to p blocks: the checks, ck_check_blocks,
+ * *src (sbuf, or rbuf for MPI_IN_PLACE); *done when the call is complete
+ * (count 0, or p 1 with the block copied). */
+int ck_alltoall_blocks_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                            MPI_Comm comm, int *rank, int *size, MPI_Aint *ext,
+                            const void **src, int *done);
+
+/* Alltoall: the blocks to send, *src: sbuf, or for MPI_IN_PLACE a copy of
+ * rbuf in tmp (which the caller frees), since rbuf is overwritten while its
+ * blocks are still to be sent. In place with p 1 there is nothing to do:
+ * *src is NULL. */
+int ck_alltoall_source(const void *sbuf, void *rbuf, size_t count, int size, MPI_Datatype dt,
+                       ck_tmp *tmp, const void **src);
+
+/* The root's side of a linear gather (fan_in: receive the block of every
+ * other rank into blocks) or scatter (else: send them from blocks), blocks
+ * in rank order, overlapped with the copy of the root's own block between
+ * own (skipped when MPI_IN_PLACE) and its place in blocks. */
+int ck_root_fan(int fan_in, void *blocks, void *own, size_t count, MPI_Datatype dt, int root,
+                int size, int tag, MPI_Comm comm);
+
+/* Reduce: the checks; *done when the call is complete (count 0, or p 1 and
+ * rbuf = sbuf). */
+int ck_reduce_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                   int need_commutative, int *commutative, int root, MPI_Comm comm, int *rank,
+                   int *size, int *done);
+
+/* Reduce on a folded core (commutative ops): ck_reduce_open, then the part
+ * f of this rank; a rank that drops out sends its input to its partner and
+ * is *done. */
+int ck_reduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                        int root, ck_fold_keep keep, MPI_Comm comm, int *rank, int *size,
+                        ck_fold *f, int *done);
+
+/* Reduce on a folded core: the accumulator (rbuf at the root, else a copy of
+ * sbuf in acc_tmp) with the partner's vector, received into in_tmp (count
+ * elements), combined in when f pairs this rank. */
+int ck_reduce_fold_acc(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                       int is_root, const ck_fold *f, int tag, MPI_Comm comm, ck_tmp *acc_tmp,
+                       ck_tmp *in_tmp, char **acc);
+
+/* Reduce-scatter (p blocks of count): the checks, the whole-vector count
+ * limit, count 0, p 1; *done when the call is complete. */
+int ck_reduce_scatter_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                           MPI_Op op, int need_commutative, MPI_Comm comm, int *rank, int *size,
+                           int *done);
+
+/* Reduce-scatter fold-in: a rank that drops out hands over its whole input
+ * `in` and receives its result block into rbuf (done); a survivor gets acc =
+ * its input with the partner's combined in (tmp: a whole-vector scratch). */
+int ck_reduce_scatter_fold_in(const ck_fold *f, const void *in, void *rbuf, size_t count,
+                              int size, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, ck_tmp *acc,
+                              ck_tmp *tmp);
 
 #endif /* COLLKIT_CORE_H */

@@ -10,6 +10,23 @@ int ck_pow2_floor(int p)
     return q;
 }
 
+int ck_high_bit(int x)
+{
+    int h = 0;
+    while (x >>= 1) h++;
+    return h;
+}
+
+int ck_low_bit(int x)
+{
+    int k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+
 int ck_log2_ceil(int p)
 {
     int k = 0;

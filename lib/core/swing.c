@@ -1,27 +1,8 @@
-/* Swing butterflies: block sets, folding and the two phases (see swing.h). */
+/* Swing butterflies: block sets and the two phases (see swing.h). */
 #include "swing.h"
 
 #include "bine.h"
 #include "collkit/spans.h"
-
-int ck_swing_vrank(int r, int p)
-{
-    int e = p - ck_pow2_floor(p);
-    if (r < 2 * e) return r % 2 ? -1 : r / 2;
-    return r - e;
-}
-
-int ck_swing_real(int v, int p)
-{
-    int e = p - ck_pow2_floor(p);
-    return v < e ? 2 * v : v + e;
-}
-
-int ck_swing_width(int v, int p)
-{
-    int e = p - ck_pow2_floor(p);
-    return v < e ? 2 : 1;
-}
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -81,48 +62,99 @@ out:
     return rc;
 }
 
+/* What a phase works with: the core of p2 = 2^s virtual ranks, this rank's
+ * virtual rank v, the two block sets of a step (at most p2/2 blocks each;
+ * p2 >= 2 here) and, since they are disjoint halves of reach(v, k), one
+ * buffer of the whole vector that holds both packed side by side. */
+typedef struct {
+    int p2, s, v;
+    MPI_Aint ext;
+    int *sets;
+    ck_tmp tmp;
+} phase;
+
+static int phase_open(phase *ph, const size_t *off, MPI_Datatype dt, int rank, int p)
+{
+    int rc;
+    ph->p2 = ck_pow2_floor(p);
+    ph->s = ck_log2_ceil(ph->p2);
+    ph->v = ck_fold_vrank(rank, ck_fold_rem(p), CK_FOLD_KEEP_EVEN);
+    CK_TRY(ck_type_extent(dt, &ph->ext));
+    ph->sets = malloc((size_t)ph->p2 * sizeof *ph->sets);
+    if (ph->sets == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    CK_TRY(ck_tmp_alloc(&ph->tmp, off[ph->p2] - off[0], dt));
+out:
+    return rc;
+}
+
+static void phase_close(phase *ph)
+{
+    ck_tmp_free(&ph->tmp);
+    free(ph->sets);
+}
+
+size_t *ck_swing_superblocks(int size, size_t count)
+{
+    const int p2 = ck_pow2_floor(size), rem = ck_fold_rem(size);
+    size_t *off = malloc(((size_t)p2 + 1) * sizeof *off);
+    if (off == NULL) return NULL;
+    for (int u = 0; u <= p2; u++) off[u] = (size_t)ck_fold_first(u, rem) * count;
+    return off;
+}
+
+/* Butterfly step k of virtual rank v with its partner vq: one side's reach
+ * set, reach(v, k+1) or reach(vq, k+1), travels packed (tmp) and the other's
+ * arrives packed right behind it, at *rb. send_own picks which side v sends:
+ * its own set (allgather) or the partner's (reduce-scatter). The received
+ * set is left in sets[p2/2 ..], *nr blocks. */
+static int swap_sets(void *buf, const size_t *off, int send_own, int v, int k, int p,
+                     MPI_Datatype dt, MPI_Aint ext, char *tmp, int *sets, int tag, MPI_Comm comm,
+                     int *nr, char **rb)
+{
+    int rc;
+    const int p2 = ck_pow2_floor(p), s = ck_log2_ceil(p2);
+    const int vq = ck_bine_partner(v, k, p2), q = ck_fold_rank_of(vq, CK_FOLD_KEEP_EVEN, 0, p);
+    int *sset = sets, *rset = sets + p2 / 2;
+    const int ns = ck_swing_reach(send_own ? v : vq, k + 1, p2, s, sset);
+    *nr = ck_swing_reach(send_own ? vq : v, k + 1, p2, s, rset);
+    const size_t sn = set_elems(off, sset, ns), rn = set_elems(off, rset, *nr);
+    *rb = ck_elem(tmp, sn, ext);
+    CK_TRY(move_set(buf, off, sset, ns, tmp, ext, dt, 1));
+    CK_TRY(ck_sendrecv(tmp, sn, q, *rb, rn, q, dt, tag, comm));
+out:
+    return rc;
+}
+
 int ck_swing_rs_phase(void *buf, const size_t *off, MPI_Datatype dt, MPI_Op op, int rank,
                       int p, int tag, MPI_Comm comm)
 {
     int rc;
-    ck_tmp tmp = {0};
-    int *sets = NULL;
-    MPI_Aint ext;
-    const int p2 = ck_pow2_floor(p), s = ck_log2_ceil(p2), v = ck_swing_vrank(rank, p);
-    CK_TRY(ck_type_extent(dt, &ext));
-    /* Both sets of a step have at most p2/2 blocks; p2 >= 2 here. */
-    sets = malloc((size_t)p2 * sizeof *sets);
-    if (sets == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    /* Send and receive sets of a step are disjoint halves of reach(v, k), so
-     * one buffer of the whole vector holds both packed side by side. */
-    CK_TRY(ck_tmp_alloc(&tmp, off[p2] - off[0], dt));
-    int *sset = sets, *kset = sets + p2 / 2;
+    phase ph = {0};
+    CK_TRY(phase_open(&ph, off, dt, rank, p));
+    const int *kset = ph.sets + ph.p2 / 2;
 
-    for (int k = 0; k < s; k++) {
+    for (int k = 0; k < ph.s; k++) {
         CK_SPAN_BEGIN_STEP("step", k);
-        int vq = ck_bine_partner(v, k, p2), q = ck_swing_real(vq, p);
-        int ns = ck_swing_reach(vq, k + 1, p2, s, sset);
-        int nk = ck_swing_reach(v, k + 1, p2, s, kset);
-        size_t sn = set_elems(off, sset, ns), kn = set_elems(off, kset, nk);
-        char *rb = ck_elem(tmp.buf, sn, ext);
-        CK_TRY(move_set(buf, off, sset, ns, tmp.buf, ext, dt, 1));
-        CK_TRY(ck_sendrecv(tmp.buf, sn, q, rb, kn, q, dt, tag, comm));
+        int nk;
+        char *rb;
+        CK_TRY(swap_sets(buf, off, 0, ph.v, k, p, dt, ph.ext, ph.tmp.buf, ph.sets, tag, comm, &nk,
+                         &rb));
         size_t pos = 0;
         for (int i = 0; i < nk;) {
             int len = run_len(kset, nk, i);
             size_t lo = off[kset[i]], cnt = off[kset[i] + len] - lo;
-            CK_TRY(ck_reduce_local(ck_elem(rb, pos, ext), ck_elem(buf, lo, ext), cnt, dt, op));
+            CK_TRY(ck_reduce_local(ck_elem(rb, pos, ph.ext), ck_elem(buf, lo, ph.ext), cnt, dt,
+                                   op));
             pos += cnt;
             i += len;
         }
         CK_SPAN_END("step");
     }
 out:
-    ck_tmp_free(&tmp);
-    free(sets);
+    phase_close(&ph);
     return rc;
 }
 
@@ -130,34 +162,21 @@ int ck_swing_ag_phase(void *buf, const size_t *off, MPI_Datatype dt, int rank, i
                       MPI_Comm comm, int step0)
 {
     int rc;
-    ck_tmp tmp = {0};
-    int *sets = NULL;
-    MPI_Aint ext;
-    const int p2 = ck_pow2_floor(p), s = ck_log2_ceil(p2), v = ck_swing_vrank(rank, p);
-    CK_TRY(ck_type_extent(dt, &ext));
-    sets = malloc((size_t)p2 * sizeof *sets);
-    if (sets == NULL) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    CK_TRY(ck_tmp_alloc(&tmp, off[p2] - off[0], dt));
-    int *mset = sets, *tset = sets + p2 / 2;
+    phase ph = {0};
+    CK_TRY(phase_open(&ph, off, dt, rank, p));
+    const int *tset = ph.sets + ph.p2 / 2;
     (void)step0; /* read only by the step tags */
 
-    for (int k = s - 1; k >= 0; k--) {
-        CK_SPAN_BEGIN_STEP("step", step0 + s - 1 - k);
-        int vq = ck_bine_partner(v, k, p2), q = ck_swing_real(vq, p);
-        int nm = ck_swing_reach(v, k + 1, p2, s, mset);
-        int nt = ck_swing_reach(vq, k + 1, p2, s, tset);
-        size_t mn = set_elems(off, mset, nm), tn = set_elems(off, tset, nt);
-        char *rb = ck_elem(tmp.buf, mn, ext);
-        CK_TRY(move_set(buf, off, mset, nm, tmp.buf, ext, dt, 1));
-        CK_TRY(ck_sendrecv(tmp.buf, mn, q, rb, tn, q, dt, tag, comm));
-        CK_TRY(move_set(buf, off, tset, nt, rb, ext, dt, 0));
+    for (int k = ph.s - 1; k >= 0; k--) {
+        CK_SPAN_BEGIN_STEP("step", step0 + ph.s - 1 - k);
+        int nt;
+        char *rb;
+        CK_TRY(swap_sets(buf, off, 1, ph.v, k, p, dt, ph.ext, ph.tmp.buf, ph.sets, tag, comm, &nt,
+                         &rb));
+        CK_TRY(move_set(buf, off, tset, nt, rb, ph.ext, dt, 0));
         CK_SPAN_END("step");
     }
 out:
-    ck_tmp_free(&tmp);
-    free(sets);
+    phase_close(&ph);
     return rc;
 }

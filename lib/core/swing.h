@@ -32,15 +32,14 @@
 
 #include "ck_core.h"
 
-/* Virtual rank of real rank r of p (-1 for an odd r < 2e, folded into r-1);
- * the real rank playing virtual rank v; how many real ranks v stands for. */
-int ck_swing_vrank(int r, int p);
-int ck_swing_real(int v, int p);
-int ck_swing_width(int v, int p);
-
 /* Fills set[] with reach(v, k) on p2 = 2^s ranks in increasing order and
  * returns its size 2^(s-k). set must hold 2^(s-k) ints. */
 int ck_swing_reach(int v, int k, int p2, int s, int *set);
+
+/* Offsets of the super-blocks of a rank-ordered buffer of size blocks of
+ * count: virtual rank u's blocks are elements [off[u], off[u+1]), u < p2.
+ * A malloc'ed array of p2 + 1 the caller frees, or NULL when out of memory. */
+size_t *ck_swing_superblocks(int size, size_t count);
 
 /* The two butterfly phases, run only by the ranks with a virtual rank
  * (ck_swing_vrank(rank, p) >= 0). buf is laid out as p2 consecutive

@@ -28,69 +28,25 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int lowbit_index(int x)
-{
-    int k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-}
-
-/* Shared start of both: the accumulator (rbuf at the root, else a copy of
- * sbuf) with the folded neighbour's vector already combined in. */
-static int fold_in(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                   int is_root, int neighbour, int tag, MPI_Comm comm, ck_tmp *acc_tmp,
-                   ck_tmp *in_tmp, char **acc)
-{
-    int rc = MPI_SUCCESS;
-    if (is_root) {
-        *acc = rbuf;
-        if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, *acc, count, dt));
-    } else {
-        CK_TRY(ck_tmp_alloc(acc_tmp, count, dt));
-        *acc = acc_tmp->buf;
-        CK_TRY(ck_copy(sbuf, *acc, count, dt));
-    }
-    if (neighbour >= 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(in_tmp->buf, count, dt, neighbour, tag, comm));
-        CK_TRY(ck_reduce_local(in_tmp->buf, *acc, count, dt, op));
-        CK_SPAN_END("fold");
-    }
-out:
-    return rc;
-}
-
 int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                    int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     ck_tmp acc_tmp = {0}, in_tmp = {0};
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
-
+    ck_fold f;
+    CK_TRY(ck_reduce_fold_open(sbuf, rbuf, count, dt, op, root, CK_FOLD_KEEP_EVEN, comm, &rank,
+                               &size, &f, &done));
+    if (done) goto out;
     const int tag = CK_TAG(CK_REDUCE);
-    const int rel = ck_rel_rank(rank, root, size);
-    const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_SPAN_END("fold");
-        return rc;
-    }
+    const int v = f.vrank;
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int pos = ck_bine_tree_position(v, pof2, s);
-    const int j = pos != 0 ? lowbit_index(pos) : s;
-    const int folds = ck_bine_fold_width(v, size) == 2;
-    const int parent = pos != 0 ? ck_bine_fold_real(ck_bine_tree_rank(pos - (1 << j), pof2, s), root, size) : -1;
+    const int j = pos != 0 ? ck_low_bit(pos) : s;
+    const int folds = f.partner >= 0;
+    const int parent = pos != 0 ? ck_fold_rank_of(ck_bine_tree_rank(pos - (1 << j), pof2, s),
+                                                  CK_FOLD_KEEP_EVEN, root, size)
+                                 : -1;
 
     /* A leaf has nothing to combine: its input goes up as it is. */
     if (j == 0 && !folds) {
@@ -102,12 +58,12 @@ int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, 
 
     char *acc;
     CK_TRY(ck_tmp_alloc(&in_tmp, count, dt));
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, rank == root,
-                   folds ? ck_abs_rank(rel + 1, root, size) : -1, tag, comm, &acc_tmp, &in_tmp,
-                   &acc));
+    CK_TRY(ck_reduce_fold_acc(sbuf, rbuf, count, dt, op, rank == root, &f, tag, comm, &acc_tmp,
+                              &in_tmp, &acc));
     CK_SPAN_BEGIN("tree");
     for (int i = 0; i < j; i++) {
-        int child = ck_bine_fold_real(ck_bine_tree_rank(pos + (1 << i), pof2, s), root, size);
+        int child = ck_fold_rank_of(ck_bine_tree_rank(pos + (1 << i), pof2, s), CK_FOLD_KEEP_EVEN,
+                                    root, size);
         CK_TRY(ck_recv(in_tmp.buf, count, dt, child, tag, comm));
         CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
     }
@@ -128,38 +84,26 @@ static size_t span(size_t count, int nb, int a, int len)
 int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                         int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint extent;
     ck_tmp acc_tmp = {0}, in_tmp = {0};
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    ck_fold f;
+    CK_TRY(ck_reduce_fold_open(sbuf, rbuf, count, dt, op, root, CK_FOLD_KEEP_EVEN, comm, &rank,
+                               &size, &f, &done));
+    if (done) goto out;
     CK_TRY(ck_type_extent(dt, &extent));
-
     const int tag = CK_TAG(CK_REDUCE);
-    const int rel = ck_rel_rank(rank, root, size);
-    const int v = ck_bine_fold_vrank(rel, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        rc = ck_send(sbuf, count, dt, ck_abs_rank(rel - 1, root, size), tag, comm);
-        CK_SPAN_END("fold");
-        return rc;
-    }
+    const int v = f.vrank;
 
     const int pof2 = ck_pow2_floor(size), s = ck_log2_ceil(pof2);
     const int nu = ck_bine_nu(v, pof2, s);
     const int sigma = (int)ck_bit_reverse((uint32_t)nu, s);
-    const int folds = ck_bine_fold_width(v, size) == 2;
+    const int folds = f.partner >= 0;
     char *acc;
     /* The first half of the blocks is the largest message received. */
     CK_TRY(ck_tmp_alloc(&in_tmp, folds ? count : span(count, pof2, 0, pof2 / 2), dt));
-    CK_TRY(fold_in(sbuf, rbuf, count, dt, op, rank == root,
-                   folds ? ck_abs_rank(rel + 1, root, size) : -1, tag, comm, &acc_tmp, &in_tmp,
-                   &acc));
+    CK_TRY(ck_reduce_fold_acc(sbuf, rbuf, count, dt, op, rank == root, &f, tag, comm, &acc_tmp,
+                              &in_tmp, &acc));
 #define BLOCK(b) ck_elem(acc, ck_block_offset(count, pof2, (b)), extent)
 
     /* Reduce-scatter: before step k, v is responsible for the aligned sigma
@@ -169,7 +113,7 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     for (int k = 0; k < s; k++) {
         int half = 1 << (s - 1 - k);
         int keep = sigma & ~(half - 1), give = keep ^ half;
-        int partner = ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size);
+        int partner = ck_bine_fold_peer(v, k, pof2, root, size);
         size_t nkeep = span(count, pof2, keep, half);
         CK_TRY(ck_sendrecv(BLOCK(give), span(count, pof2, give, half), partner, in_tmp.buf, nkeep,
                            partner, dt, tag, comm));
@@ -180,16 +124,16 @@ int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype
     /* Gather up the distance-doubling tree: the child of v at step k owns
      * [sigma + 2^(s-1-k), sigma + 2^(s-k)); v reached at step h hands its
      * collected range [sigma, sigma + 2^(s-1-h)) to its parent. */
-    const int h = v != 0 ? ck_bine_high_bit(nu) : -1;
+    const int h = v != 0 ? ck_high_bit(nu) : -1;
     CK_SPAN_BEGIN("gather");
     for (int k = s - 1; k > h; k--) {
         int len = 1 << (s - 1 - k), c = sigma + len;
         CK_TRY(ck_recv(BLOCK(c), span(count, pof2, c, len), dt,
-                       ck_bine_fold_real(ck_bine_partner(v, k, pof2), root, size), tag, comm));
+                       ck_bine_fold_peer(v, k, pof2, root, size), tag, comm));
     }
     if (v != 0)
         CK_TRY(ck_send(BLOCK(sigma), span(count, pof2, sigma, 1 << (s - 1 - h)), dt,
-                       ck_bine_fold_real(ck_bine_partner(v, h, pof2), root, size), tag, comm));
+                       ck_bine_fold_peer(v, h, pof2, root, size), tag, comm));
     CK_SPAN_END("gather");
 #undef BLOCK
 out:

@@ -12,13 +12,6 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int high_bit(int x)
-{
-    int h = 0;
-    while (x >>= 1) h++;
-    return h;
-}
-
 enum tree_order { TREE_DOUBLING, TREE_HALVING };
 
 /* Children of tree rank v, in the order their partial results arrive, and
@@ -37,7 +30,7 @@ static int tree_links(enum tree_order order, int v, int size, int children[32], 
             if (m < size - v) children[n++] = v + m;
         }
     } else {
-        int h = v == 0 ? -1 : high_bit(v);
+        int h = v == 0 ? -1 : ck_high_bit(v);
         for (int k = s - 1; k > h; k--)
             if ((1 << k) < size - v) children[n++] = v + (1 << k);
         if (v != 0) *parent = v - (1 << h);
@@ -117,14 +110,9 @@ out:
 int ck_reduce_binomial_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                 MPI_Op op, int root, MPI_Comm comm)
 {
-    int rc, rank, size, commutative;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 0, &commutative));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    int rc, rank, size, commutative, done;
+    CK_TRY(ck_reduce_open(sbuf, rbuf, count, dt, op, 0, &commutative, root, comm, &rank, &size, &done));
+    if (done) goto out;
 
     /* Relative ranks wrap around at p, so a contiguous run of them is not a
      * run of communicator ranks unless the tree is rooted at rank 0. For a
@@ -138,14 +126,9 @@ out:
 int ck_reduce_binomial_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                MPI_Op op, int root, MPI_Comm comm)
 {
-    int rc, rank, size;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    int rc, rank, size, done;
+    CK_TRY(ck_reduce_open(sbuf, rbuf, count, dt, op, 1, NULL, root, comm, &rank, &size, &done));
+    if (done) goto out;
 
     CK_TRY(binomial_reduce(TREE_HALVING, sbuf, rbuf, count, dt, op, root, root, rank, size, comm));
 out:

@@ -7,15 +7,10 @@
 int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                      int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     ck_tmp in = {0}, own = {0};
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 0, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    CK_TRY(ck_reduce_open(sbuf, rbuf, count, dt, op, 0, NULL, root, comm, &rank, &size, &done));
+    if (done) goto out;
 
     const int tag = CK_TAG(CK_REDUCE);
     if (rank != root) {

@@ -25,58 +25,26 @@ static size_t span(size_t count, int nb, int a, int b)
     return ck_block_offset(count, nb, b) - ck_block_offset(count, nb, a);
 }
 
-/* Relative rank of new rank q: survivors of the fold sit at even offsets. */
-static int rel_of(int q, int first)
-{
-    return q < first ? q : first + 2 * (q - first);
-}
-
 int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
                            int root, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     MPI_Aint extent;
     ck_tmp acc_tmp = {0}, in_tmp = {0};
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_root(root, size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    if (rank == root) CK_TRY(ck_check_buf(rbuf, count));
-    if (count == 0) return MPI_SUCCESS;
-    if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
+    ck_fold f;
+    CK_TRY(ck_reduce_fold_open(sbuf, rbuf, count, dt, op, root, CK_FOLD_TAIL, comm, &rank, &size,
+                               &f, &done));
+    if (done) goto out;
     CK_TRY(ck_type_extent(dt, &extent));
-
     const int tag = CK_TAG(CK_REDUCE);
-    const int v = ck_rel_rank(rank, root, size);
-    const int pof2 = ck_pow2_floor(size), extra = size - pof2, first = pof2 - extra;
+    const int pof2 = ck_pow2_floor(size), first = pof2 - ck_fold_rem(size);
+    const int q = f.vrank;
 
-    /* Folded-out ranks contribute their input and are done. */
-    if (v >= first && (v - first) % 2 == 1) {
-        CK_SPAN_BEGIN("fold");
-        rc = ck_send(sbuf, count, dt, ck_abs_rank(v - 1, root, size), tag, comm);
-        CK_SPAN_END("fold");
-        return rc;
-    }
-    const int q = v < first ? v : first + (v - first) / 2;
-
-    char *acc;
-    if (rank == root) {
-        acc = rbuf;
-        if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, acc, count, dt));
-    } else {
-        CK_TRY(ck_tmp_alloc(&acc_tmp, count, dt));
-        acc = acc_tmp.buf;
-        CK_TRY(ck_copy(sbuf, acc, count, dt));
-    }
     /* Only a fold receives a whole vector; the halving needs half of it. */
-    const int folds = v >= first;
-    CK_TRY(ck_tmp_alloc(&in_tmp, folds ? count : span(count, pof2, 0, pof2 / 2), dt));
-    if (folds) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(in_tmp.buf, count, dt, ck_abs_rank(v + 1, root, size), tag, comm));
-        CK_TRY(ck_reduce_local(in_tmp.buf, acc, count, dt, op));
-        CK_SPAN_END("fold");
-    }
+    char *acc;
+    CK_TRY(ck_tmp_alloc(&in_tmp, f.partner >= 0 ? count : span(count, pof2, 0, pof2 / 2), dt));
+    CK_TRY(ck_reduce_fold_acc(sbuf, rbuf, count, dt, op, rank == root, &f, tag, comm, &acc_tmp,
+                              &in_tmp, &acc));
 
     /* Recursive halving over new ranks: keep the half of the current window
      * of blocks that contains block q, send the other half to the partner. */
@@ -84,7 +52,7 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
     CK_SPAN_BEGIN("reduce_scatter");
     for (int d = pof2 / 2; d >= 1; d /= 2) {
         int partner = q ^ d;
-        int pv = rel_of(partner, first);
+        int pv = ck_fold_tail_real(partner, first);
         int keep = (q & d) ? lo + d : lo, give = (q & d) ? lo : lo + d;
         size_t nkeep = span(count, pof2, keep, keep + d);
         CK_TRY(ck_sendrecv(ck_elem(acc, ck_block_offset(count, pof2, give), extent),
@@ -103,12 +71,13 @@ int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datat
         if (q & d) {
             CK_TRY(ck_send(ck_elem(acc, ck_block_offset(count, pof2, q), extent),
                            span(count, pof2, q, q + d), dt,
-                           ck_abs_rank(rel_of(q - d, first), root, size), tag, comm));
+                           ck_abs_rank(ck_fold_tail_real(q - d, first), root, size), tag, comm));
             break;
         }
         int c = q + d;
         CK_TRY(ck_recv(ck_elem(acc, ck_block_offset(count, pof2, c), extent),
-                       span(count, pof2, c, c + d), dt, ck_abs_rank(rel_of(c, first), root, size),
+                       span(count, pof2, c, c + d), dt,
+                       ck_abs_rank(ck_fold_tail_real(c, first), root, size),
                        tag, comm));
     }
     CK_SPAN_END("gather");

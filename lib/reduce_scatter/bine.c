@@ -42,83 +42,56 @@
 #include "../core/bine_butterfly.h"
 #include "collkit/spans.h"
 
-/* Checks and trivial cases shared by the three variants. Returns 1 when the
- * call is complete (or failed: *rc then holds the error). */
+/* Checks, trivial cases and the fold, shared by the three variants. Returns 1
+ * when the call is complete (or failed: *rc then holds the error); a rank
+ * that drops out of the fold hands over its input here and, unless the
+ * variant delivers its block itself (fold_here 0), gets its block back and is
+ * complete. Otherwise bf is set up for the caller to free. */
 static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                    MPI_Comm comm, int *rank, int *size, MPI_Aint *ext, int *rc)
+                    MPI_Comm comm, int fold_here, int *rank, MPI_Aint *ext, ck_bine_bf *bf,
+                    ck_fold *f, int *rc)
 {
-    *rc = ck_check_args(comm, dt, count, rank, size);
-    if (*rc == MPI_SUCCESS) *rc = ck_check_op(op, 1, NULL);
-    if (*rc == MPI_SUCCESS) *rc = ck_check_buf(sbuf, count);
-    if (*rc == MPI_SUCCESS) *rc = ck_check_buf(rbuf, count);
-    if (*rc != MPI_SUCCESS) return 1;
-    if ((size_t)*size * count > CK_MAX_COUNT) {
-        *rc = MPI_ERR_COUNT;
-        return 1;
-    }
-    if (count == 0) return 1;
+    int size, done;
+    *rc = ck_reduce_scatter_open(sbuf, rbuf, count, dt, op, 1, comm, rank, &size, &done);
+    if (*rc != MPI_SUCCESS || done) return 1;
     *rc = ck_type_extent(dt, ext);
     if (*rc != MPI_SUCCESS) return 1;
-    if (*size == 1) {
-        if (sbuf != MPI_IN_PLACE) *rc = ck_copy(sbuf, rbuf, count, dt);
-        return 1;
+    *f = ck_fold_of(*rank, 0, size, CK_FOLD_KEEP_EVEN);
+    if (f->vrank < 0) {
+        /* the send completes before the receive may overwrite an in-place input */
+        const int tag = CK_TAG(CK_REDUCE_SCATTER);
+        *rc = ck_fold_in(f, sbuf == MPI_IN_PLACE ? rbuf : sbuf, NULL, NULL, (size_t)size * count,
+                         dt, op, tag, comm);
+        if (*rc != MPI_SUCCESS) return 1;
+        if (fold_here) {
+            *rc = ck_fold_out(f, NULL, rbuf, count, dt, tag, comm);
+            return 1;
+        }
     }
-    return 0;
-}
-
-/* The folded half of a pair hands its whole input to its core partner;
- * the core partner reduces it into acc (in rank order) through tmp. */
-static int fold_in(const ck_bine_bf *bf, int rank, const void *in, char *acc, char *tmp,
-                   size_t total, MPI_Datatype dt, MPI_Op op, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    const int v = ck_bine_bf_vrank(bf, rank);
-    if (v >= 0 && ck_bine_bf_width(bf, v) == 1) return MPI_SUCCESS;
-    CK_SPAN_BEGIN("fold");
-    if (v < 0) {
-        rc = ck_send(in, total, dt, rank - 1, tag, comm);
-    } else {
-        rc = ck_recv(tmp, total, dt, rank + 1, tag, comm);
-        /* tmp holds rank+1's data: tmp (op) acc swaps the operands, which the
-         * commutativity the algorithm requires anyway allows. */
-        if (rc == MPI_SUCCESS && acc != NULL) rc = ck_reduce_local(tmp, acc, total, dt, op);
-    }
-    CK_SPAN_END("fold");
-    return rc;
+    *rc = ck_bine_bf_init(bf, size);
+    return *rc != MPI_SUCCESS;
 }
 
 int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
                                    MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     ck_tmp acc = {0}, tmp = {0};
     size_t *off = NULL;
-    if (prologue(sbuf, rbuf, count, dt, op, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_REDUCE_SCATTER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
-    if (v < 0) {
-        /* the send completes before the receive may overwrite an in-place input */
-        CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
 
-    off = malloc(((size_t)bf.p2 + 1) * sizeof *off);
+    off = ck_bine_bf_slot_offsets(&bf);
     if (off == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    off[0] = 0;
-    for (int x = 0; x < bf.p2; x++)
-        off[x + 1] = off[x] + (size_t)ck_bine_bf_width(&bf, bf.slot_rank[x]);
     CK_TRY(ck_tmp_alloc(&acc, total, dt));
     CK_TRY(ck_tmp_alloc(&tmp, total, dt));
 
@@ -126,23 +99,13 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
      * slot_rank[x]. The folded partner's vector arrives in rank order and is
      * reduced slot by slot (inside the fold phase). */
     CK_SPAN_BEGIN("permute");
-    for (int x = 0; x < bf.p2; x++) {
-        const int u = bf.slot_rank[x];
-        CK_TRY(ck_copy(ck_elem(in, (size_t)ck_bine_bf_first(&bf, u) * count, ext),
-                       ck_elem(acc.buf, off[x] * count, ext),
-                       (size_t)ck_bine_bf_width(&bf, u) * count, dt));
-    }
+    CK_TRY(ck_bine_bf_permute(&bf, off, CK_BINE_BF_TO_SLOTS, in, acc.buf, count, dt, op));
     CK_SPAN_END("permute");
-    CK_TRY(fold_in(&bf, rank, in, NULL, tmp.buf, total, dt, op, tag, comm));
-    if (ck_bine_bf_width(&bf, v) == 2) {
+    CK_TRY(ck_fold_in(&f, NULL, tmp.buf, NULL, total, dt, op, tag, comm));
+    if (f.partner >= 0) {
         CK_SPAN_BEGIN("fold");
-        for (int x = 0; x < bf.p2; x++) {
-            const int u = bf.slot_rank[x];
-            CK_TRY(ck_reduce_local(ck_elem(tmp.buf, (size_t)ck_bine_bf_first(&bf, u) * count,
-                                           ext),
-                                   ck_elem(acc.buf, off[x] * count, ext),
-                                   (size_t)ck_bine_bf_width(&bf, u) * count, dt, op));
-        }
+        CK_TRY(ck_bine_bf_permute(&bf, off, CK_BINE_BF_REDUCE_TO_SLOTS, tmp.buf, acc.buf, count,
+                                  dt, op));
         CK_SPAN_END("fold");
     }
 
@@ -164,12 +127,8 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
     CK_SPAN_END("reduce_scatter");
 
     CK_TRY(ck_copy(ck_elem(acc.buf, off[slot] * count, ext), rbuf, count, dt));
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(ck_elem(acc.buf, (off[slot] + 1) * count, ext), count, dt, rank + 1,
+    CK_TRY(ck_fold_out(&f, ck_elem(acc.buf, (off[slot] + 1) * count, ext), NULL, count, dt,
                        tag, comm));
-        CK_SPAN_END("unfold");
-    }
 out:
     free(off);
     ck_tmp_free(&acc);
@@ -181,23 +140,22 @@ out:
 int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                  MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     ck_tmp acc = {0}, tmp = {0};
     MPI_Request req[3];
-    if (prologue(sbuf, rbuf, count, dt, op, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_REDUCE_SCATTER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
     /* My block belongs to virtual rank u; the core rank whose butterfly role
      * ends at position u is the one with sigma = u. */
     const int src = ck_bine_bf_first(&bf, bf.slot_rank[ck_bine_bf_owner(&bf, rank)]);
     if (v < 0) {
-        CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
+        /* Its input went to its partner in the prologue. */
         CK_SPAN_BEGIN("remap");
         CK_TRY(ck_recv(rbuf, count, dt, src, tag, comm));
         CK_SPAN_END("remap");
@@ -207,7 +165,7 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
     CK_TRY(ck_tmp_alloc(&acc, total, dt));
     CK_TRY(ck_tmp_alloc(&tmp, total, dt));
     CK_TRY(ck_copy(in, acc.buf, total, dt));
-    CK_TRY(fold_in(&bf, rank, in, acc.buf, tmp.buf, total, dt, op, tag, comm));
+    CK_TRY(ck_fold_in(&f, NULL, tmp.buf, acc.buf, total, dt, op, tag, comm));
 
     const int t = bf.sigma[v];
     CK_SPAN_BEGIN("reduce_scatter");
@@ -254,30 +212,18 @@ out:
 int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
                                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank;
     MPI_Aint ext = 0;
     ck_bine_bf bf = {0};
+    ck_fold f;
     ck_tmp acc = {0}, spack = {0}, rpack = {0};
-    if (prologue(sbuf, rbuf, count, dt, op, comm, &rank, &size, &ext, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
 
-    const int tag = CK_TAG(CK_REDUCE_SCATTER);
-    const size_t total = (size_t)size * count;
+    const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
+    const size_t total = (size_t)bf.size * count;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    CK_TRY(ck_bine_bf_init(&bf, size));
-    const int v = ck_bine_bf_vrank(&bf, rank);
-    if (v < 0) {
-        CK_TRY(fold_in(&bf, rank, in, NULL, NULL, total, dt, op, tag, comm));
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
-
-    CK_TRY(ck_tmp_alloc(&acc, total, dt));
+    CK_TRY(ck_reduce_scatter_fold_in(&f, in, rbuf, count, bf.size, dt, op, comm, &acc, &rpack));
     CK_TRY(ck_tmp_alloc(&spack, total, dt));
-    CK_TRY(ck_tmp_alloc(&rpack, total, dt));
-    CK_TRY(ck_copy(in, acc.buf, total, dt));
-    CK_TRY(fold_in(&bf, rank, in, acc.buf, rpack.buf, total, dt, op, tag, comm));
 
     CK_SPAN_BEGIN("reduce_scatter");
     for (int k = 0; k < bf.s; k++) {
@@ -300,12 +246,8 @@ int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
     CK_SPAN_END("reduce_scatter");
 
     CK_TRY(ck_copy(ck_elem(acc.buf, (size_t)rank * count, ext), rbuf, count, dt));
-    if (ck_bine_bf_width(&bf, v) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(ck_elem(acc.buf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1,
+    CK_TRY(ck_fold_out(&f, ck_elem(acc.buf, (size_t)(rank + 1) * count, ext), NULL, count, dt,
                        tag, comm));
-        CK_SPAN_END("unfold");
-    }
 out:
     ck_tmp_free(&acc);
     ck_tmp_free(&spack);

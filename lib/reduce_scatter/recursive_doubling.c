@@ -16,9 +16,6 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-static int first_block(int v, int rem) { return v < rem ? 2 * v : v + rem; }
-static int real_rank(int v, int rem) { return v < rem ? 2 * v + 1 : v + rem; }
-
 /* Element range [off, off+n) of the blocks of virtual ranks [vlo, vhi). */
 typedef struct {
     size_t off, n;
@@ -27,58 +24,37 @@ typedef struct {
 static range vrange(int vlo, int vhi, int rem, size_t count)
 {
     range r;
-    r.off = (size_t)first_block(vlo, rem) * count;
-    r.n = (size_t)first_block(vhi, rem) * count - r.off;
+    r.off = (size_t)ck_fold_first(vlo, rem) * count;
+    r.n = (size_t)ck_fold_first(vhi, rem) * count - r.off;
     return r;
 }
 
 int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
                                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, rank, size, done;
     ck_tmp acc = {0}, sp = {0}, rp = {0};
     MPI_Aint ext;
     const void *in;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 0, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
-    if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
-    if (count == 0) return MPI_SUCCESS;
+    CK_TRY(ck_reduce_scatter_open(sbuf, rbuf, count, dt, op, 0, comm, &rank, &size, &done));
+    if (done) goto out;
     in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (size == 1) return ck_copy(in, rbuf, count, dt);
 
     const int tag = CK_TAG(CK_REDUCE_SCATTER);
     const size_t total = (size_t)size * count;
     const int p2 = ck_pow2_floor(size), rem = size - p2;
     CK_TRY(ck_type_extent(dt, &ext));
 
-    if (rank < 2 * rem && rank % 2 == 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(in, total, dt, rank + 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank + 1, tag, comm));
-        CK_SPAN_END("unfold");
-        goto out;
-    }
-
-    CK_TRY(ck_tmp_alloc(&acc, total, dt));
+    const ck_fold f = ck_fold_of(rank, 0, size, CK_FOLD_KEEP_ODD);
+    CK_TRY(ck_reduce_scatter_fold_in(&f, in, rbuf, count, size, dt, op, comm, &acc, &rp));
+    if (f.vrank < 0) goto out;
     CK_TRY(ck_tmp_alloc(&sp, total, dt));
-    CK_TRY(ck_tmp_alloc(&rp, total, dt));
-    CK_TRY(ck_copy(in, acc.buf, total, dt));
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(rp.buf, total, dt, rank - 1, tag, comm));
-        CK_TRY(ck_reduce_local(rp.buf, acc.buf, total, dt, op));
-        CK_SPAN_END("fold");
-    }
 
-    const int vrank = rank < 2 * rem ? rank / 2 : rank - rem;
+    const int vrank = f.vrank;
     CK_SPAN_BEGIN("reduce_scatter");
     for (int mask = 1; mask < p2; mask <<= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(mask));
-        int vpeer = vrank ^ mask, peer = real_rank(vpeer, rem);
+        int vpeer = vrank ^ mask, peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
         int glo = vrank & ~(2 * mask - 1), ghi = glo + 2 * mask;
         /* Both sides agree on the outer ranges; the middle one is the block
          * of the receiving side. Packed in ascending block order. */
@@ -109,13 +85,7 @@ int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t co
     }
     CK_SPAN_END("reduce_scatter");
 
-    if (rank < 2 * rem) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(ck_elem(acc.buf, (size_t)(rank - 1) * count, ext), count, dt, rank - 1,
-                       tag, comm));
-        CK_SPAN_END("unfold");
-    }
-    CK_TRY(ck_copy(ck_elem(acc.buf, (size_t)rank * count, ext), rbuf, count, dt));
+    CK_TRY(ck_reduce_scatter_fold_out(&f, acc.buf, rbuf, rank, count, dt, comm));
 out:
     ck_tmp_free(&acc);
     ck_tmp_free(&sp);

@@ -21,26 +21,19 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
     ck_tmp work = {0}, tmp = {0};
     size_t *off = NULL;
     MPI_Aint ext;
-    CK_TRY(ck_check_args(comm, dt, count, &rank, &size));
-    CK_TRY(ck_check_op(op, 1, NULL));
-    CK_TRY(ck_check_buf(sbuf, count));
-    CK_TRY(ck_check_buf(rbuf, count));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
 
-    const int tag = CK_TAG(CK_REDUCE_SCATTER), p2 = ck_pow2_floor(size);
+    const int tag = CK_TAG(CK_REDUCE_SCATTER);
     const size_t n = (size_t)size * count;
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     CK_TRY(ck_type_extent(dt, &ext));
 
-    const int v = ck_swing_vrank(rank, size);
-    if (v < 0) {
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_send(in, n, dt, rank - 1, tag, comm));
-        CK_SPAN_END("fold");
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_recv(rbuf, count, dt, rank - 1, tag, comm));
-        CK_SPAN_END("unfold");
+    const ck_fold f = ck_fold_of(rank, 0, size, CK_FOLD_KEEP_EVEN);
+    if (f.vrank < 0) {
+        CK_TRY(ck_fold_in(&f, in, NULL, NULL, n, dt, op, tag, comm));
+        CK_TRY(ck_fold_out(&f, NULL, rbuf, count, dt, tag, comm));
         return MPI_SUCCESS;
     }
 
@@ -52,33 +45,24 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
         wbuf = work.buf;
         CK_TRY(ck_copy(sbuf, wbuf, n, dt));
     }
-    if (ck_swing_width(v, size) == 2) {
+    if (f.partner >= 0) {
         CK_TRY(ck_tmp_alloc(&tmp, n, dt));
-        CK_SPAN_BEGIN("fold");
-        CK_TRY(ck_recv(tmp.buf, n, dt, rank + 1, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, wbuf, n, dt, op));
-        CK_SPAN_END("fold");
+        CK_TRY(ck_fold_in(&f, NULL, tmp.buf, wbuf, n, dt, op, tag, comm));
         ck_tmp_free(&tmp);
     }
 
     /* Super-block of virtual rank u: the blocks of the real ranks it plays. */
-    off = malloc(((size_t)p2 + 1) * sizeof *off);
+    off = ck_swing_superblocks(size, count);
     if (off == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int u = 0; u < p2; u++) off[u] = (size_t)ck_swing_real(u, size) * count;
-    off[p2] = n;
     CK_SPAN_BEGIN("reduce_scatter");
     CK_TRY(ck_swing_rs_phase(wbuf, off, dt, op, rank, size, tag, comm));
     CK_SPAN_END("reduce_scatter");
 
-    if (ck_swing_width(v, size) == 2) {
-        CK_SPAN_BEGIN("unfold");
-        CK_TRY(ck_send(ck_elem(wbuf, (size_t)(rank + 1) * count, ext), count, dt, rank + 1, tag,
+    CK_TRY(ck_fold_out(&f, ck_elem(wbuf, (size_t)(rank + 1) * count, ext), NULL, count, dt, tag,
                        comm));
-        CK_SPAN_END("unfold");
-    }
     /* Block rank sits at rank*count >= count unless rank is 0: no overlap. */
     CK_TRY(ck_copy(ck_elem(wbuf, (size_t)rank * count, ext), rbuf, count, dt));
 out:

@@ -53,10 +53,18 @@ static void add_name(char *names, const char *name)
     }
 }
 
+/* The collectives whose algorithms promise step records (docs/algorithms.md):
+ * a choice of the instrumentation, not a trait of the collective, so it is
+ * listed here by name rather than derived from the descriptors. */
+static const char *const step_collectives[] = {"bcast", "allgather", "reduce_scatter",
+                                               "allreduce"};
+
 static int needs_steps(const ck_algorithm *a)
 {
-    return a->collective == CK_BCAST || a->collective == CK_ALLGATHER ||
-           a->collective == CK_REDUCE_SCATTER || a->collective == CK_ALLREDUCE;
+    const char *name = ck_collective_name(a->collective);
+    for (size_t i = 0; i < sizeof step_collectives / sizeof *step_collectives; i++)
+        if (strcmp(step_collectives[i], name) == 0) return 1;
+    return 0;
 }
 
 static int exempt_from_steps(const char *full)
@@ -66,26 +74,12 @@ static int exempt_from_steps(const char *full)
     return 0;
 }
 
-static int has_root(ck_collective c)
+/* Elements a buffer needs for any rank's role at count (never in place). */
+static size_t role_elems(size_t (*elems)(const ck_collective_desc *, size_t, int, int, int, int),
+                         const ck_collective_desc *d, size_t count, int p)
 {
-    return c == CK_BCAST || c == CK_REDUCE || c == CK_GATHER || c == CK_SCATTER;
-}
-
-static int call(const ck_algorithm *a, int *sbuf, int *rbuf, size_t count, int root,
-                MPI_Comm comm)
-{
-    switch (a->collective) {
-    case CK_BCAST: return a->fn.bcast(rbuf, count, MPI_INT, root, comm);
-    case CK_REDUCE: return a->fn.reduce(sbuf, rbuf, count, MPI_INT, MPI_SUM, root, comm);
-    case CK_GATHER: return a->fn.gather(sbuf, rbuf, count, MPI_INT, root, comm);
-    case CK_SCATTER: return a->fn.scatter(sbuf, rbuf, count, MPI_INT, root, comm);
-    case CK_ALLGATHER: return a->fn.allgather(sbuf, rbuf, count, MPI_INT, comm);
-    case CK_REDUCE_SCATTER:
-        return a->fn.reduce_scatter(sbuf, rbuf, count, MPI_INT, MPI_SUM, comm);
-    case CK_ALLREDUCE: return a->fn.allreduce(sbuf, rbuf, count, MPI_INT, MPI_SUM, comm);
-    case CK_ALLTOALL: return a->fn.alltoall(sbuf, rbuf, count, MPI_INT, comm);
-    default: return MPI_ERR_ARG;
-    }
+    size_t at_root = elems(d, count, p, 0, 0, 0), other = elems(d, count, p, 1, 0, 0);
+    return at_root > other ? at_root : other;
 }
 
 int main(int argc, char **argv)
@@ -104,10 +98,17 @@ int main(int argc, char **argv)
         }
     }
 
-    /* Every buffer holds p blocks of the largest count, enough for any
-     * collective's send or receive side. */
+    /* One pair of buffers for every call: as large as the largest send and
+     * receive side of any collective at the largest count. */
     const size_t counts[2] = {1, 5 * (size_t)size + 3};
-    const size_t cap = (size_t)size * counts[1];
+    size_t cap = 1;
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
+        const ck_collective_desc *d = ck_collective_describe((ck_collective)c);
+        size_t s = role_elems(ck_collective_send_elems, d, counts[1], size);
+        size_t r = role_elems(ck_collective_recv_elems, d, counts[1], size);
+        if (s > cap) cap = s;
+        if (r > cap) cap = r;
+    }
     int *sbuf = malloc(cap * sizeof *sbuf), *rbuf = malloc(cap * sizeof *rbuf);
     char names[NAMES_LEN], *all_names = malloc((size_t)size * NAMES_LEN);
     if (sbuf == NULL || rbuf == NULL || all_names == NULL ||
@@ -124,7 +125,7 @@ int main(int argc, char **argv)
         const int exempt = exempt_from_steps(full);
         int step_lo = -1, step_hi = -1, any_steps = 0;
         names[0] = '\0';
-        const int nroots = has_root(a->collective) && size > 1 ? 2 : 1;
+        const int nroots = ck_collective_has_root(a->collective) && size > 1 ? 2 : 1;
 
         for (int ci = 0; ci < 2; ci++) {
             const size_t count = counts[ci] < a->min_count ? a->min_count : counts[ci];
@@ -134,7 +135,8 @@ int main(int argc, char **argv)
                 for (size_t i = 0; i < cap; i++) sbuf[i] = rbuf[i] = rank + (int)i;
                 ck_spans_reset();
                 ck_spans_enable(1);
-                int rc = call(a, sbuf, rbuf, count, root, MPI_COMM_WORLD);
+                int rc = ck_algorithm_call(a, sbuf, rbuf, count, MPI_INT, MPI_SUM, root,
+                                           MPI_COMM_WORLD);
                 ck_spans_enable(0);
 
                 /* This rank's verdict on the call. */

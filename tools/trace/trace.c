@@ -7,31 +7,21 @@
 
 /* ------------------------------------------------------------- datatypes */
 
-#define NDTYPES 5
-
-static MPI_Datatype dtype_at(int i)
+/* The datatypes are libcollkit's table (ck_datatype_*); the error message
+ * lists them from there so that a new one needs no change here. */
+static void dtype_names(char *dst, size_t len, const char *sep)
 {
-    /* A function, not a static table: Open MPI's handles are addresses, fine
-     * in an initializer, but keeping it uniform costs nothing. */
-    switch (i) {
-    case 0: return MPI_INT8_T;
-    case 1: return MPI_INT32_T;
-    case 2: return MPI_INT64_T;
-    case 3: return MPI_FLOAT;
-    default: return MPI_DOUBLE;
-    }
+    size_t at = 0;
+    dst[0] = '\0';
+    for (size_t i = 0; i < ck_datatype_count() && at < len; i++)
+        at += (size_t)snprintf(dst + at, len - at, "%s%s", i ? sep : "", ck_datatype_at(i)->name);
 }
 
-static const char *const dtype_names[NDTYPES] = {"int8", "int32", "int64", "float", "double"};
-
-const char *ck_trace_dtype_name(int dtype) { return dtype_names[dtype]; }
-MPI_Datatype ck_trace_dtype(int dtype) { return dtype_at(dtype); }
-
-static int parse_dtype(const char *s)
+static void dtype_unknown(char *err, size_t errlen, const char *val)
 {
-    for (int i = 0; i < NDTYPES; i++)
-        if (strcmp(s, dtype_names[i]) == 0) return i;
-    return -1;
+    char names[128];
+    dtype_names(names, sizeof names, ", ");
+    snprintf(err, errlen, "unknown dtype '%s' (%s)", val, names);
 }
 
 static int parse_format(const char *s, ck_trace_format *f)
@@ -85,9 +75,9 @@ static int case_field(ck_trace_case *c, const char *name, const char *val, char 
         }
         c->root = (int)v;
     } else if (strcmp(name, "dtype") == 0) {
-        c->dtype = parse_dtype(val);
-        if (c->dtype < 0) {
-            snprintf(err, errlen, "unknown dtype '%s' (int8, int32, int64, float, double)", val);
+        c->dtype = ck_datatype_find(val);
+        if (c->dtype == NULL) {
+            dtype_unknown(err, errlen, val);
             return -1;
         }
     } else if (strcmp(name, "format") == 0) {
@@ -118,15 +108,17 @@ static int resolve_algorithm(ck_trace_case *c, const char *coll, const char *alg
 static void case_defaults(ck_trace_case *c)
 {
     memset(c, 0, sizeof *c);
-    c->dtype = 0; /* int8: bytes equal the element count */
+    c->dtype = ck_datatype_find("int8"); /* bytes equal the element count */
     c->format = CK_TRACE_MESSAGES;
 }
 
 void ck_trace_usage(FILE *f, const char *prog)
 {
+    char dtypes[128];
+    dtype_names(dtypes, sizeof dtypes, "|");
     fprintf(f,
             "usage: %s --collective C --algorithm A --ranks P --count N [--root R]\n"
-            "          [--dtype int8|int32|int64|float|double] [--format messages|pairs]\n"
+            "          [--dtype %s] [--format messages|pairs]\n"
             "       %s --batch FILE   (lines: collective algorithm ranks count root dtype format)\n"
             "       %s --list\n"
             "Prints every message the algorithm sends: a header line\n"
@@ -136,7 +128,7 @@ void ck_trace_usage(FILE *f, const char *prog)
             "index of the send among the sender's sends) or 'src dst bytes' per pair (pairs).\n"
             "Defaults: root 0, dtype int8, format messages. Exit 2: bad usage; 3: the\n"
             "algorithm returned an MPI error (e.g. a constraint); 1: out of memory or I/O.\n",
-            prog, prog, prog);
+            prog, dtypes, prog, prog);
 }
 
 int ck_trace_parse_cli(int argc, char **argv, int need_ranks, ck_trace_cli *cli, char *err,
@@ -290,42 +282,38 @@ const char *ck_trace_errname(int rc)
 
 /* ------------------------------------------------------------- running */
 
-/* Elements of the two buffers of a collective: count per rank block, p*count
- * for the whole-vector side of data-movement collectives. */
-static void buf_elems(ck_collective coll, size_t count, size_t pcount, size_t *a, size_t *b)
+/* Elements of a buffer large enough for the root and for any other rank:
+ * the descriptor's blocks, never in place. */
+static size_t max_role_elems(size_t (*elems)(const ck_collective_desc *, size_t, int, int, int,
+                                             int),
+                             const ck_collective_desc *d, size_t count, int p)
 {
-    switch (coll) {
-    case CK_BCAST: *a = count; *b = 0; break;
-    case CK_REDUCE:
-    case CK_ALLREDUCE: *a = count; *b = count; break;
-    case CK_GATHER:
-    case CK_ALLGATHER: *a = count; *b = pcount; break;
-    case CK_SCATTER:
-    case CK_REDUCE_SCATTER: *a = pcount; *b = count; break;
-    case CK_ALLTOALL: *a = pcount; *b = pcount; break;
-    default: *a = count; *b = count; break;
-    }
+    /* Rank 1 with root 0 stands for "any other rank" even at p = 1: a
+     * buffer sized for a role nobody plays costs nothing. */
+    size_t at_root = elems(d, count, p, 0, 0, 0), other = elems(d, count, p, 1, 0, 0);
+    return at_root > other ? at_root : other;
 }
 
 int ck_trace_bufs_alloc(ck_trace_bufs *b, const ck_trace_case *c, int p)
 {
     b->a = b->b = NULL;
-    int esize = 0;
-    if (MPI_Type_size(ck_trace_dtype(c->dtype), &esize) != MPI_SUCCESS || esize <= 0) return -1;
+    const ck_collective_desc *d = ck_collective_describe(c->alg->collective);
+    if (d == NULL) return -1;
     size_t na = 1, nb = 1;
     /* Counts above CK_MAX_COUNT are refused by every algorithm before it
      * touches a buffer (ck_check_args runs first), so a token buffer will do
      * and the refusal is what gets reported. p <= 2^20 and count <= 2^31
-     * keep p*count*esize far below SIZE_MAX. */
+     * keep p*count*size far below SIZE_MAX. */
     if (c->count <= CK_MAX_COUNT) {
-        buf_elems(c->alg->collective, c->count, (size_t)p * c->count, &na, &nb);
+        na = max_role_elems(ck_collective_send_elems, d, c->count, p);
+        nb = max_role_elems(ck_collective_recv_elems, d, c->count, p);
         if (na == 0) na = 1;
         if (nb == 0) nb = 1;
     }
     /* Zeroed: the data does not matter, but ck_trace_mpi gives them to a real
      * MPI and reductions then compute on defined values. */
-    b->a = calloc(na, (size_t)esize);
-    b->b = calloc(nb, (size_t)esize);
+    b->a = calloc(na, c->dtype->size);
+    b->b = calloc(nb, c->dtype->size);
     if (b->a == NULL || b->b == NULL) {
         ck_trace_bufs_free(b);
         return -1;
@@ -342,20 +330,8 @@ void ck_trace_bufs_free(ck_trace_bufs *b)
 
 int ck_trace_call(const ck_trace_case *c, const ck_trace_bufs *b, MPI_Comm comm)
 {
-    const ck_algorithm *a = c->alg;
-    MPI_Datatype dt = ck_trace_dtype(c->dtype);
-    size_t n = c->count;
-    switch (a->collective) {
-    case CK_BCAST: return a->fn.bcast(b->a, n, dt, c->root, comm);
-    case CK_REDUCE: return a->fn.reduce(b->a, b->b, n, dt, MPI_SUM, c->root, comm);
-    case CK_GATHER: return a->fn.gather(b->a, b->b, n, dt, c->root, comm);
-    case CK_SCATTER: return a->fn.scatter(b->a, b->b, n, dt, c->root, comm);
-    case CK_ALLGATHER: return a->fn.allgather(b->a, b->b, n, dt, comm);
-    case CK_REDUCE_SCATTER: return a->fn.reduce_scatter(b->a, b->b, n, dt, MPI_SUM, comm);
-    case CK_ALLREDUCE: return a->fn.allreduce(b->a, b->b, n, dt, MPI_SUM, comm);
-    case CK_ALLTOALL: return a->fn.alltoall(b->a, b->b, n, dt, comm);
-    default: return MPI_ERR_ARG;
-    }
+    return ck_algorithm_call(c->alg, b->a, b->b, c->count, ck_datatype_mpi(c->dtype), MPI_SUM,
+                             c->root, comm);
 }
 
 /* ------------------------------------------------------------- pairs */
@@ -486,16 +462,15 @@ static void case_fields(char *dst, size_t len, const ck_trace_case *c, int p)
 {
     snprintf(dst, len, "collective=%s algorithm=%s ranks=%d count=%zu root=%d dtype=%s",
              ck_collective_name(c->alg->collective), c->alg->name, p, c->count, c->root,
-             ck_trace_dtype_name(c->dtype));
+             c->dtype->name);
 }
 
 void ck_out_header(ck_out *o, const ck_trace_case *c, int p, uint64_t nmsgs)
 {
     char fields[256], line[400];
-    int esize = 0;
-    (void)MPI_Type_size(ck_trace_dtype(c->dtype), &esize);
     case_fields(fields, sizeof fields, c, p);
-    snprintf(line, sizeof line, "# trace %s bytes_per_element=%d messages=%llu\n", fields, esize,
+    snprintf(line, sizeof line, "# trace %s bytes_per_element=%zu messages=%llu\n", fields,
+             c->dtype->size,
              (unsigned long long)nmsgs);
     out_str(o, line);
 }

@@ -26,7 +26,7 @@ typedef struct {
     int ranks; /* 0 when not given (ck_trace_mpi then uses the world size) */
     size_t count;
     int root;
-    int dtype; /* index into the datatype table */
+    const ck_datatype_desc *dtype; /* libcollkit's datatype table */
     ck_trace_format format;
 } ck_trace_case;
 
@@ -48,9 +48,6 @@ void ck_trace_usage(FILE *f, const char *prog);
  * Returns 0 for a case, 1 for a blank or '#' comment line, -1 with err. */
 int ck_trace_parse_line(const char *line, ck_trace_case *c, char *err, size_t errlen);
 
-const char *ck_trace_dtype_name(int dtype);
-MPI_Datatype ck_trace_dtype(int dtype);
-
 /* "collective algorithm" per registered algorithm. */
 void ck_trace_list(FILE *f);
 
@@ -58,14 +55,16 @@ void ck_trace_list(FILE *f);
  * number them differently, the names are what both programs print. */
 const char *ck_trace_errname(int rc);
 
-/* Buffers for one case, large enough for the role of any rank; zeroed. */
+/* Buffers for one case, sized from the collective's descriptor for the role
+ * of any rank (a: send, b: receive); zeroed. */
 typedef struct {
     void *a, *b;
 } ck_trace_bufs;
 int ck_trace_bufs_alloc(ck_trace_bufs *b, const ck_trace_case *c, int p); /* 0 or -1 */
 void ck_trace_bufs_free(ck_trace_bufs *b);
 
-/* Calls the case's algorithm once on comm (MPI_SUM where an op is needed). */
+/* Calls the case's algorithm once on comm through ck_algorithm_call, bufs a
+ * as sbuf and b as rbuf (MPI_SUM where an op is needed). */
 int ck_trace_call(const ck_trace_case *c, const ck_trace_bufs *b, MPI_Comm comm);
 
 /* Pair aggregation: per destination sums of one source's messages. */

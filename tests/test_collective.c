@@ -1,0 +1,335 @@
+/*
+ * Unit tests of the collective descriptors and the datatype table
+ * (collkit.h): every tool sizes its buffers and calls algorithms through
+ * them, so a wrong field would mislead all of them at once. The expectations
+ * below are written from the MPI standard, not derived from the descriptors.
+ *
+ * Run under MPI at any size (the build runs it at 1 and 4 ranks): the table
+ * checks are local; the call checks run every registry algorithm through
+ * ck_algorithm_call and the library through ck_library_call on a small input
+ * and compare both with the result the standard prescribes.
+ */
+#include <collkit/collkit.h>
+#include <mpi.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (cond) passed++;                                                          \
+        else {                                                                       \
+            failed++;                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
+    } while (0)
+
+/* ---------------------------------------------------------------- buffer sizes */
+
+/* Per collective, in elements for a block count n at p ranks ('0': none,
+ * 'N': n, 'P': p*n), three letters "send recv result" for each of: the root,
+ * the root with MPI_IN_PLACE, another rank, another rank asking for
+ * MPI_IN_PLACE (only the root may use it in rooted collectives). A collective
+ * without a root has the same four at every rank. */
+static const struct {
+    const char *name;
+    const char *sizes[4];
+} sizes[] = {
+    {"bcast", {"0NN", "0NN", "0NN", "0NN"}},
+    {"reduce", {"NNN", "0NN", "N00", "N00"}},
+    {"gather", {"NPP", "0PP", "N00", "N00"}},
+    {"scatter", {"PNN", "P0N", "0NN", "0NN"}},
+    {"allgather", {"NPP", "0PP", "NPP", "0PP"}},
+    {"reduce_scatter", {"PNN", "0PN", "PNN", "0PN"}},
+    {"allreduce", {"NNN", "0NN", "NNN", "0NN"}},
+    {"alltoall", {"PPP", "0PP", "PPP", "0PP"}},
+};
+#define NCOLLS (sizeof sizes / sizeof sizes[0])
+
+static size_t letter_elems(char c, size_t n, int p)
+{
+    return c == 'N' ? n : c == 'P' ? (size_t)p * n : 0;
+}
+
+static void test_sizes(void)
+{
+    CHECK(NCOLLS == CK_NUM_COLLECTIVES);
+    const int ps[] = {1, 2, 4, 7, 16};
+    const size_t ns[] = {0, 1, 3, 1000};
+    for (size_t ci = 0; ci < NCOLLS; ci++) {
+        ck_collective c;
+        CHECK(ck_collective_parse(sizes[ci].name, &c) == 0);
+        const ck_collective_desc *d = ck_collective_describe(c);
+        CHECK(d != NULL);
+        if (d == NULL) continue;
+        for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++)
+            for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+                const int p = ps[pi], root = p - 1;
+                const size_t n = ns[ni];
+                for (int role = 0; role < 4; role++) {
+                    const int other = role >= 2, in_place = role % 2;
+                    if (other && p == 1) continue;
+                    const int rank = other ? (root + 1) % p : root;
+                    const char *e = sizes[ci].sizes[role];
+                    size_t s = ck_collective_send_elems(d, n, p, rank, root, in_place);
+                    size_t r = ck_collective_recv_elems(d, n, p, rank, root, in_place);
+                    size_t res = ck_collective_result_elems(d, n, p, rank, root);
+                    if (s != letter_elems(e[0], n, p) || r != letter_elems(e[1], n, p) ||
+                        res != letter_elems(e[2], n, p)) {
+                        failed++;
+                        fprintf(stderr,
+                                "%s p=%d n=%zu rank=%d root=%d in_place=%d: send/recv/result "
+                                "%zu/%zu/%zu, expected %s\n",
+                                d->name, p, n, rank, root, in_place, s, r, res, e);
+                    } else {
+                        passed++;
+                    }
+                    /* in_place_at: only where MPI allows it, and only at the root of a
+                     * rooted collective. */
+                    int expect_ip = in_place && c != CK_BCAST && !(other && d->has_root);
+                    CHECK(ck_collective_in_place_at(d, in_place, rank, root) == expect_ip);
+                }
+            }
+    }
+}
+
+/* ---------------------------------------------------------------- traits */
+
+/* Written from the MPI standard and nccl-tests' PERFORMANCE.md: the bus
+ * bandwidth factor is busbw_a + busbw_b * (p-1)/p. */
+static const struct {
+    const char *name, *mpi_name;
+    int has_root, has_op, per_block;
+    ck_in_place_kind in_place;
+    int replicated, from_root, result_is_own_block;
+    double busbw_a, busbw_b;
+} traits[] = {
+    {"bcast", "MPI_Bcast", 1, 0, 0, CK_IN_PLACE_NONE, 1, 1, 0, 1, 0},
+    {"reduce", "MPI_Reduce", 1, 1, 0, CK_IN_PLACE_SEND, 0, 0, 0, 1, 0},
+    {"gather", "MPI_Gather", 1, 0, 1, CK_IN_PLACE_SEND, 0, 0, 0, 0, 1},
+    {"scatter", "MPI_Scatter", 1, 0, 1, CK_IN_PLACE_RECV, 0, 1, 0, 0, 1},
+    {"allgather", "MPI_Allgather", 0, 0, 1, CK_IN_PLACE_SEND, 1, 0, 0, 0, 1},
+    {"reduce_scatter", "MPI_Reduce_scatter_block", 0, 1, 1, CK_IN_PLACE_SEND, 0, 0, 1, 0, 1},
+    {"allreduce", "MPI_Allreduce", 0, 1, 0, CK_IN_PLACE_SEND, 1, 0, 0, 0, 2},
+    {"alltoall", "MPI_Alltoall", 0, 0, 1, CK_IN_PLACE_SEND, 0, 0, 0, 0, 1},
+};
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * (fabs(b) + 1.0); }
+
+static void test_traits(void)
+{
+    CHECK(sizeof traits / sizeof *traits == CK_NUM_COLLECTIVES);
+    for (size_t i = 0; i < sizeof traits / sizeof *traits; i++) {
+        ck_collective c;
+        if (ck_collective_parse(traits[i].name, &c) != 0) {
+            CHECK(!"collective name parses");
+            continue;
+        }
+        const ck_collective_desc *d = ck_collective_describe(c);
+        CHECK(d->id == c && strcmp(d->name, traits[i].name) == 0);
+        CHECK(strcmp(d->mpi_name, traits[i].mpi_name) == 0);
+        CHECK(d->has_root == traits[i].has_root && ck_collective_has_root(c) == d->has_root);
+        CHECK(d->has_op == traits[i].has_op && ck_collective_has_op(c) == d->has_op);
+        CHECK(d->per_block == traits[i].per_block);
+        CHECK(d->in_place == traits[i].in_place);
+        CHECK(!!d->replicated == traits[i].replicated);
+        CHECK(!!d->from_root == traits[i].from_root);
+        CHECK(!!d->result_is_own_block == traits[i].result_is_own_block);
+        CHECK(d->call != NULL && d->library_call != NULL);
+        const int ps[] = {1, 2, 4, 7, 64};
+        for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
+            const int p = ps[k];
+            double expect = traits[i].busbw_a + traits[i].busbw_b * (p - 1) / (double)p;
+            CHECK(near(ck_collective_busbw_factor(d, p), expect));
+            CHECK(near(ck_collective_vector_bytes(d, 1024.0, p),
+                       traits[i].per_block ? 1024.0 * p : 1024.0));
+        }
+    }
+    /* Spot values as nccl-tests prints them. */
+    const ck_collective_desc *ar = ck_collective_describe(CK_ALLREDUCE);
+    CHECK(near(ck_collective_busbw_factor(ar, 4), 1.5));
+    CHECK(near(ck_collective_busbw_factor(ck_collective_describe(CK_ALLGATHER), 8), 0.875));
+    CHECK(near(ck_collective_busbw_factor(ck_collective_describe(CK_BCAST), 8), 1.0));
+    CHECK(ck_collective_busbw_factor(ar, 0) == 0.0);
+}
+
+/* ---------------------------------------------------------------- names */
+
+static void test_names(void)
+{
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
+        const char *name = ck_collective_name((ck_collective)c);
+        ck_collective back = CK_NUM_COLLECTIVES;
+        CHECK(name != NULL && ck_collective_parse(name, &back) == 0 && back == (ck_collective)c);
+        CHECK(ck_collective_describe((ck_collective)c)->id == (ck_collective)c);
+    }
+    ck_collective out = CK_BCAST;
+    CHECK(ck_collective_parse("Allreduce", &out) == -1);
+    CHECK(ck_collective_parse("allreduce ", &out) == -1);
+    CHECK(ck_collective_parse("", &out) == -1);
+    CHECK(ck_collective_parse(NULL, &out) == -1);
+    CHECK(out == CK_BCAST); /* untouched on failure */
+    CHECK(ck_collective_name(CK_NUM_COLLECTIVES) == NULL);
+    CHECK(ck_collective_describe(CK_NUM_COLLECTIVES) == NULL);
+    CHECK(ck_collective_describe((ck_collective)-1) == NULL);
+    CHECK(!ck_collective_has_root(CK_NUM_COLLECTIVES) && !ck_collective_has_op(CK_NUM_COLLECTIVES));
+}
+
+/* ---------------------------------------------------------------- datatypes */
+
+static void test_datatypes(void)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+        int is_float;
+    } expect[] = {{"int8", 1, 0}, {"int32", 4, 0}, {"int64", 8, 0}, {"float", 4, 1},
+                  {"double", 8, 1}};
+    const size_t n = sizeof expect / sizeof *expect;
+    CHECK(ck_datatype_count() == n);
+    for (size_t i = 0; i < n; i++) {
+        const ck_datatype_desc *d = ck_datatype_find(expect[i].name);
+        CHECK(d != NULL && d == ck_datatype_at(i));
+        if (d == NULL) continue;
+        CHECK(d->size == expect[i].size && !!d->is_float == expect[i].is_float);
+        int mpi_size = -1;
+        CHECK(MPI_Type_size(ck_datatype_mpi(d), &mpi_size) == MPI_SUCCESS &&
+              mpi_size == (int)d->size);
+    }
+    CHECK(ck_datatype_at(n) == NULL);
+    CHECK(ck_datatype_find("int16") == NULL && ck_datatype_find("Float") == NULL);
+    CHECK(ck_datatype_find(NULL) == NULL);
+    const ck_datatype_desc other = {"int8", 1, 0}; /* not an entry of the table */
+    CHECK(ck_datatype_mpi(&other) == MPI_DATATYPE_NULL);
+}
+
+/* ---------------------------------------------------------------- calls */
+
+/* Input element i of rank r: distinct across ranks and positions, small
+ * enough that sums over a few ranks stay exact in int32. */
+static int input(int r, size_t i) { return 1000 * (r + 1) + (int)i; }
+
+static int sum_over_ranks(int p, size_t i)
+{
+    int s = 0;
+    for (int q = 0; q < p; q++) s += input(q, i);
+    return s;
+}
+
+/* What the standard says rank `rank` holds after the collective, element i
+ * of its result; the test's own oracle, independent of the descriptors. */
+static int expected(ck_collective c, int p, int rank, int root, size_t n, size_t i)
+{
+    const size_t b = n ? i / n : 0, j = n ? i % n : 0;
+    switch (c) {
+    case CK_BCAST: return input(root, i);
+    case CK_REDUCE: return sum_over_ranks(p, i);
+    case CK_GATHER:
+    case CK_ALLGATHER: return input((int)b, j);
+    case CK_SCATTER: return input(root, (size_t)rank * n + i);
+    case CK_REDUCE_SCATTER: return sum_over_ranks(p, (size_t)rank * n + i);
+    case CK_ALLREDUCE: return sum_over_ranks(p, i);
+    case CK_ALLTOALL: return input((int)b, (size_t)rank * n + j);
+    default: return -1;
+    }
+}
+
+/* Runs one call (algorithm a, or the library's collective of c when a is
+ * NULL) on every rank and checks this rank's result; returns 0 or 1. */
+static int run_one(ck_collective c, const ck_algorithm *a, size_t n, int root, MPI_Comm comm)
+{
+    int rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    const ck_collective_desc *d = ck_collective_describe(c);
+    const size_t ns = ck_collective_send_elems(d, n, p, rank, root, 0);
+    const size_t nr = ck_collective_recv_elems(d, n, p, rank, root, 0);
+    const size_t nres = ck_collective_result_elems(d, n, p, rank, root);
+    int *s = malloc((ns ? ns : 1) * sizeof *s), *r = malloc((nr ? nr : 1) * sizeof *r);
+    if (s == NULL || r == NULL) {
+        fprintf(stderr, "test_collective: out of memory\n");
+        MPI_Abort(comm, 3);
+    }
+    for (size_t i = 0; i < ns; i++) s[i] = input(rank, i);
+    /* bcast has no send buffer: its input is the root's receive buffer. */
+    for (size_t i = 0; i < nr; i++) r[i] = c == CK_BCAST && rank == root ? input(rank, i) : -7;
+    int rc = a ? ck_algorithm_call(a, s, r, n, MPI_INT, MPI_SUM, root, comm)
+               : ck_library_call(c, s, r, n, MPI_INT, MPI_SUM, root, comm);
+    int bad = rc != MPI_SUCCESS;
+    for (size_t i = 0; !bad && i < nres; i++)
+        if (r[i] != expected(c, p, rank, root, n, i)) {
+            bad = 1;
+            fprintf(stderr, "%s/%s p=%d rank=%d root=%d n=%zu: element %zu is %d, expected %d\n",
+                    d->name, a ? a->name : "(library)", p, rank, root, n, i, r[i],
+                    expected(c, p, rank, root, n, i));
+        }
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "%s/%s p=%d rank=%d: returned %d\n", d->name, a ? a->name : "(library)",
+                p, rank, rc);
+    free(s);
+    free(r);
+    return bad;
+}
+
+static void test_calls(MPI_Comm comm)
+{
+    int p;
+    MPI_Comm_size(comm, &p);
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
+        const ck_collective cc = (ck_collective)c;
+        const int root = ck_collective_has_root(cc) ? p - 1 : 0;
+        int bad = run_one(cc, NULL, 3, root, comm), any = 0;
+        /* Every algorithm of the collective, through the uniform call. */
+        for (size_t i = 0; i < ck_algorithm_count(); i++) {
+            const ck_algorithm *a = ck_algorithm_at(i);
+            if (a->collective != cc) continue;
+            if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (p & (p - 1)) != 0) continue;
+            const size_t n = a->min_count > 3 ? a->min_count : 3;
+            bad |= run_one(cc, a, n, root, comm);
+            any = 1;
+        }
+        int gbad = 0;
+        MPI_Allreduce(&bad, &gbad, 1, MPI_INT, MPI_MAX, comm);
+        CHECK(gbad == 0);
+        CHECK(any); /* every collective has at least one algorithm at p = 1, 4 */
+    }
+
+    /* Refusals: no algorithm, an algorithm without a function, a collective
+     * out of range. */
+    int buf[4] = {0};
+    CHECK(ck_algorithm_call(NULL, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) == MPI_ERR_ARG);
+    ck_algorithm empty = *ck_algorithm_at(0);
+    empty.fn.bcast = NULL;
+    CHECK(ck_algorithm_call(&empty, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) == MPI_ERR_ARG);
+    ck_algorithm stray = *ck_algorithm_at(0);
+    stray.collective = CK_NUM_COLLECTIVES;
+    CHECK(ck_algorithm_call(&stray, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) == MPI_ERR_ARG);
+    CHECK(ck_library_call(CK_NUM_COLLECTIVES, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) ==
+          MPI_ERR_ARG);
+    CHECK(ck_library_call(CK_ALLREDUCE, buf, buf, CK_MAX_COUNT + 1, MPI_INT, MPI_SUM, 0, comm) ==
+          MPI_ERR_COUNT);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    /* Errors come back as codes, not aborts: the refusals are checked. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    test_sizes();
+    test_traits();
+    test_names();
+    test_datatypes();
+    test_calls(MPI_COMM_WORLD);
+    int gfailed = 0;
+    MPI_Allreduce(&failed, &gfailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_collective: p=%d, %d checks passed, %d failed\n", p, passed, gfailed);
+    MPI_Finalize();
+    return gfailed == 0 ? 0 : 1;
+}
