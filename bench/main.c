@@ -14,6 +14,7 @@
 #include "points.h"
 #include "record.h"
 #include "run_point.h"
+#include "sync.h"
 
 #include <collkit/collkit.h>
 
@@ -153,7 +154,7 @@ static void one_line(char *s)
     s[w] = '\0';
 }
 
-static void write_launch(FILE *out, int rank, int p, MPI_Comm comm)
+static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor_us)
 {
     char name[MPI_MAX_PROCESSOR_NAME];
     int len = 0;
@@ -185,7 +186,8 @@ static void write_launch(FILE *out, int rank, int p, MPI_Comm comm)
     snprintf(ver, sizeof ver, "%d.%d", major, minor);
     int *global = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
-    launch_info li = {p, lib, ver, COLLKIT_VERSION, hosts, flag && global ? *global : 0, MPI_Wtick()};
+    launch_info li = {p, lib, ver, COLLKIT_VERSION, hosts, flag && global ? *global : 0, MPI_Wtick(),
+                      floor_us};
     if (record_launch(out, &li) != 0) die(comm, "cannot write the launch record: %s", strerror(errno));
     free(hosts);
     free(all);
@@ -327,7 +329,16 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    write_launch(out, rank, p, ctrl);
+    /* The one-message floor, once per launch, on the control communicator
+     * before any point (docs/bench-protocol.md, "Implausible times"). */
+    double floor_us = 0.0;
+    int frc = sync_floor_us(ctrl, rank, p, &floor_us);
+    if (frc != MPI_SUCCESS) die_mpi(comm, "measuring the one-message floor", frc);
+    /* Test-only: a floor set from outside, so that a test can make every
+     * point "too fast" without a machine that mismeasures (tests/bench). */
+    const char *test_floor = getenv("COLLKIT_BENCH_TEST_FLOOR_US");
+    if (rank == 0 && test_floor != NULL && *test_floor != '\0') floor_us = strtod(test_floor, NULL);
+    write_launch(out, rank, p, ctrl, floor_us);
 
 #ifdef CK_INSTRUMENT
     /* Allocated once, here, so that the measured calls never allocate. */
@@ -386,7 +397,7 @@ int main(int argc, char **argv)
             if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
         }
         for (size_t k = nsaved; k-- > 0;) mpit_restore(&mpit, &saved[k]);
-        if (rank == 0 && record_point(out, pt, p, &res, eff.kv, eff.n) != 0)
+        if (rank == 0 && record_point(out, pt, p, &res, eff.kv, eff.n, floor_us) != 0)
             die(comm, "cannot write the record of point '%s': %s", pt->id, strerror(errno));
         point_result_free(&res);
         effective_free(&eff);

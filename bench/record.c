@@ -2,6 +2,7 @@
 #include "record.h"
 
 #include "stats.h"
+#include "sync.h"
 
 #include <errno.h>
 #include <math.h>
@@ -178,6 +179,8 @@ int record_launch(FILE *f, const launch_info *li)
     jb_end_array(&b);
     jb_key(&b, "wtime_is_global"), jb_int(&b, li->wtime_is_global);
     jb_key(&b, "wtick"), jb_number(&b, li->wtick);
+    jb_key(&b, "floor_us"), jb_number(&b, li->floor_us);
+    jb_key(&b, "floor_pings"), jb_int(&b, li->ranks > 1 ? FLOOR_PINGS : 0);
     jb_end_object(&b);
     int rc = jb_write_line(&b, f);
     jb_free(&b);
@@ -232,7 +235,7 @@ static void instrument_object(json_builder *b, const instr_summary *s)
 #endif
 
 int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *res,
-                 const record_kv *effective, size_t neffective)
+                 const record_kv *effective, size_t neffective, double floor_us)
 {
     bench_stats st;
     if (stats_compute(res->times_us, res->ntimes, &st) != 0) {
@@ -260,6 +263,14 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_key(&b, "bytes"), jb_uint(&b, bytes);
     jb_key(&b, "status"), jb_string(&b, status_name(res->status));
     jb_key(&b, "reason"), jb_string(&b, res->status == ST_OK ? "" : res->reason);
+    /* A flag beside the status, not a status: the call may well be correct,
+     * only its time cannot be (docs/bench-protocol.md). */
+    char implausible[160] = "";
+    if (res->ntimes > 0 && floor_us > 0 && st.median < floor_us)
+        snprintf(implausible, sizeof implausible,
+                 "median %.3g us below the one-message floor %.3g us measured in this launch",
+                 st.median, floor_us);
+    jb_key(&b, "implausible"), jb_string(&b, implausible);
     jb_key(&b, "warmup"), jb_int(&b, pt->warmup);
     jb_key(&b, "iterations"), jb_uint(&b, (uint64_t)res->ntimes);
     jb_key(&b, "late_iterations"), jb_int(&b, res->late);

@@ -55,6 +55,7 @@ typedef struct {
     const char *const *hosts;    /* ranks entries */
     int wtime_is_global;
     double wtick;
+    double floor_us; /* sync_floor_us (0 at p = 1) */
 } launch_info;
 
 typedef struct {
@@ -64,7 +65,9 @@ typedef struct {
 
 /* Each returns 0, or -1 with errno set when the record could not be written. */
 int record_launch(FILE *f, const launch_info *li);
+/* floor_us: the launch's one-message floor; a point with kept times whose
+ * median is below it gets a non-empty `implausible` reason. */
 int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *res,
-                 const record_kv *effective, size_t neffective);
+                 const record_kv *effective, size_t neffective, double floor_us);
 
 #endif

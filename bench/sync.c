@@ -4,6 +4,7 @@
 #include "tags.h"
 
 #include <sched.h>
+#include <stdlib.h>
 
 int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag)
 {
@@ -79,4 +80,42 @@ int sync_wait_until(double local_start)
         now = MPI_Wtime();
     }
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int sync_floor_us(MPI_Comm comm, int rank, int p, double *floor_us)
+{
+    *floor_us = 0.0;
+    if (p < 2 || (rank != 0 && rank != p - 1)) return MPI_SUCCESS;
+    /* The median, not the minimum: the minimum of many round trips is the
+     * luckiest one, while a collective's median must beat a typical message
+     * to be suspicious. Warm-ups set up the connection first. */
+    enum { WARMUP = 5 };
+    double half[FLOOR_PINGS];
+    const int peer = rank == 0 ? p - 1 : 0;
+    char byte = 0;
+    for (int i = 0; i < WARMUP + FLOOR_PINGS; i++) {
+        int rc;
+        if (rank == 0) {
+            double t0 = MPI_Wtime();
+            rc = MPI_Send(&byte, 1, MPI_CHAR, peer, BENCH_TAG_FLOOR, comm);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Recv(&byte, 1, MPI_CHAR, peer, BENCH_TAG_FLOOR, comm, MPI_STATUS_IGNORE);
+            if (i >= WARMUP) half[i - WARMUP] = (MPI_Wtime() - t0) * 0.5e6;
+        } else {
+            rc = MPI_Recv(&byte, 1, MPI_CHAR, peer, BENCH_TAG_FLOOR, comm, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS) rc = MPI_Send(&byte, 1, MPI_CHAR, peer, BENCH_TAG_FLOOR, comm);
+        }
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    if (rank == 0) {
+        qsort(half, FLOOR_PINGS, sizeof half[0], cmp_double);
+        *floor_us = half[FLOOR_PINGS / 2];
+    }
+    return MPI_SUCCESS;
 }

@@ -23,4 +23,13 @@ int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset);
  * start had already passed on arrival (the iteration is late), else 0. */
 int sync_wait_until(double local_start);
 
+/* The launch's physical floor: half the round trip of a one-element
+ * ping-pong between rank 0 and rank p-1 (the farthest in rank order, on
+ * another node where there is one), the median of FLOOR_PINGS exchanges
+ * after a few warm-ups, in microseconds. No collective can finish before one
+ * message travels, so a point whose median is below it was mismeasured.
+ * Rank 0's value; 0 at p = 1 (no message to measure). */
+#define FLOOR_PINGS 101
+int sync_floor_us(MPI_Comm comm, int rank, int p, double *floor_us);
+
 #endif

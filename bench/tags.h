@@ -11,6 +11,7 @@
 #define BENCH_TAG_BARRIER 0x6a01 /* dissemination barrier */
 #define BENCH_TAG_CLOCK 0x6a02   /* ping-pong clock offset estimation */
 #define BENCH_TAG_TEXT 0x6a03    /* a reason string travelling to rank 0 */
+#define BENCH_TAG_FLOOR 0x6a05   /* ping-pong of the one-message floor */
 #define BENCH_TAG_INSTR 0x6a04   /* a rank's tag sums travelling to rank 0 (collkit-bench-instr) */
 
 #endif

@@ -17,7 +17,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from collkit.analysis.results import row  # noqa: E402
 from collkit.campaign.sizes import format_size  # noqa: E402
 from collkit.campaign.store import Campaign  # noqa: E402
 
@@ -25,9 +24,8 @@ from collkit.campaign.store import Campaign  # noqa: E402
 def ratios(dirs: list[Path]) -> dict[tuple, list[float]]:
     out: dict[tuple, list[float]] = {}
     for d in dirs:
-        rows = [row(r) for r in Campaign.open(d).records()]
         ok = {(r.mpi, r.backend, r.collective, r.algorithm, r.ranks, r.bytes): r.time_median_us
-              for r in rows if r.status == "ok" and r.time_median_us}
+              for r in Campaign.open(d).records() if r.status == "ok" and r.time_median_us}
         for (mpi, backend, coll, alg, ranks, size), theirs in ok.items():
             if backend != "mpi" or alg == "default":
                 continue
@@ -43,9 +41,8 @@ def spread(dirs: list[Path]) -> list[float]:
     per_point: dict[str, list[float]] = {}
     for d in dirs:
         for r in Campaign.open(d).records():
-            rr = row(r)
-            if rr.status == "ok" and rr.time_median_us:
-                per_point.setdefault(rr.id, []).append(rr.time_median_us)
+            if r.status == "ok" and r.time_median_us:
+                per_point.setdefault(r.id, []).append(r.time_median_us)
     return sorted(max(v) / min(v) for v in per_point.values() if len(v) == len(dirs))
 
 

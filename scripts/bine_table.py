@@ -36,7 +36,6 @@ collective) of the fastest algorithm per (nodes, n), as PNG and SVG."""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
@@ -45,9 +44,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
+from collkit.analysis.results import read_csv  # noqa: E402
+from collkit.campaign.record import Record  # noqa: E402
 from collkit.campaign.sizes import format_size  # noqa: E402
+from collkit.campaign.store import Campaign  # noqa: E402
+from collkit.common.errors import UserError  # noqa: E402
+from collkit.library import registry  # noqa: E402
 
-BLOCK_COLLECTIVES = ("gather", "scatter", "allgather", "reduce_scatter", "alltoall")
 ORDER = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
 EXCLUDED_PREFIXES = ("swing",)
 
@@ -83,13 +86,10 @@ def excluded(algorithm: str, prefixes: tuple[str, ...] = EXCLUDED_PREFIXES) -> b
 
 
 @dataclass(frozen=True)
-class Point:
+class SystemRecords:
+    """The records of one campaign (or results.csv), and the system they ran on."""
     system: str
-    collective: str
-    nodes: int
-    n: int              # vector bytes
-    algorithm: str
-    time_us: float
+    records: list[Record]
 
 
 @dataclass(frozen=True)
@@ -140,31 +140,11 @@ class Summary:
 
 # ----------------------------------------------------------------------------- input
 
-def read_results(path: Path, system: str) -> list[Point]:
-    """The `ok` collkit points of one results.csv."""
-    with open(path, newline="") as f:
-        return points_of(csv.DictReader(f), system)
-
-
-def points_of(rows, system: str) -> list[Point]:
-    out = []
-    for r in rows:
-        if r["status"] != "ok" or r["backend"] != "collkit" or not r["time_median_us"]:
-            continue
-        coll, ranks, size = r["collective"], int(r["ranks"]), int(r["bytes"])
-        n = size * ranks if coll in BLOCK_COLLECTIVES else size
-        out.append(Point(system, coll, ranks, n, r["algorithm"], float(r["time_median_us"])))
-    return out
-
-
-def read_campaign(d: Path) -> list[Point]:
-    """A campaign's points: its results.csv, or while it still runs its records."""
-    system = campaign_system(d)
+def read_campaign(d: Path) -> list[Record]:
+    """A campaign's records: its results.csv, or while it still runs its records.jsonl."""
     if (d / "results.csv").exists():
-        return read_results(d / "results.csv", system)
-    from collkit.analysis.results import row, to_csv
-    recs = [json.loads(line) for line in (d / "records.jsonl").read_text().splitlines() if line.strip()]
-    return points_of(csv.DictReader(to_csv([row(r) for r in recs]).splitlines()), system)
+        return read_csv(d / "results.csv")
+    return Campaign.open(d).records()
 
 
 def campaign_system(d: Path) -> str:
@@ -176,38 +156,58 @@ def campaign_system(d: Path) -> str:
         return d.resolve().parent.name
 
 
-def load(paths: list[Path]) -> list[Point]:
-    points = []
+def load(paths: list[Path]) -> list[SystemRecords]:
+    out = []
     for p in paths:
         if p.is_file() and p.suffix != ".csv":
             continue   # e.g. a results root's index.json caught by a glob
         try:
-            points += read_campaign(p) if p.is_dir() else read_results(p, campaign_system(p.parent))
+            if p.is_dir():
+                out.append(SystemRecords(campaign_system(p), read_campaign(p)))
+            else:
+                out.append(SystemRecords(campaign_system(p.parent), read_csv(p)))
         except OSError as exc:
             print(f"bine_table: cannot read {p}: {exc.strerror or exc}", file=sys.stderr)
             raise SystemExit(2) from None
-    return points
+        except UserError as exc:
+            print(f"bine_table: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    return out
+
+
+def timed_collkit(runs: list[SystemRecords]):
+    """(system, record, n) of every `ok` libcollkit record with a time; n is the
+    vector size: the p blocks together where the collective counts per block."""
+    vector: dict[str, registry.Collective] = {}
+    for run in runs:
+        for r in run.records:
+            if r.status != "ok" or r.backend != "collkit" or r.time_median_us is None:
+                continue
+            desc = vector.get(r.collective) or vector.setdefault(r.collective, registry.collective(r.collective))
+            yield run.system, r, desc.vector_bytes(r.bytes, r.ranks)
 
 
 # ----------------------------------------------------------------------------- analysis
 
-def cells(points: list[Point], exclude: tuple[str, ...] = EXCLUDED_PREFIXES) -> list[Cell]:
-    """The cells of these points; algorithms whose names start with one of
+def cells(runs: list[SystemRecords], exclude: tuple[str, ...] = EXCLUDED_PREFIXES) -> list[Cell]:
+    """The cells of these campaigns' records; algorithms whose names start with one of
     ``exclude`` take part on neither side."""
-    groups: dict[tuple, list[Point]] = {}
-    for p in points:
-        if not excluded(p.algorithm, exclude):
-            groups.setdefault((p.system, p.collective, p.nodes, p.n), []).append(p)
+    groups: dict[tuple, list[Record]] = {}
+    for system, r, n in timed_collkit(runs):
+        if not excluded(r.algorithm, exclude):
+            groups.setdefault((system, r.collective, r.ranks, n), []).append(r)
     out = []
+
+    def fastest(rs: list[Record]) -> Record:
+        return min(rs, key=lambda r: (r.time_median_us, r.algorithm))
+
     for key, members in sorted(groups.items()):
-        bine = [p for p in members if is_bine(p.algorithm)]
-        other = [p for p in members if not is_bine(p.algorithm)]
+        bine = [r for r in members if is_bine(r.algorithm)]
+        other = [r for r in members if not is_bine(r.algorithm)]
         if not bine or not other:
             continue
-        b = min(bine, key=lambda p: (p.time_us, p.algorithm))
-        o = min(other, key=lambda p: (p.time_us, p.algorithm))
-        best = min(members, key=lambda p: (p.time_us, p.algorithm))
-        out.append(Cell(*key, best.algorithm, b.algorithm, b.time_us, o.algorithm, o.time_us))
+        b, o, best = fastest(bine), fastest(other), fastest(members)
+        out.append(Cell(*key, best.algorithm, b.algorithm, b.time_median_us, o.algorithm, o.time_median_us))
     return out
 
 
@@ -401,11 +401,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exclude", action="append", default=[], metavar="PREFIX",
                     help="also leave out algorithms whose names start with PREFIX (repeatable; swing always)")
     ns = ap.parse_args(argv)
-    points = load(ns.campaigns)
-    if not points:
+    runs = load(ns.campaigns)
+    if not any(True for _ in timed_collkit(runs)):
         print("bine_table: no ok collkit points in those campaigns", file=sys.stderr)
         return 2
-    all_cells = cells(points, EXCLUDED_PREFIXES + tuple(ns.exclude))
+    all_cells = cells(runs, EXCLUDED_PREFIXES + tuple(ns.exclude))
     summaries = summarise(all_cells)
     trows = None
     if not ns.no_traffic:

@@ -18,6 +18,7 @@
  */
 #include "validate.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,19 +211,45 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
     int ntypes = opt.level == LEVEL_QUICK ? NTYPES_QUICK : (int)NTYPES;
     int ninplace = d->in_place == CK_IN_PLACE_NONE ? 1 : 2;
 
+    /* (datatype, op, inputs) combinations: every type and op with exact
+     * inputs, and, where the result is replicated and reduced, sums over
+     * float and double with spread inputs (validate.h) at every level: the
+     * only inputs where an order of additions that differs between ranks
+     * shows in the bits of the result. */
+    struct {
+        const ck_datatype_desc *dtype;
+        ckv_op op;
+        int spread;
+    } combos[NTYPES * NOPS + 2];
+    int ncombos = 0;
+    for (int ti = 0; ti < ntypes; ti++)
+        for (int oi = 0; oi < nops; oi++) {
+            combos[ncombos].dtype = ck_datatype_find(type_names[ti]);
+            combos[ncombos].op = matrix_ops[oi];
+            combos[ncombos++].spread = 0;
+        }
+    if (d->has_op && d->replicated) {
+        const char *spread_types[] = {"float", "double"};
+        for (int k = 0; k < 2; k++) {
+            combos[ncombos].dtype = ck_datatype_find(spread_types[k]);
+            combos[ncombos].op = CKV_SUM;
+            combos[ncombos++].spread = 1;
+        }
+    }
+
     for (size_t ci = 0; ci < ncounts; ci++)
-        for (int ti = 0; ti < ntypes; ti++)
-            for (int oi = 0; oi < nops; oi++)
+        for (int mi = 0; mi < ncombos; mi++)
                 for (int ri = 0; ri < nroots; ri++)
                     for (int ip = 0; ip < ninplace; ip++) {
                         config cf = {.c = {.coll = d,
-                                           .dtype = ck_datatype_find(type_names[ti]),
-                                           .op = matrix_ops[oi],
+                                           .dtype = combos[mi].dtype,
+                                           .op = combos[mi].op,
                                            .count = counts[ci],
                                            .root = roots[ri],
                                            .in_place = ip,
                                            .rank = cc->rank,
-                                           .p = cc->p},
+                                           .p = cc->p,
+                                           .spread = combos[mi].spread},
                                      .seed = (uint64_t)((*seed)++ % 1000)};
                         const ckv_case *c = &cf.c;
                         if (d->has_op && !ckv_op_supports(c->op, c->dtype)) continue;
@@ -234,21 +261,38 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                             MPI_Abort(MPI_COMM_WORLD, 3);
                         }
 
-                        int verdict[256], agreed[256];
+                        /* Per algorithm: [0] highest failing rank + 1 (0 when it
+                         * passed here), [1] the result's digest, [2] its complement.
+                         * One MPI_MAX over all three gives the verdict and the
+                         * largest and smallest digest: a replicated result is
+                         * bitwise the same on every rank iff they are equal. The
+                         * MPI library compares, never the algorithm under test. */
+                        uint64_t mine[3 * 256], agreed[3 * 256];
                         case_result res[256];
-                        char why[256][160];
+                        char why[256][200];
                         for (int k = 0; k < nsel; k++) {
                             const ck_algorithm *a = ALG_AT(idx[k]);
                             res[k] = run_alg(a, &cf, cc, &b, why[k], sizeof why[k]);
-                            /* highest failing rank + 1, or 0 when it passed here */
-                            verdict[k] = res[k] == CASE_FAIL ? cc->rank + 1 : 0;
+                            uint64_t dg = d->replicated && res[k] == CASE_PASS
+                                              ? ckv_result_digest(c, &b) : 0;
+                            mine[3 * k] = res[k] == CASE_FAIL ? (uint64_t)cc->rank + 1 : 0;
+                            mine[3 * k + 1] = dg;
+                            mine[3 * k + 2] = ~dg;
                         }
-                        MPI_Allreduce(verdict, agreed, nsel, MPI_INT, MPI_MAX, cc->comm);
+                        MPI_Allreduce(mine, agreed, 3 * nsel, MPI_UINT64_T, MPI_MAX, cc->comm);
                         for (int k = 0; k < nsel; k++) {
                             const ck_algorithm *a = ALG_AT(idx[k]);
-                            if (agreed[k] && res[k] != CASE_FAIL) {
+                            if (agreed[3 * k] && res[k] != CASE_FAIL) {
                                 res[k] = CASE_FAIL;
-                                snprintf(why[k], sizeof why[k], "failed on rank %d", agreed[k] - 1);
+                                snprintf(why[k], sizeof why[k], "failed on rank %d",
+                                         (int)agreed[3 * k] - 1);
+                            } else if (!agreed[3 * k] && res[k] == CASE_PASS &&
+                                       agreed[3 * k + 1] != ~agreed[3 * k + 2]) {
+                                res[k] = CASE_FAIL;
+                                snprintf(why[k], sizeof why[k],
+                                         "result not bitwise identical on all ranks (digests "
+                                         "from %016" PRIx64 " to %016" PRIx64 ")",
+                                         ~agreed[3 * k + 2], agreed[3 * k + 1]);
                             }
                             /* each failing rank's leader-side view: the leader prints its own
                              * reason, or which rank failed */
@@ -257,10 +301,11 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                             if (res[k] == CASE_FAIL) {
                                 t->failed++;
                                 if (t->fail_lines++ < MAX_FAIL_LINES || opt.verbose)
-                                    printf("FAIL %s/%s comm=%s p=%d root=%d count=%zu dtype=%s "
+                                    printf("FAIL %s/%s comm=%s p=%d root=%d count=%zu dtype=%s%s "
                                            "op=%s inplace=%d: %s\n",
                                            ck_collective_name(coll), a->name, cc->name, cc->p,
                                            c->root, c->count, c->dtype->name,
+                                           c->spread ? "(spread)" : "",
                                            d->has_op ? ckv_op_name(c->op) : "-", c->in_place,
                                            why[k]);
                             } else if (res[k] == CASE_REFUSED) {
@@ -270,10 +315,10 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                                 t->passed++;
                             }
                             if (opt.verbose && res[k] != CASE_FAIL)
-                                printf("ok   %s/%s comm=%s p=%d root=%d count=%zu dtype=%s op=%s "
+                                printf("ok   %s/%s comm=%s p=%d root=%d count=%zu dtype=%s%s op=%s "
                                        "inplace=%d%s\n",
                                        ck_collective_name(coll), a->name, cc->name, cc->p, c->root,
-                                       c->count, c->dtype->name,
+                                       c->count, c->dtype->name, c->spread ? "(spread)" : "",
                                        d->has_op ? ckv_op_name(c->op) : "-", c->in_place,
                                        res[k] == CASE_REFUSED ? " (refused)" : "");
                         }

@@ -6,6 +6,7 @@
  */
 #include "mutants.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Off-by-one block index: the ring forwards block (rank - s + 1) instead of
@@ -46,6 +47,31 @@ static int allreduce_reversed(const void *sbuf, void *rbuf, size_t count, MPI_Da
     int rc = ck_allreduce_recursive_doubling(sbuf, rbuf, count, dt, op, rev);
     MPI_Comm_free(&rev);
     return rc;
+}
+
+/* Every rank adds the inputs starting from its own: exact in every order for
+ * the small-integer inputs, so only the bitwise comparison across ranks of
+ * spread float/double sums can tell. */
+static int allreduce_own_order(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                               MPI_Op op, MPI_Comm comm)
+{
+    int rank, p, commute = 0;
+    MPI_Aint lb, ext;
+    MPI_Op_commutative(op, &commute);
+    if (!commute) return MPI_ERR_OP;
+    if (count == 0) return MPI_SUCCESS;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    MPI_Type_get_extent(dt, &lb, &ext);
+    size_t bytes = count * (size_t)ext;
+    char *all = malloc(bytes * (size_t)p);
+    if (all == NULL) return MPI_ERR_NO_MEM;
+    MPI_Allgather(sbuf == MPI_IN_PLACE ? rbuf : sbuf, (int)count, dt, all, (int)count, dt, comm);
+    memcpy(rbuf, all + (size_t)rank * bytes, bytes);
+    for (int i = 1; i < p; i++)
+        MPI_Reduce_local(all + (size_t)((rank + i) % p) * bytes, rbuf, (int)count, dt, op);
+    free(all);
+    return MPI_SUCCESS;
 }
 
 /* Writes one element past the end of its receive buffer. */
@@ -90,6 +116,8 @@ static const ck_algorithm mutants[] = {
     {CK_BCAST, "short_by_one", "drops the last element", "test", 0, 0, {.bcast = bcast_short_by_one}},
     {CK_ALLREDUCE, "reversed_order", "combines in reverse rank order", "test", 0, 0,
      {.allreduce = allreduce_reversed}},
+    {CK_ALLREDUCE, "own_order", "each rank adds the inputs starting from its own", "test",
+     CK_REQUIRES_COMMUTATIVE, 0, {.allreduce = allreduce_own_order}},
     {CK_SCATTER, "overrun", "writes past its receive buffer", "test", 0, 0,
      {.scatter = scatter_overrun}},
     {CK_ALLTOALL, "modifies_input", "writes into its send buffer", "test", 0, 0,

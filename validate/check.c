@@ -11,7 +11,9 @@
  */
 #include "elements.h"
 
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +65,82 @@ static ckv_gen segment_gen(const ckv_case *c, size_t s, uint64_t seed)
                            : ckv_gen_movement(c->dtype, c->rank, (int)s, seed);
 }
 
+/* ---------------------------------------------------------------- spread inputs */
+
+int ckv_spread_applies(const ckv_case *c)
+{
+    return c->coll->has_op && c->op == CKV_SUM && c->dtype->is_float &&
+           (c->dtype->size == sizeof(float) || c->dtype->size == sizeof(double));
+}
+
+static int spread_on(const ckv_case *c) { return c->spread && ckv_spread_applies(c); }
+
+/* Spread values are stored as the datatype's own value, rounded once. */
+static void spread_put(const ckv_case *c, void *buf, size_t i, double v)
+{
+    if (c->dtype->size == sizeof(float)) ((float *)buf)[i] = (float)v;
+    else ((double *)buf)[i] = v;
+}
+
+static long double spread_stored(const ckv_case *c, double v)
+{
+    return c->dtype->size == sizeof(float) ? (long double)(float)v : (long double)v;
+}
+
+static long double spread_get(const ckv_case *c, const void *buf, size_t i)
+{
+    if (c->dtype->size == sizeof(float)) return ((const float *)buf)[i];
+    return ((const double *)buf)[i];
+}
+
+/* Bitwise equality with the stored form of v (a -0.0 for 0.0 counts as a change). */
+static int spread_same(const ckv_case *c, const void *buf, size_t i, double v)
+{
+    size_t es = c->dtype->size;
+    unsigned char want[sizeof(double)];
+    spread_put(c, want, 0, v);
+    return memcmp((const char *)buf + i * es, want, es) == 0;
+}
+
+static int spread_unwritten(const ckv_case *c, const void *buf, size_t i)
+{
+    size_t es = c->dtype->size;
+    const unsigned char *e = (const unsigned char *)buf + i * es;
+    for (size_t k = 0; k < es; k++)
+        if (e[k] != UNWRITTEN) return 0;
+    return 1;
+}
+
+/* The check of a spread sum: no exact reference exists (the order of
+ * additions is the algorithm's), so the result must lie within the rounding
+ * bound of p - 1 additions, |got - exact| <= p eps sum|x|, of the sum taken
+ * in long double. That still catches a missing or doubled +-1e6; the exact
+ * cases catch the rest. Equality across ranks is the caller's
+ * (ckv_result_digest). */
+static int check_spread(const ckv_case *c, const char *what, const void *rbuf, size_t nres,
+                        uint64_t seed, char *msg, size_t msglen)
+{
+    size_t first = c->coll->result_is_own_block ? (size_t)c->rank * c->count : 0;
+    long double eps = c->dtype->size == sizeof(float) ? FLT_EPSILON : DBL_EPSILON;
+    for (size_t i = 0; i < nres; i++) {
+        long double exact = 0, mag = 0;
+        for (int r = 0; r < c->p; r++) {
+            long double x = spread_stored(c, ckv_spread_value(r, seed, first + i));
+            exact += x;
+            mag += fabsl(x);
+        }
+        long double got = spread_get(c, rbuf, i), bound = (long double)c->p * eps * mag;
+        if (spread_unwritten(c, rbuf, i) || !isfinite((double)got) || fabsl(got - exact) > bound) {
+            snprintf(msg, msglen, "rank %d: %s element %zu: expected %.9Lg (within %.3Lg), got %.9Lg",
+                     c->rank, what, i, exact, bound, got);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fill */
+
 void ckv_fill(const ckv_case *c, ckv_buffers *b, uint64_t seed)
 {
     const ckv_codec *k = ckv_codec_of(c->dtype);
@@ -70,6 +148,11 @@ void ckv_fill(const ckv_case *c, ckv_buffers *b, uint64_t seed)
     input_place in = input_of(c, b);
     void *dst = in.in_recv ? b->recv.data : b->send.data;
     if (dst == NULL) return;
+    if (spread_on(c)) {
+        for (size_t j = 0; j < in.elems; j++)
+            spread_put(c, dst, in.offset + j, ckv_spread_value(c->rank, seed, j));
+        return;
+    }
     size_t len = segment_len(c, &in), es = c->dtype->size;
     for (size_t sg = 0; sg < segments(c, &in); sg++) {
         ckv_gen g = segment_gen(c, sg, seed);
@@ -148,6 +231,17 @@ int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg,
     if (check_guards(&ck, "sendbuf", &b->send) || check_guards(&ck, rname, &b->recv)) return 1;
 
     input_place in = input_of(c, b);
+    if (spread_on(c)) {
+        if (!in.in_recv && b->send.data)
+            for (size_t j = 0; j < in.elems; j++)
+                if (!spread_same(c, b->send.data, j, ckv_spread_value(c->rank, seed, j))) {
+                    snprintf(msg, msglen, "rank %d: sendbuf (input changed) element %zu: expected %.9g",
+                             c->rank, j, ckv_spread_value(c->rank, seed, j));
+                    return 1;
+                }
+        if (b->lay.result_elems == 0 || b->recv.data == NULL) return 0;
+        return check_spread(c, rname, b->recv.data, b->lay.result_elems, seed, msg, msglen);
+    }
     if (!in.in_recv && b->send.data) {
         size_t len = segment_len(c, &in), es = c->dtype->size;
         for (size_t sg = 0; sg < segments(c, &in); sg++) {
@@ -163,4 +257,17 @@ int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg,
     if (nres == 0 || b->recv.data == NULL) return 0;
     return d->has_op ? check_reduced(&ck, rname, b->recv.data, nres, seed)
                      : check_moved(&ck, rname, b->recv.data, nres, seed);
+}
+
+uint64_t ckv_result_digest(const ckv_case *c, const ckv_buffers *b)
+{
+    size_t n = b->recv.data ? b->lay.result_elems * c->dtype->size : 0;
+    const unsigned char *p = b->recv.data;
+    uint64_t h = ckv_mix(0x6a09e667f3bcc909ULL ^ n);
+    for (size_t at = 0; at < n; at += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + at, n - at < 8 ? n - at : 8);
+        h = ckv_mix(h ^ (w + 0x9e3779b97f4a7c15ULL * (at / 8 + 1)));
+    }
+    return h;
 }

@@ -13,6 +13,9 @@
  *                  exact, and a missing or doubled contribution shows;
  *   noncomm        affine maps x -> a x + b mod 2^15 packed as a * 2^15 + b
  *                  (30 bits), composed in rank order.
+ * The one exception is the spread input of sums over float and double
+ * (ckv_spread_value): not exact, on purpose, so that the order of additions
+ * shows in the result's bits.
  */
 #include "pattern.h"
 
@@ -25,7 +28,7 @@ static uint64_t key4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 }
 
 /* Distinguishes the keys of the two kinds of input. */
-enum { KEY_MOVEMENT = 1, KEY_REDUCTION = 2 };
+enum { KEY_MOVEMENT = 1, KEY_REDUCTION = 2, KEY_SPREAD = 3 };
 
 static ckv_gen range(uint64_t key, uint32_t span, int64_t low)
 {
@@ -86,4 +89,16 @@ void ckv_reduced(const ckv_case *c, uint64_t seed, size_t first, size_t n, int64
             acc[j] = r == 0 ? v : ckv_combine(c->op, acc[j], v);
         }
     }
+}
+
+double ckv_spread_value(int r, uint64_t seed, size_t j)
+{
+    /* The key is computed per element here (four rounds more than the
+     * generators): spread cases run in the matrix only, never in a timed
+     * loop, and this keeps the value a plain function of (r, seed, j). */
+    uint64_t h = ckv_mix(key4((uint64_t)r, seed, 0, KEY_SPREAD) ^
+                         ((uint64_t)j * 0xa0761d6478bd642fULL));
+    double sign = (h & 2u) ? -1.0 : 1.0;
+    if (h & 1u) return sign * 1e6;
+    return sign * (double)(1 + (h >> 8) % 9) * 1e-2;
 }

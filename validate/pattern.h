@@ -58,6 +58,12 @@ ckv_gen ckv_gen_movement(const ck_datatype_desc *dt, int src, int slot, uint64_t
 /* Rank r's input vector in a reduction. */
 ckv_gen ckv_gen_reduction(const ckv_case *c, int r, uint64_t seed);
 
+/* Element j of rank r's spread input (ckv_case.spread): +-1e6 or a
+ * multiple of 1e-2 in [-0.09, 0.09], half of each. In float 1e6 + 0.01
+ * rounds back to 1e6 while 0.01 + 0.01 does not, so where the big values
+ * cancel, the small ones survive or vanish by the order of additions. */
+double ckv_spread_value(int r, uint64_t seed, size_t j);
+
 /* acc op v as MPI defines it: acc is the operand of the lower ranks. */
 int64_t ckv_combine(ckv_op op, int64_t acc, int64_t v);
 

@@ -9,7 +9,10 @@
  * same formula, reduced in rank order where the collective reduces: never
  * another algorithm or the MPI library, which could share the bug being
  * looked for. Every value is a small integer, exact in every datatype and in
- * every order of reduction, so results are compared for equality.
+ * every order of reduction, so results are compared for equality. The one
+ * exception, spread sums (ckv_case.spread), exists to make the order of
+ * additions visible, so that results that must be replicated can be
+ * compared bitwise across ranks (ckv_result_digest).
  */
 #ifndef CK_VALIDATE_H
 #define CK_VALIDATE_H
@@ -51,7 +54,18 @@ typedef struct {
     int root;
     int in_place;
     int rank, p;
+    /* 0: the small-integer inputs above, exact in every order. 1 (only where
+     * ckv_spread_applies): float or double inputs of +-1e6 and multiples of
+     * 1e-2, whose sum depends on the order of the additions. The reference
+     * can then only bound the result (rounding of p - 1 additions); what the
+     * spread case is for is the comparison across ranks (ckv_result_digest):
+     * a replicated result must be bitwise the same on every rank, which
+     * exact inputs can never show. */
+    int spread;
 } ckv_case;
+
+/* Whether a case may use spread inputs: a sum over float or double. */
+int ckv_spread_applies(const ckv_case *c);
 
 /* Which buffers the rank passes (from the descriptor). A buffer with 0
  * elements (not significant on this rank, or count 0) is passed as NULL, an
@@ -106,5 +120,12 @@ void ckv_fill(const ckv_case *c, ckv_buffers *b, uint64_t seed);
  * `buffer` for bcast's single one, `sendbuf (input changed)` for an altered
  * input), or "rank R: recvbuf written past its end (N elements)". */
 int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg, size_t msglen);
+
+/* A 64-bit hash of the bytes of this rank's result (the first result_elems
+ * elements of the receive buffer; a constant where there are none). Where
+ * the descriptor says `replicated`, every rank must get the same digest:
+ * the caller compares them across ranks with its own means (the matrix
+ * uses the MPI library's allreduce, never the algorithm under test). */
+uint64_t ckv_result_digest(const ckv_case *c, const ckv_buffers *b);
 
 #endif

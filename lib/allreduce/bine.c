@@ -4,7 +4,9 @@
  * 5, 11, ... instead of 2^k, so on a ring/torus the partners are closer than
  * recursive doubling's for the same step count and volume.
  *   - bine_latency: whole vector every step (recursive doubling on the Bine
- *     butterfly), log2 p' steps of n bytes.
+ *     butterfly), log2 p' steps of n bytes; from p' = 8 on, log2 p' more
+ *     to broadcast one rank's result, so that every rank returns the same
+ *     bits (see the function).
  *   - bine_bandwidth: Bine reduce-scatter (distance doubling, halving the
  *     data) + Bine allgather (distance halving, doubling the data).
  *   - bine_bandwidth_seg: the same, with each reduce-scatter transfer cut into
@@ -64,6 +66,29 @@ int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Da
         CK_SPAN_END("step");
     }
     CK_SPAN_END("butterfly");
+    /* The butterfly's partners hold overlapping rank sets (0 has {0,1,6,7}
+     * after step 1 at p' = 8, 1 has {0,1,2,3}), so the ranks add the same p'
+     * inputs in p'/4 different trees once p' >= 8, and a float or double sum
+     * differs in its last bits between ranks. MPI wants every rank to return
+     * the same result, and no reordering of the operands at a step can make
+     * the trees agree: virtual rank 0's result is broadcast over the core
+     * instead (binomial, distance halving, log2 p' more steps of n bytes).
+     * At p' <= 4 all trees are one and nothing is sent. */
+    if (p2 >= 8) {
+        CK_SPAN_BEGIN("agree");
+        for (int k = s - 1; k >= 0; k--) {
+            CK_SPAN_BEGIN_STEP("step", s + (s - 1 - k));
+            const int d = 1 << k;
+            if (v % (2 * d) == 0)
+                CK_TRY(ck_send(rbuf, count, dt, ck_fold_rank_of(v + d, CK_FOLD_KEEP_EVEN, 0, size),
+                               tag, comm));
+            else if (v % (2 * d) == d)
+                CK_TRY(ck_recv(rbuf, count, dt, ck_fold_rank_of(v - d, CK_FOLD_KEEP_EVEN, 0, size),
+                               tag, comm));
+            CK_SPAN_END("step");
+        }
+        CK_SPAN_END("agree");
+    }
     CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);

@@ -19,7 +19,8 @@
 
 /* Swing's latency variant and Bine's are one schedule: the same butterfly
  * partners ck_bine_partner(v, k, p'), the same fold, the whole vector each
- * step. */
+ * step, and the same broadcast of one rank's result that makes every rank
+ * return the same bits (lib/allreduce/bine.c). */
 int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm)
 {

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from collkit import __version__
 from collkit.analysis import check
-from collkit.common.argtypes import int_at_least
+from collkit.campaign import resources
+from collkit.common.argtypes import int_at_least, nonempty_path, seconds
 from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.launch import runner
@@ -26,12 +27,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_algorithms(ns: argparse.Namespace) -> int:
-    algs = registry.load()
+    reg = registry.load_registry()
+    algs, colls = list(reg.algorithms), list(reg.collectives)
     if ns.collective:
         coll = registry.check_collective(ns.collective)
         algs = [a for a in algs if a.collective == coll]
+        colls = [c for c in colls if c.name == coll]
     if ns.json:
-        print(json.dumps([a.to_json() for a in algs], indent=2))
+        # The registry as libcollkit exports it (registry.json's format),
+        # filtered like the table.
+        print(json.dumps({"collectives": [c.to_json() for c in colls],
+                          "datatypes": [d.to_json() for d in reg.datatypes],
+                          "algorithms": [a.to_json() for a in algs]}, indent=2))
         return 0
     rows = [[a.collective, a.name, a.constraints.describe(), a.origin, a.description] for a in algs]
     print(render(["collective", "algorithm", "constraints", "origin", "description"], rows))
@@ -48,6 +55,10 @@ def _cmd_check(ns: argparse.Namespace) -> int:
         raise UserError("no algorithm selected")
     mpi = find(ns.mpi)
     ranks = ns.ranks or [8]
+    for p in ranks:
+        why = resources.process_refusal(p)
+        if why:
+            raise UserError(f"-n {p}: {why}")
     return check.run(mpi, ranks, algs, ns.level, ns.timeout)
 
 
@@ -81,6 +92,22 @@ def _cmd_export(ns: argparse.Namespace) -> int:
     return runner.export(ns.dir, ns.format)
 
 
+def _cmd_compare(ns: argparse.Namespace) -> int:
+    from collkit.analysis import compare
+    return compare.run(ns.base, ns.new, ns.format, ns.match_keys, ns.ignore_keys, ns.fail_on_regression)
+
+
+def _collective_help() -> str:
+    """The valid collectives, from the registry when a build is there."""
+    try:
+        return f"only this collective: {', '.join(registry.collective_names())}"
+    except UserError:
+        return "only this collective (`collkit algorithms` lists them once built)"
+
+
+_DIR_HELP = "a campaign directory, as `collkit run` made it (results/<name>-<date>-<time>, or --out)"
+
+
 def _add_campaign_commands(sub) -> None:
     r = sub.add_parser("run", help="run a benchmark campaign from a spec",
                        description="Validate SPEC, launch collkit-bench for every test point, record "
@@ -88,13 +115,14 @@ def _add_campaign_commands(sub) -> None:
                                    "where and how far the library default is from it.")
     r.add_argument("spec", nargs="?", type=Path, metavar="SPEC.toml",
                    help="experiment spec (optional with --resume)")
-    r.add_argument("--out", type=Path, metavar="DIR",
+    r.add_argument("--out", type=nonempty_path("--out"), metavar="DIR",
                    help="campaign directory (default results/<name>-<date>-<time>)")
     r.add_argument("--resume", type=Path, metavar="DIR",
                    help="continue an interrupted campaign: run only the points it lacks")
     r.add_argument("--platform", type=Path, metavar="FILE",
                    help="platform descriptor (default: this machine's Open MPI and MPICH); "
-                        "one with a [slurm] table submits batch jobs")
+                        "one with a [slurm] table submits batch jobs; sim:NAME simulates a preset "
+                        "machine under SimGrid (e.g. sim:fattree-2to1, sim:lumi-like)")
     r.add_argument("--dry-run", action="store_true",
                    help="Slurm platforms: write the campaign, its points and batch scripts, submit nothing")
     r.add_argument("--instrument", action="store_true",
@@ -102,16 +130,23 @@ def _add_campaign_commands(sub) -> None:
                         "comm/reduce/copy time breakdowns for `collkit report --breakdown`")
     r.set_defaults(func=_cmd_run)
 
-    st = sub.add_parser("status", help="a campaign's point counts and its Slurm jobs' states")
-    st.add_argument("dir", type=Path, metavar="DIR")
+    st = sub.add_parser("status", help="a campaign's point counts and its Slurm jobs' states",
+                        description="Print how many points of the campaign are ok, invalid, failed, "
+                                    "skipped and still to run, and, for Slurm campaigns, the state of "
+                                    "each batch job.")
+    st.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
     st.set_defaults(func=_cmd_status)
 
-    ca = sub.add_parser("cancel", help="scancel a campaign's queued and running Slurm jobs")
-    ca.add_argument("dir", type=Path, metavar="DIR")
+    ca = sub.add_parser("cancel", help="scancel a campaign's queued and running Slurm jobs",
+                        description="Cancel the queued and running Slurm jobs of a campaign submitted "
+                                    "to a Slurm platform; `collkit run --resume DIR` runs what is left.")
+    ca.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
     ca.set_defaults(func=_cmd_cancel)
 
-    rep = sub.add_parser("report", help="print a campaign's summary again")
-    rep.add_argument("dir", type=Path, metavar="DIR")
+    rep = sub.add_parser("report", help="print a campaign's summary again",
+                         description="Per collective, library, rank count and size: the fastest "
+                                     "algorithm, its median time, the default's, and their ratio.")
+    rep.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
     rep.add_argument("--breakdown", action="store_true",
                      help="instrumented campaigns: per algorithm, time in comm / reduce / copy / other "
                           "against message size, as a table and as stacked-bar charts (PNG and SVG)")
@@ -119,10 +154,36 @@ def _add_campaign_commands(sub) -> None:
                      help="where --breakdown writes its charts (default DIR/breakdown)")
     rep.set_defaults(func=_cmd_report)
 
-    e = sub.add_parser("export", help="print a campaign's results, one row per point")
-    e.add_argument("dir", type=Path, metavar="DIR")
+    e = sub.add_parser("export", help="print a campaign's results, one row per point",
+                       description="One row per point with its identity, status, timing statistics "
+                                   "and bandwidths, as CSV or JSON.")
+    e.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
     e.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
     e.set_defaults(func=_cmd_export)
+
+    _add_compare_command(sub)
+
+
+def _add_compare_command(sub) -> None:
+    from collkit.analysis.compare import percent
+    cp = sub.add_parser("compare", help="what changed between campaigns, point by point, with significance",
+                        description="Match the points of BASE and each NEW campaign; per point: the ratio of "
+                                    "medians NEW/BASE with a 95%% bootstrap interval, the Mann-Whitney U "
+                                    "p-value (Holm-adjusted over all comparisons) and a verdict, faster, "
+                                    "slower or same at alpha 0.01; points on one side only or not ok are "
+                                    "listed; geometric means per collective and backend.")
+    cp.add_argument("base", type=Path, metavar="BASE", help="the reference campaign directory")
+    cp.add_argument("new", type=Path, nargs="+", metavar="NEW", help="campaign directories to compare with BASE")
+    cp.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                    help="table (default), csv or json")
+    cp.add_argument("--match-keys", metavar="K,K,...",
+                    help="match points on these keys only (e.g. collective,algorithm,ranks,bytes to "
+                         "compare two libraries or machines); default: the whole identity")
+    cp.add_argument("--ignore-keys", metavar="K,K,...",
+                    help="match on the identity less these keys (e.g. mpi)")
+    cp.add_argument("--fail-on-regression", type=percent, metavar="PCT",
+                    help="exit 1 when a point is significantly slower by more than PCT %%")
+    cp.set_defaults(func=_cmd_compare)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,8 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"collkit {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints")
-    a.add_argument("--collective", metavar="C", help="only this collective")
+    a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints",
+                       description="libcollkit's registry: per collective, every algorithm with its "
+                                   "origin, description and constraints (commutative op, power-of-two "
+                                   "ranks, minimum count); --json adds the collective descriptors.")
+    a.add_argument("--collective", metavar="C", help=_collective_help())
     a.add_argument("--json", action="store_true", help="print the registry as JSON")
     a.set_defaults(func=_cmd_algorithms)
 
@@ -144,10 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of ranks; repeat for several (default 8)")
     c.add_argument("--algorithm", action="append", metavar="NAME",
                    help="NAME or COLLECTIVE/NAME; repeat for several (default: all)")
-    c.add_argument("--collective", metavar="C", help="only this collective")
+    c.add_argument("--collective", metavar="C", help=_collective_help())
     c.add_argument("--level", choices=check.LEVELS, default="standard",
                    help="matrix size: quick, standard (default) or full")
-    c.add_argument("--timeout", type=float, default=1800.0, metavar="S",
+    c.add_argument("--timeout", type=seconds("--timeout", 0.0, 7 * 86400.0), default=1800.0, metavar="S",
                    help="seconds before one launch counts as hung (default 1800)")
     c.set_defaults(func=_cmd_check)
 
@@ -156,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "can be forced to run (canonical name, native name and id) and its "
                                     "default. For backend collkit: libcollkit's registry.")
     ls.add_argument("--backend", choices=("mpi", "collkit"), help="only this backend (default: both)")
-    ls.add_argument("--collective", metavar="C", help="only this collective")
+    ls.add_argument("--collective", metavar="C", help=_collective_help())
     ls.add_argument("--mpi", choices=MPI_NAMES, help="only this MPI library (an error if it is missing)")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_cmd_list)

@@ -314,6 +314,13 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The launch's one-message floor, read from its record: every point's
+ * `implausible` flag must follow from it. */
+static double launch_floor_us;
+/* --expect-implausible: every timed point must be flagged (the test that
+ * sets the floor from outside, COLLKIT_BENCH_TEST_FLOOR_US). */
+static int expect_all_implausible;
+
 static void check_launch(const jval *r, int ranks)
 {
     const char *w = "launch record";
@@ -338,6 +345,10 @@ static void check_launch(const jval *r, int ranks)
     double g = num_of(r, "wtime_is_global", w);
     if (g != 0 && g != 1) problem(w, "wtime_is_global is not 0 or 1");
     if (!(num_of(r, "wtick", w) > 0)) problem(w, "wtick is not positive");
+    launch_floor_us = num_of(r, "floor_us", w);
+    double pings = num_of(r, "floor_pings", w);
+    if (ranks == 1 && (launch_floor_us != 0 || pings != 0)) problem(w, "a floor measured at p = 1");
+    if (ranks > 1 && !(launch_floor_us > 0 && pings > 0)) problem(w, "no positive floor_us at p > 1");
 }
 
 typedef struct {
@@ -398,6 +409,16 @@ static void check_point(const jval *r, const point *pt, int ranks, const expecta
     }
     if (strcmp(status, "invalid") == 0 && !(validated >= 1)) problem(w, "invalid without a validated iteration");
     if (strcmp(status, "failed") == 0 && iters != 0) problem(w, "failed with kept times");
+
+    const char *impl = str_of(r, "implausible", w);
+    const jval *sts = get(r, "stats_us");
+    double med = sts && sts->t == J_OBJ ? num_of(sts, "median", w) : 0;
+    int below = iters > 0 && launch_floor_us > 0 && med < launch_floor_us;
+    if (below != (impl[0] != '\0'))
+        problem(w, "implausible '%s' but median %g vs floor %g", impl, med, launch_floor_us);
+    if (below && !strstr(impl, "below the one-message floor"))
+        problem(w, "implausible reason '%s' does not name the floor", impl);
+    if (expect_all_implausible && iters > 0 && !below) problem(w, "expected to be flagged implausible");
 
     /* Statistics and bandwidth, recomputed here. */
     double *t = malloc((times->n + 1) * sizeof *t);
@@ -493,6 +514,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--ranks") == 0) ranks = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--expect") == 0)
             split_expect(argv[i + 1], &ex.id[ex.n], &ex.status[ex.n], &ex.reason[ex.n]), ex.n++;
+        else if (strcmp(argv[i], "--expect-implausible") == 0)
+            expect_all_implausible = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--expect-effective") == 0)
             split_expect(argv[i + 1], &ex.eff_name[ex.neff], &ex.eff_value[ex.neff], NULL), ex.neff++;
         else {

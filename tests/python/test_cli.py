@@ -35,6 +35,7 @@ NEED_COMMUTATIVE = {
     ("reduce", "binomial_halving"), ("reduce", "rabenseifner"),
     ("reduce_scatter", "recursive_halving"), ("reduce_scatter", "ring"),
     ("allreduce", "rabenseifner"), ("allreduce", "ring"), ("allreduce", "binary_blocks"),
+    ("reduce", "rabenseifner_halving"), ("allreduce", "rabenseifner_halving"),
 }
 NONCOMMUTATIVE_OK = {
     ("reduce", "linear"), ("reduce", "binomial_doubling"),
@@ -46,10 +47,12 @@ NONCOMMUTATIVE_OK = {
 def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
     out = collkit("algorithms", "--json")
     assert out.returncode == 0, out.stderr
-    algs = json.loads(out.stdout)
+    doc = json.loads(out.stdout)
+    assert set(doc) == {"collectives", "datatypes", "algorithms"}
+    algs = doc["algorithms"]
     got = {}
     for a in algs:
-        assert {"collective", "name", "description", "origin", "constraints"} <= set(a)
+        assert {"collective", "name", "description", "origin", "constraints", "traits"} <= set(a)
         assert a["description"] and a["origin"]
         got.setdefault(a["collective"], set()).add(a["name"])
         key = (a["collective"], a["name"])
@@ -66,11 +69,35 @@ def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
             assert a["constraints"]["commutative_op"], a["name"]
 
 
+def test_algorithms_json_carries_the_collective_descriptors(collkit):
+    out = collkit("algorithms", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    colls = {c["name"]: c for c in doc["collectives"]}
+    assert list(colls) == ["bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter",
+                           "allreduce", "alltoall"]
+    assert {a["collective"] for a in doc["algorithms"]} == set(colls)
+    assert colls["reduce_scatter"]["mpi_name"] == "MPI_Reduce_scatter_block"
+    assert [c for c in colls if colls[c]["has_root"]] == ["bcast", "reduce", "gather", "scatter"]
+    assert colls["scatter"]["in_place"] == "recv" and colls["bcast"]["in_place"] == "none"
+    assert colls["alltoall"]["send_blocks_other"] == "p" and colls["reduce"]["recv_blocks_other"] == 0
+    assert (colls["allreduce"]["busbw_const"], colls["allreduce"]["busbw_per_p"]) == (0, 2)
+    assert {d["name"]: d["size"] for d in doc["datatypes"]} == \
+        {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
+    whole = {(a["collective"], a["name"]) for a in doc["algorithms"] if a["traits"]["whole_vector"]}
+    assert ("bcast", "binomial_doubling") in whole and ("allreduce", "ring") not in whole
+    one = json.loads(collkit("algorithms", "--json", "--collective", "gather").stdout)
+    assert [c["name"] for c in one["collectives"]] == ["gather"]
+    assert {a["collective"] for a in one["algorithms"]} == {"gather"}
+
+
 def test_algorithms_table_filters_by_collective(collkit):
     out = collkit("algorithms", "--collective", "allreduce")
     assert out.returncode == 0
     body = out.stdout.splitlines()[2:]
-    assert body and all(line.startswith("allreduce") for line in body)
+    # wide free-text cells wrap onto continuation lines, which start with blanks
+    assert body and all(line.startswith(("allreduce", " ")) for line in body)
+    assert sum(line.startswith("allreduce") for line in body) >= 5
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -95,3 +95,13 @@ def test_bad_names_fail_before_launch(mpi, message):
     with pytest.raises(UserError) as err:
         build(spec(mpi))
     assert message in str(err.value)
+
+
+def test_a_point_reads_back_from_its_description():
+    from collkit.campaign.points import Plan, Point
+    p = build(spec('["allreduce/ring", "bcast/binomial_halving"]'))
+    assert p.points and p.skipped and any(x.env for x in p.points) and any(x.cvars for x in p.points)
+    for point in p.points + p.skipped:
+        assert Point.from_dict(point.describe()) == point
+    res = {"points": [x.describe() for x in p.points], "skipped": [x.describe() for x in p.skipped]}
+    assert Plan.from_resolved(res) == p

@@ -108,7 +108,7 @@ def test_smpi_names_come_from_simgrid_and_are_cached(tmp_path, monkeypatch):
     cache = tmp_path / "names.json"
     names = smpi.valid_names(Path(SMPIRUN), BENCH, cache)
     assert {"rdb", "lr", "rab_rdb", "default"} <= set(names["allreduce"])
-    assert "binomial_tree" in names["bcast"] and set(names) == set(smpi.CFG_ITEM)
+    assert "binomial_tree" in names["bcast"] and set(names) == set(smpi.COLLECTIVES)
     # a second call reads the cache and asks SimGrid nothing
     monkeypatch.setattr(smpi, "probe", lambda *a: pytest.fail("probed despite the cache"))
     assert smpi.valid_names(Path(SMPIRUN), BENCH, cache) == names

@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collkit.campaign.points import label
+from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
 from collkit.common.errors import UserError
 from collkit.common.table import render
@@ -51,7 +53,7 @@ class Group:
 
     @property
     def label(self) -> str:
-        return f"{'collkit' if self.backend == 'collkit' else self.mpi}:{self.algorithm}"
+        return label(self.backend, self.mpi, self.algorithm)
 
     @property
     def title(self) -> str:
@@ -116,7 +118,7 @@ class BreakdownPoint:
 @dataclass
 class Breakdown:
     points: dict[Group, list[BreakdownPoint]]      # sorted by size within a group
-    not_ok: list[dict]                             # instrumented records that did not finish ok
+    not_ok: list[Record]                           # instrumented records that did not finish ok
     uninstrumented: int                            # ok records without an `instrument` object
 
 
@@ -126,8 +128,9 @@ def _number(value: object, what: str, pid: str) -> float:
     return float(value)
 
 
-def parse_point(rec: dict) -> BreakdownPoint:
+def parse_point(record: Record) -> BreakdownPoint:
     """One instrumented `ok` record -> BreakdownPoint (UserError on a malformed one)."""
+    rec = record.fields
     pid = rec.get("id", "?")
     inst = rec["instrument"]
     if not isinstance(inst, dict) or not isinstance(inst.get("breakdown_us"), dict):
@@ -140,11 +143,11 @@ def parse_point(rec: dict) -> BreakdownPoint:
         parts[c] = _number(bd[c], f"breakdown_us.{c}", pid)
     e2e = bd.get("end_to_end")
     stats = rec.get("stats_us") or {}
-    group = Group(collective=rec.get("collective", ""), mpi=rec.get("mpi", ""), backend=rec.get("backend", ""),
-                  algorithm=rec.get("algorithm", ""), ranks=int(rec.get("ranks", 0)))
+    group = Group(collective=record.collective, mpi=record.mpi, backend=record.backend,
+                  algorithm=record.algorithm, ranks=record.ranks)
     tags = inst.get("tags") or ()
     return BreakdownPoint(
-        group=group, bytes=int(rec.get("bytes", 0)), id=pid, parts=parts,
+        group=group, bytes=record.bytes, id=pid, parts=parts,
         median_us=_number(stats.get("median", 0.0), "stats_us.median", pid),
         end_to_end_us=_number(e2e, "breakdown_us.end_to_end", pid) if e2e is not None else None,
         iterations=int(inst.get("iterations", rec.get("iterations", 0))),
@@ -154,16 +157,18 @@ def parse_point(rec: dict) -> BreakdownPoint:
     )
 
 
-def collect(records: list[dict]) -> Breakdown:
-    """The breakdown of a campaign's records. Only `ok` points are analysed: an
-    invalid point's times are kept for diagnosis, never summarised as good."""
+def collect(records: list[Record] | list[dict]) -> Breakdown:
+    """The breakdown of a campaign's records (Records, or records.jsonl objects).
+    Only `ok` points are analysed: an invalid point's times are kept for
+    diagnosis, never summarised as good."""
     groups: dict[Group, list[BreakdownPoint]] = {}
-    not_ok: list[dict] = []
+    not_ok: list[Record] = []
     uninstrumented = 0
     for rec in records:
-        has = isinstance(rec.get("instrument"), dict)
-        if rec.get("status") != "ok":
-            if has or rec.get("status") in ("invalid", "failed"):
+        rec = rec if isinstance(rec, Record) else Record.from_json(rec)
+        has = rec.instrument is not None
+        if rec.status != "ok":
+            if has or rec.status in ("invalid", "failed"):
                 not_ok.append(rec)
             continue
         if not has:

@@ -6,17 +6,14 @@ parses its per-algorithm lines and prints one table."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.common.errors import UserError
 from collkit.common.paths import build_dir
 from collkit.common.table import render
+from collkit.launch import watch
 from collkit.library.mpi import MPIInstall
 from collkit.library.registry import Algorithm
 
@@ -75,15 +72,16 @@ def parse_output(ranks: int, exit_code: int, stdout: str) -> LaunchResult:
     return res
 
 
-def _pump_progress(stream, tail: list[str], label: str, show: bool) -> None:
-    for raw in stream:
-        line = raw.rstrip("\n")
+def _progress(tail: list[str], label: str, show: bool):
+    """What to do with each stderr line of ck_matrix: keep the last 20, show its progress."""
+    def line_(line: str) -> None:
         tail.append(line)
         del tail[:-20]
         if show and line.startswith("ck_matrix: "):
             msg = f"{label}: {line[len('ck_matrix: '):]}"
             sys.stderr.write("\r\033[K" + msg[:100])
             sys.stderr.flush()
+    return line_
 
 
 def launch(mpi: MPIInstall, ranks: int, algs: list[Algorithm], level: str,
@@ -96,25 +94,14 @@ def launch(mpi: MPIInstall, ranks: int, algs: list[Algorithm], level: str,
     label = f"{mpi.name} p={ranks}"
     if not show:
         print(f"running the matrix under {mpi.name} at {ranks} ranks ...", file=sys.stderr, flush=True)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi.environment(), start_new_session=True)
     tail: list[str] = []
-    pump = threading.Thread(target=_pump_progress, args=(proc.stderr, tail, label, show), daemon=True)
-    pump.start()
-    timed_out = False
-    try:
-        stdout, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        # mpirun and its ranks share the session we started: end them all.
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, _ = proc.communicate()
-    pump.join(timeout=5)
+    # the launch layer of `collkit run`: own process group, killed whole at the timeout
+    done = watch.run_captured(cmd, mpi.environment(), timeout, _progress(tail, label, show))
     if show:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
-    res = parse_output(ranks, proc.returncode, stdout or "")
-    res.timed_out = timed_out
+    res = parse_output(ranks, done.code, done.stdout)
+    res.timed_out = done.timed_out
     res.stderr_tail = tail
     return res
 

@@ -1,12 +1,15 @@
-"""Campaign records as rows: `collkit export`, results.csv, and the summary table."""
+"""Campaign records (campaign/record.py) as rows: `collkit export`, results.csv, and the summary table."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 
+from collkit.analysis import stats
+from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
 from collkit.common.table import render
 
@@ -15,93 +18,90 @@ COLUMNS = ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes
            "time_p5_us", "time_p95_us", "algbw_GBps", "busbw_GBps", "sync", "native", "id")
 # Instrumented campaigns (collkit-bench-instr) add the time breakdown of each point.
 BREAKDOWN_COLUMNS = ("comm_us", "reduce_us", "copy_us", "other_us")
+# Always last: the median's 95 % distribution-free interval (analysis/stats.py), computed
+# from `times_us`; empty for untimed points and below 6 iterations.
+CI_COLUMNS = ("time_median_ci_low_us", "time_median_ci_high_us")
+# After them: why a point's median is not believable (below the one-message floor
+# collkit-bench measured in its launch), or empty.
+FLAG_COLUMNS = ("implausible",)
 
 
-@dataclass(frozen=True)
-class Row:
-    collective: str
-    backend: str
-    mpi: str
-    algorithm: str
-    ranks: int
-    count: int
-    bytes: int
-    dtype: str
-    op: str
-    root: int
-    in_place: bool
-    status: str
-    reason: str
-    iterations: int
-    time_min_us: float | None
-    time_median_us: float | None
-    time_max_us: float | None
-    time_p5_us: float | None
-    time_p95_us: float | None
-    algbw_GBps: float
-    busbw_GBps: float
-    sync: str
-    native: str
-    id: str
-    comm_us: float | None = None
-    reduce_us: float | None = None
-    copy_us: float | None = None
-    other_us: float | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{'collkit' if self.backend == 'collkit' else self.mpi}:{self.algorithm}"
+# A row of the export is a Record (campaign/record.py): its typed attributes, in COLUMNS order.
 
 
-def row(rec: dict) -> Row:
-    stats = rec.get("stats_us") or {}
-    timed = rec.get("status") in ("ok", "invalid") and rec.get("iterations", 0) > 0
-
-    def stat(key: str) -> float | None:
-        return stats.get(key) if timed else None
-
-    inst = rec.get("instrument")
-    parts = inst.get("breakdown_us") if timed and isinstance(inst, dict) else None
-    parts = parts if isinstance(parts, dict) else {}
-
-    return Row(
-        collective=rec.get("collective", ""), backend=rec.get("backend", ""), mpi=rec.get("mpi", ""),
-        algorithm=rec.get("algorithm", ""), ranks=int(rec.get("ranks", 0)), count=int(rec.get("count", 0)),
-        bytes=int(rec.get("bytes", 0)), dtype=rec.get("dtype", ""), op=rec.get("op", ""),
-        root=int(rec.get("root", 0)), in_place=bool(rec.get("in_place", False)), status=rec.get("status", ""),
-        reason=rec.get("reason", ""), iterations=int(rec.get("iterations", 0)),
-        time_min_us=stat("min"), time_median_us=stat("median"), time_max_us=stat("max"),
-        time_p5_us=stat("p5"), time_p95_us=stat("p95"),
-        algbw_GBps=float(rec.get("algbw_GBps", 0.0)) if timed else 0.0,
-        busbw_GBps=float(rec.get("busbw_GBps", 0.0)) if timed else 0.0,
-        sync=rec.get("sync", ""), native=str(rec.get("native", "")), id=rec.get("id", ""),
-        **{c: parts.get(c[:-3]) for c in BREAKDOWN_COLUMNS},
-    )
+def read_csv(path: Path) -> list[Record]:
+    """A results.csv (to_csv's output) read back as records of its columns."""
+    with open(path, newline="") as f:
+        return [Record.from_csv_row(r) for r in csv.DictReader(f)]
 
 
-def sort_rows(rows: list[Row]) -> list[Row]:
+def sort_rows(rows: list[Record]) -> list[Record]:
     return sorted(rows, key=lambda r: (r.collective, r.mpi, r.ranks, r.bytes, r.backend, r.algorithm))
 
 
-def columns(rows: list[Row]) -> tuple[str, ...]:
-    """COLUMNS, plus the breakdown columns when some point carries a breakdown."""
-    return COLUMNS + BREAKDOWN_COLUMNS if any(r.comm_us is not None for r in rows) else COLUMNS
+def columns(rows: list[Record]) -> tuple[str, ...]:
+    """COLUMNS, the breakdown columns when some point carries a breakdown, then
+    CI_COLUMNS and FLAG_COLUMNS."""
+    base = COLUMNS + BREAKDOWN_COLUMNS if any(r.comm_us is not None for r in rows) else COLUMNS
+    return base + CI_COLUMNS + FLAG_COLUMNS
 
 
-def to_csv(rows: list[Row]) -> str:
+def values(r: Record, cols: tuple[str, ...]) -> list:
+    """One export row: the record's typed attributes, and its median interval."""
+    ci = stats.record_median_ci(r) if CI_COLUMNS[0] in cols else None
+    extra = dict(zip(CI_COLUMNS, ci if ci is not None else (None, None)))
+    return [extra[c] if c in extra else getattr(r, c) for c in cols]
+
+
+def to_csv(rows: list[Record]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     cols = columns(rows)
     w.writerow(cols)
     for r in sort_rows(rows):
-        d = asdict(r)
-        w.writerow(["" if d[c] is None else int(d[c]) if isinstance(d[c], bool) else d[c] for c in cols])
+        w.writerow(["" if v is None else int(v) if isinstance(v, bool) else v for v in values(r, cols)])
     return buf.getvalue()
 
 
-def to_json(rows: list[Row]) -> str:
+def to_json(rows: list[Record]) -> str:
     cols = columns(rows)
-    return json.dumps([{c: asdict(r)[c] for c in cols} for r in sort_rows(rows)], indent=2) + "\n"
+    return json.dumps([dict(zip(cols, values(r, cols))) for r in sort_rows(rows)], indent=2) + "\n"
+
+
+# Checks on the timings behind a summary (in the spirit of pyperf's `check`): the
+# table's footer says how many points each concerns, with one example.
+MIN_ITERATIONS = 10        # fewer kept iterations: the median and its test are weak
+MAX_SPREAD = 2.0           # p95 / p5 above this: a noisy point (interference, unstable clock)
+RESOLUTION_US = 1.0        # a median below 1 us is near MPI_Wtime's resolution on many systems
+CHECKS = {
+    "iterations": f"fewer than {MIN_ITERATIONS} iterations",
+    "spread": f"a large spread (p95/p5 > {MAX_SPREAD:g})",
+    "resolution": f"a median below {RESOLUTION_US:g} us, near the timer's resolution",
+    "implausible": "a median below the one-message floor measured in its launch (left out of best)",
+}
+
+
+@dataclass(frozen=True)
+class PointCheck:
+    kind: str          # a key of CHECKS
+    point: str         # 'collkit:ring allreduce p=4 64B'
+
+
+def point_checks(r: Record) -> tuple[PointCheck, ...]:
+    """What makes an ok point's timings doubtful (nothing for an untimed record)."""
+    if r.time_median_us is None:
+        return ()
+    where = f"{r.label} {r.collective} p={r.ranks} {format_size(r.bytes)}"
+    out = []
+    if r.iterations < MIN_ITERATIONS:
+        out.append("iterations")
+    if r.time_p5_us and r.time_p95_us and r.time_p95_us / r.time_p5_us > MAX_SPREAD:
+        out.append("spread")
+    if r.time_median_us < RESOLUTION_US:
+        out.append("resolution")
+    if r.implausible:
+        out.append("implausible")
+    return tuple(PointCheck(k, where) for k in out)
 
 
 @dataclass(frozen=True)
@@ -115,26 +115,71 @@ class SummaryLine:
     default: str | None
     default_us: float | None
     candidates: int
+    # Mann-Whitney U of best vs default, Holm-adjusted over the table's comparisons
+    # (None where there is nothing to compare: no default, or the default is the best)
+    p_value: float | None = None
+    checks: tuple[PointCheck, ...] = ()
+
+    @property
+    def compared(self) -> bool:
+        return self.p_value is not None
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value is not None and self.p_value < stats.ALPHA
 
     @property
     def ratio(self) -> float | None:
-        return self.default_us / self.best_us if self.default_us and self.best_us else None
+        """default / best, or None when there is no default or the difference is not
+        significant (a tie): never a ratio that is noise. 1.0 when the default is the best."""
+        if not (self.default_us and self.best_us):
+            return None
+        if self.compared and not self.significant:
+            return None
+        return self.default_us / self.best_us
+
+    @property
+    def tie(self) -> bool:
+        return self.compared and not self.significant
 
 
-def summarise(rows: list[Row]) -> list[SummaryLine]:
-    """Per collective, MPI library, rank count and size: the fastest `ok` point and
-    the library default's time. Invalid or failed points never win."""
-    groups: dict[tuple, list[Row]] = {}
+def _times(r: Record) -> list[float]:
+    t = r.fields.get("times_us")
+    return [float(v) for v in t] if isinstance(t, list) else []
+
+
+def summarise(rows: list[Record]) -> list[SummaryLine]:
+    """Per collective, MPI library, rank count and size: the fastest `ok` point (lowest
+    median) and the library default's time. Invalid or failed points never win.
+
+    The best is called faster than the default only when the difference is significant:
+    Mann-Whitney U on the two points' per-iteration times, two-sided, with Holm's
+    correction over all of the table's comparisons at alpha = 0.01. Holm rather than
+    Bonferroni: it controls the same family-wise error (the chance that any row of the
+    table claims a speed-up that is noise) without assuming independence, and it rejects
+    at least as often, so fewer real differences are reported as ties."""
+    groups: dict[tuple, list[Record]] = {}
     for r in rows:
         if r.status == "ok" and r.time_median_us is not None:
             groups.setdefault((r.collective, r.mpi, r.ranks, r.bytes), []).append(r)
-    out = []
-    for (coll, mpi, ranks, size), members in sorted(groups.items()):
-        best = min(members, key=lambda r: r.time_median_us)
+    found = []
+    for key, members in sorted(groups.items()):
+        # a point faster than one message can travel is an artifact: never the best
+        plausible = [r for r in members if not r.implausible] or members
+        best = min(plausible, key=lambda r: r.time_median_us)
         default = next((r for r in members if r.backend == "mpi" and r.algorithm == "default"), None)
+        found.append((key, members, best, default))
+    pairs = [i for i, (_, _, best, default) in enumerate(found) if default is not None and default is not best]
+    _, raw = stats.mann_whitney([_times(found[i][2]) for i in pairs], [_times(found[i][3]) for i in pairs])
+    adjusted = dict(zip(pairs, stats.holm(raw)))
+    out = []
+    for i, ((coll, mpi, ranks, size), members, best, default) in enumerate(found):
+        p = adjusted.get(i)
         out.append(SummaryLine(coll, mpi, ranks, size, best.label, best.time_median_us,
                                default.label if default else None,
-                               default.time_median_us if default else None, len(members)))
+                               default.time_median_us if default else None, len(members),
+                               float(p) if p is not None else None,
+                               tuple(c for r in members for c in point_checks(r))))
     return out
 
 
@@ -144,24 +189,57 @@ def _us(v: float | None) -> str:
     return f"{v:.1f}" if v < 1000 else f"{v:.0f}"
 
 
+def _ratio_cell(s: SummaryLine) -> str:
+    if s.tie:
+        return "tie"
+    return f"{s.ratio:.2f}x" if s.ratio else "-"
+
+
+def checks_footer(lines: list[SummaryLine]) -> list[str]:
+    """One line per kind of doubtful timing: how many points, and one of them."""
+    out = []
+    for kind, what in CHECKS.items():
+        hits = [c for s in lines for c in s.checks if c.kind == kind]
+        if hits:
+            n = len(hits)
+            out.append(f"warning: {n} point{'s' if n != 1 else ''} with {what}, e.g. {hits[0].point}")
+    return out
+
+
 def summary_table(lines: list[SummaryLine]) -> str:
     header = ["collective", "mpi", "ranks", "size", "best", "best_us", "default_us", "default/best", "n"]
     rows = [[s.collective, s.mpi, str(s.ranks), format_size(s.bytes), s.best, _us(s.best_us),
-             _us(s.default_us), f"{s.ratio:.2f}x" if s.ratio else "-", str(s.candidates)] for s in lines]
-    return render(header, rows, right={2, 3, 5, 6, 7, 8})
+             _us(s.default_us), _ratio_cell(s), str(s.candidates)] for s in lines]
+    text = [render(header, rows, right={2, 3, 5, 6, 7, 8}),
+            "n: algorithms measured ok at that point, the candidates for best"]
+    compared = sum(s.compared for s in lines)
+    if any(s.tie for s in lines):
+        text.append(f"tie: best not significantly faster than the default (Mann-Whitney U on the "
+                    f"iterations, Holm-adjusted over {compared} comparisons, p >= {stats.ALPHA:g})")
+    text.extend(checks_footer(lines))
+    return "\n".join(text)
 
 
-def status_counts(rows: list[Row]) -> dict[str, int]:
-    counts = {"ok": 0, "invalid": 0, "failed": 0, "skipped": 0}
-    for r in rows:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    return counts
-
-
-def problems_table(rows: list[Row], limit: int = 20) -> str:
+def problems_table(rows: list[Record], limit: int = 20) -> str:
     bad = [r for r in sort_rows(rows) if r.status in ("invalid", "failed")]
     if not bad:
         return ""
     body = [[r.status, r.collective, r.label, f"p={r.ranks}", format_size(r.bytes), r.reason[:90]] for r in bad[:limit]]
     more = f"\n... and {len(bad) - limit} more (collkit export DIR)" if len(bad) > limit else ""
     return render(["status", "collective", "algorithm", "ranks", "size", "reason"], body) + more
+
+
+def skipped_table(rows: list[Record], limit: int = 12) -> str:
+    """Why points were skipped, most frequent reason first, with a count and one
+    point of each (reasons name the rank count or size where they depend on it)."""
+    by: dict[str, list[Record]] = {}
+    for r in sort_rows(rows):
+        if r.status == "skipped":
+            by.setdefault(r.reason or "(no reason recorded)", []).append(r)
+    if not by:
+        return ""
+    ordered = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    body = [[str(len(rs)), f"{rs[0].label} {rs[0].collective} p={rs[0].ranks} {format_size(rs[0].bytes)}", reason]
+            for reason, rs in ordered[:limit]]
+    more = f"\n... and {len(ordered) - limit} more reasons (collkit export DIR)" if len(ordered) > limit else ""
+    return render(["points", "e.g.", "reason"], body, right={0}) + more

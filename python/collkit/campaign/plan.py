@@ -11,12 +11,10 @@ from typing import Callable
 
 from collkit.campaign.platform import Platform
 from collkit.campaign.points import Plan, Point
-from collkit.campaign.spec import DTYPE_SIZES, Spec
+from collkit.campaign.spec import Spec
+from collkit.common import machine
 from collkit.common.errors import UserError, did_you_mean
-from collkit.library.registry import Algorithm
-
-# Collectives whose MPI form has an in-place variant (bcast has none).
-_IN_PLACE = {"reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall"}
+from collkit.library.registry import Algorithm, collective, datatype_size
 
 
 def _split(name: str) -> tuple[str | None, str]:
@@ -53,9 +51,10 @@ def _select(names: tuple[str, ...], spec: Spec, offered: Callable[[str], set[str
 
 
 def _base(spec: Spec, coll: str, ranks: int, size: int) -> dict:
-    return dict(collective=coll, ranks=ranks, count=size // DTYPE_SIZES[spec.dtype], bytes=size,
+    # in_place only where the collective's MPI form has an in-place variant (not bcast).
+    return dict(collective=coll, ranks=ranks, count=size // datatype_size(spec.dtype), bytes=size,
                 dtype=spec.dtype, op=spec.op, root=spec.root,
-                in_place=spec.in_place and coll in _IN_PLACE)
+                in_place=spec.in_place and collective(coll).in_place != "none")
 
 
 def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Point]:
@@ -165,13 +164,29 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
         # wait would never end. Simulated ranks have no clock skew to correct.
         raise UserError("measure.sync = \"window\" cannot run on a simulated platform (its busy wait on "
                         "MPI_Wtime never advances simulated time); use \"dissemination\" or \"mpi_barrier\"")
-    avail = memory.available()
+    avail = machine.available_memory()
     out = []
     for p in points:
         p = replace(p, readback=())
         if not p.skip_reason:
             why = memory.refusal(p.collective, p.ranks, p.count, p.dtype, p.in_place, spec.measure.validate,
                                  avail, MAX_RANKS, spec.measure.max_iterations)
+            if why:
+                p = replace(p, skip_reason=why)
+        out.append(p)
+    return out
+
+
+def _local(points: list[Point]) -> list[Point]:
+    """On this machine: points past its cores or memory skipped with the estimate."""
+    from dataclasses import replace
+
+    from collkit.campaign import resources
+    avail = machine.available_memory()
+    out = []
+    for p in points:
+        if not p.skip_reason:
+            why = resources.point_refusal(p.collective, p.ranks, p.count, p.dtype, p.in_place, avail)
             if why:
                 p = replace(p, skip_reason=why)
         out.append(p)
@@ -199,6 +214,8 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
 
     if platform.simgrid is not None:
         points = _simulated(points, spec)
+    elif platform.slurm is None:
+        points = _local(points)
 
     # One id, one point: a name given twice (e.g. "ring" and "allreduce/ring") counts once.
     unique: dict[str, Point] = {}

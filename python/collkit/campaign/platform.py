@@ -35,14 +35,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from collkit.common.safe import check_env_name, check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
 from collkit.common.paths import build_dir
 from collkit.library.mpi import MPI_NAMES, MPIInstall, find
-
-if TYPE_CHECKING:
-    from collkit.simulation.settings import SimSettings
+from collkit.simulation import settings as sim
+from collkit.simulation.settings import SimSettings
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ class Platform:
     mpis: dict[str, PlatformMPI] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)   # library -> why it is absent
     slurm: SlurmSettings | None = None                      # set: a Slurm cluster, jobs via sbatch
-    simgrid: "SimSettings | None" = None                    # set: a simulated machine, runs via smpirun
+    simgrid: SimSettings | None = None                      # set: a simulated machine, runs via smpirun
 
     def mpi(self, name: str) -> PlatformMPI:
         if name in self.mpis:
@@ -143,28 +142,55 @@ def detect() -> Platform:
 
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"platform: {what} must be a list of strings")
+        raise UserError(f"{what} must be a list of strings")
     return tuple(value)
 
 
-def simulated(name: str, source: str, settings: "SimSettings") -> Platform:
+def simulated(name: str, source: str, settings: SimSettings) -> Platform:
     """A SimGrid platform: the smpi library (and openmpi/mpich as SMPI with their
     selection logic) launched through smpirun (collkit.simulation.settings)."""
-    from collkit.simulation import settings as sim
-    mpis, missing = sim.mpis(settings)
+    bench = sim.bench_path()
+    mpis: dict[str, PlatformMPI] = {}
+    missing: dict[str, str] = {}
+    for lib in sim.MPI_NAMES:
+        if not settings.smpirun.exists():
+            missing[lib] = "SimGrid's smpirun is not installed (apt-get install libsimgrid-dev): run `make setup`"
+        elif not bench.exists():
+            missing[lib] = f"collkit-bench is not built for SimGrid ({bench} missing): run `make setup`"
+        else:
+            mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=settings.smpirun), bench)
     return Platform(name=name, source=source, mpis=mpis, missing=missing, simgrid=settings)
 
 
+def for_campaign(platform_file: Path | None, recorded_source: str = "") -> Platform:
+    """The platform a campaign runs on: the file (or sim:NAME) given; else, on
+    resume, the simulated machine the campaign recorded (a simulated campaign
+    knows its machine); else this machine."""
+    if platform_file is None and sim.is_sim(recorded_source):
+        platform_file = Path(recorded_source)
+    return load(platform_file) if platform_file else detect()
+
+
+def spec_entry(name: str, spec_dir: Path) -> tuple[str, Path]:
+    """A platform named in a spec's `platforms` list: (the label of its campaign
+    directory, what to load: sim:NAME as is, a file relative to the spec)."""
+    if sim.is_sim(name):
+        return name[len(sim.SIM_PREFIX):], Path(name)
+    return Path(name).stem, Path(name) if Path(name).is_absolute() else spec_dir / name
+
+
 def load(path: Path) -> Platform:
-    from collkit.simulation import settings as sim
     if sim.is_sim(path):   # --platform sim:NAME, a preset machine with default settings
         return simulated(str(path), str(path), sim.from_name(str(path)))
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read platform file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file; a platform file is TOML text") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"platform file {path} is not valid TOML: {exc}") from None
+    refuse_control(raw, str(path))
     for key in raw:
         if key not in ("name", "mpi", "slurm", "simgrid"):
             raise UserError(f"{path}: unknown key '{key}'; allowed: name, mpi, slurm, simgrid")
@@ -172,7 +198,8 @@ def load(path: Path) -> Platform:
         if "slurm" in raw or "mpi" in raw:
             raise UserError(f"{path}: a [simgrid] platform takes no [slurm] or [mpi.*] tables "
                             "(it runs smpirun here with SimGrid's MPI)")
-        return simulated(str(raw.get("name", path.stem)), str(path), sim.from_table(raw["simgrid"], path))
+        return simulated(check_name(raw.get("name", path.stem), str(path), "name"), str(path),
+                         sim.from_table(raw["simgrid"], path))
     slurm = _slurm(raw["slurm"], path) if "slurm" in raw else None
     tables = raw.get("mpi", {})
     if not isinstance(tables, dict) or not tables:
@@ -182,6 +209,9 @@ def load(path: Path) -> Platform:
     for lib, t in tables.items():
         if lib not in MPI_NAMES:
             raise UserError(f"{path}: unknown MPI library '{lib}'; choose one of {', '.join(MPI_NAMES)}")
+        if not isinstance(t, dict):
+            raise UserError(f"{path}: mpi.{lib} must be a table ([mpi.{lib}] with mpirun, args, env, bench), "
+                            f"not {t!r}")
         for key in t:
             if key not in ("mpirun", "args", "env", "bench"):
                 raise UserError(f"{path}: unknown key '{key}' in [mpi.{lib}]; allowed: mpirun, args, env, bench")
@@ -189,18 +219,23 @@ def load(path: Path) -> Platform:
             default = find(lib)
         except UserError:
             default = None
+        for key in ("mpirun", "bench"):
+            if key in t and (not isinstance(t[key], str) or not t[key]):
+                raise UserError(f"{path}: [mpi.{lib}] {key} must be a path (a non-empty string), not {t[key]!r}")
         mpirun = Path(t["mpirun"]) if "mpirun" in t else (default.mpirun if default else None)
         if mpirun is None:
             raise UserError(f"{path}: [mpi.{lib}] needs mpirun (none found on this machine)")
         env = t.get("env", dict(default.env) if default else {})
         if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
             raise UserError(f"{path}: [mpi.{lib}] env must be a table of strings")
-        args = _strings(t["args"], f"[mpi.{lib}] args") if "args" in t else (default.flags if default else ())
+        for key in env:
+            check_env_name(key, str(path), f"[mpi.{lib}] env key")
+        args = _strings(t["args"], f"{path}: [mpi.{lib}] args") if "args" in t else (default.flags if default else ())
         bench = Path(t["bench"]) if "bench" in t else bench_path(lib)
         if not bench.is_absolute():
             bench = (base / bench).resolve()
         mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=mpirun, flags=args, env=dict(env)), bench)
-    name = raw.get("name", path.stem)
+    name = check_name(raw.get("name", path.stem), str(path), "name")
     return Platform(name=str(name), source=str(path), mpis=mpis, slurm=slurm)
 
 
@@ -214,7 +249,7 @@ def _slurm(t: object, path: Path) -> SlurmSettings:
     for key in ("partition", "account", "qos", "time_limit"):
         if key in t and not isinstance(t[key], str):
             raise UserError(f"{path}: [slurm] {key} must be a string")
-    launcher = _strings(t["launcher"], "[slurm] launcher") if "launcher" in t else ("srun",)
+    launcher = _strings(t["launcher"], f"{path}: [slurm] launcher") if "launcher" in t else ("srun",)
     if not launcher or launcher[0] not in LAUNCHERS:
         raise UserError(f"{path}: [slurm] launcher must start with one of {', '.join(LAUNCHERS)}, "
                         f"e.g. [\"srun\", \"--mpi=pmix\"]")
@@ -225,12 +260,13 @@ def _slurm(t: object, path: Path) -> SlurmSettings:
             raise UserError(f"{path}: [slurm] {key} must be a non-negative integer")
         ints[key] = value
     poll = t.get("poll_s", 10.0)
-    if isinstance(poll, bool) or not isinstance(poll, (int, float)) or poll <= 0:
-        raise UserError(f"{path}: [slurm] poll_s must be a positive number of seconds")
-    setup = _strings(t["setup"], "[slurm] setup") if "setup" in t else ()
+    if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 3600:
+        raise UserError(f"{path}: [slurm] poll_s must be a positive number of seconds, at most 3600, "
+                        f"not {poll!r}")
+    setup = _strings(t["setup"], f"{path}: [slurm] setup") if "setup" in t else ()
     if any("\n" in line for line in setup):
         raise UserError(f"{path}: [slurm] setup lines must be single lines (give several list items)")
     return SlurmSettings(partition=t.get("partition", ""), account=t.get("account", ""), qos=t.get("qos", ""),
                          time_limit=t.get("time_limit", ""), setup=setup, launcher=launcher,
-                         sbatch_flags=_strings(t["sbatch_flags"], "[slurm] sbatch_flags") if "sbatch_flags" in t
+                         sbatch_flags=_strings(t["sbatch_flags"], f"{path}: [slurm] sbatch_flags") if "sbatch_flags" in t
                          else (), poll_s=float(poll), **ints)

@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 from collkit.campaign.spec import Measure
 
 
+def label(backend: str, mpi: str, algorithm: str) -> str:
+    """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
+    return f"{'collkit' if backend == 'collkit' else mpi}:{algorithm}"
+
+
 @dataclass(frozen=True)
 class Point:
     collective: str
@@ -37,8 +42,7 @@ class Point:
 
     @property
     def label(self) -> str:
-        """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
-        return f"{'collkit' if self.backend == 'collkit' else self.mpi}:{self.algorithm}"
+        return label(self.backend, self.mpi, self.algorithm)
 
     def launch_key(self) -> tuple:
         """Points with equal keys share one launch of collkit-bench."""
@@ -67,6 +71,15 @@ class Point:
             "skip_reason": self.skip_reason,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Point":
+        """The inverse of describe(): a point of resolved.json."""
+        return cls(collective=d["collective"], backend=d["backend"], mpi=d["mpi"], algorithm=d["algorithm"],
+                   ranks=d["ranks"], count=d["count"], bytes=d["bytes"], dtype=d["dtype"], op=d["op"],
+                   root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
+                   env=tuple(sorted(d.get("env", {}).items())), cvars=tuple(sorted(d.get("cvars", {}).items())),
+                   readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""))
+
 
 @dataclass
 class Plan:
@@ -75,3 +88,9 @@ class Plan:
 
     def all_ids(self) -> set[str]:
         return {p.id for p in self.points} | {p.id for p in self.skipped}
+
+    @classmethod
+    def from_resolved(cls, res: dict) -> "Plan":
+        """The plan a campaign's resolved.json recorded (its `points` and `skipped`)."""
+        return cls(points=[Point.from_dict(d) for d in res["points"]],
+                   skipped=[Point.from_dict(d) for d in res["skipped"]])

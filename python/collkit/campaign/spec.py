@@ -30,24 +30,39 @@ problem; resolving names against the registry and the libraries is plan.py's job
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.campaign.sizes import parse_sizes
+from collkit.common.safe import check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
+from collkit.library import registry
 from collkit.library.registry import COLLECTIVES, check_collective
 
-DTYPE_SIZES = {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
 OPS = ("sum", "max", "min", "prod")
 SYNCS = ("dissemination", "mpi_barrier", "window")
 VALIDATIONS = ("first", "all", "none")
 BACKENDS = ("mpi", "collkit")
 METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
+INT_MAX = 2**31 - 1    # collkit-bench reads warm-ups, iterations and roots as C ints
+MAX_BUDGET_S = 3600.0  # time budget of one point
+MAX_TIMEOUT_S = 7 * 86400.0  # a point silent for longer is hung, whatever the machine
+MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
              "in_place", "backends", "measure", "metadata", "instrument", "platforms")
+# Keys a user plausibly writes for something the spec says another way.
+_MEANT = {
+    "algorithms": "algorithms are chosen per backend, e.g. [backends] collkit = [\"ring\"], mpi = [\"default\", \"all\"]",
+    "algorithm": "algorithms are chosen per backend, e.g. [backends] collkit = [\"ring\"], mpi = [\"default\", \"all\"]",
+    "collective": "the key is 'collectives' (a name or a list)",
+    "size": "the key is 'sizes' (a list or a range like \"8B..16MiB x2\")",
+    "nranks": "the key is 'ranks' (a number or a list)",
+    "np": "the key is 'ranks' (a number or a list)",
+}
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
                  "timeout_s")
 
@@ -99,19 +114,28 @@ def _raise(msg: str):
     raise UserError(msg)
 
 
-def _int(value: object, what: str, lo: int) -> int:
+def _int(value: object, what: str, lo: int, hi: int = INT_MAX) -> int:
+    """An integer in [lo, hi]; hi defaults to what collkit-bench accepts (C int)."""
     if isinstance(value, bool) or not isinstance(value, int):
         _raise(f"{what} must be an integer, not {value!r}")
     if value < lo:
         _raise(f"{what} must be at least {lo}, not {value}")
+    if value > hi:
+        _raise(f"{what} must be at most {hi}, not {value}")
     return value
 
 
-def _number(value: object, what: str) -> float:
+def _number(value: object, what: str, hi: float) -> float:
+    """A finite number in [0, hi]: nan and inf are refused (an infinite timeout
+    would switch the hang watchdog off)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         _raise(f"{what} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        _raise(f"{what} must be a finite number of seconds, not {value}")
     if value < 0:
         _raise(f"{what} must not be negative, not {value}")
+    if value > hi:
+        _raise(f"{what} must be at most {hi:g} s, not {value:g}")
     return float(value)
 
 
@@ -133,10 +157,10 @@ def _measure(raw: object) -> Measure:
         warmup=_int(raw.get("warmup", d.warmup), "measure.warmup", 0),
         min_iterations=_int(raw.get("min_iterations", d.min_iterations), "measure.min_iterations", 1),
         max_iterations=_int(raw.get("max_iterations", d.max_iterations), "measure.max_iterations", 1),
-        time_budget_s=_number(raw.get("time_budget_s", d.time_budget_s), "measure.time_budget_s"),
+        time_budget_s=_number(raw.get("time_budget_s", d.time_budget_s), "measure.time_budget_s", MAX_BUDGET_S),
         sync=_choice(raw.get("sync", d.sync), SYNCS, "measure.sync"),
         validate=_choice(raw.get("validate", d.validate), VALIDATIONS, "measure.validate"),
-        timeout_s=_number(raw.get("timeout_s", d.timeout_s), "measure.timeout_s"),
+        timeout_s=_number(raw.get("timeout_s", d.timeout_s), "measure.timeout_s", MAX_TIMEOUT_S),
     )
     if m.max_iterations < m.min_iterations:
         _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")
@@ -151,6 +175,7 @@ def parse(text: str, source: str = "spec", default_name: str = "campaign") -> Sp
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{source} is not valid TOML: {exc}") from None
     try:
+        refuse_control({k: v for k, v in raw.items() if k != "description"}, "")
         return _parse(raw, text, default_name)
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
@@ -158,6 +183,8 @@ def parse(text: str, source: str = "spec", default_name: str = "campaign") -> Sp
 
 def _parse(raw: dict, text: str, default_name: str) -> Spec:
     for key in raw:
+        if key in _MEANT:
+            _raise(f"unknown key '{key}' in the spec: {_MEANT[key]}")
         if key not in _TOP_KEYS:
             raise _unknown(key, _TOP_KEYS, "the spec")
     for key in ("collectives", "sizes", "ranks", "backends"):
@@ -165,20 +192,21 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
             _raise(f"missing required key '{key}'")
 
     collectives = tuple(check_collective(c) for c in _str_list(raw["collectives"], "collectives"))
-    dtype = _choice(raw.get("dtype", "int32"), tuple(DTYPE_SIZES), "dtype")
+    dtype = _choice(raw.get("dtype", "int32"), registry.datatype_names(), "dtype")
+    esize = registry.datatype_size(dtype)
     op = _choice(raw.get("op", "sum"), OPS, "op")
 
     sizes = parse_sizes(raw["sizes"])
     for size in sizes:
-        if size % DTYPE_SIZES[dtype]:
-            _raise(f"size {size} B is not a whole number of {dtype} elements ({DTYPE_SIZES[dtype]} B each)")
-        if size // DTYPE_SIZES[dtype] > MAX_COUNT:
-            _raise(f"size {size} B is {size // DTYPE_SIZES[dtype]} {dtype} elements, above MPI's int count limit")
+        if size % esize:
+            _raise(f"size {size} B is not a whole number of {dtype} elements ({esize} B each)")
+        if size // esize > MAX_COUNT:
+            _raise(f"size {size} B is {size // esize} {dtype} elements, above MPI's int count limit")
 
     ranks_raw = raw["ranks"] if isinstance(raw["ranks"], list) else [raw["ranks"]]
     if not ranks_raw:
         _raise("ranks is an empty list")
-    ranks = tuple(sorted({_int(r, "ranks", 1) for r in ranks_raw}))
+    ranks = tuple(sorted({_int(r, "ranks", 1, MAX_RANKS) for r in ranks_raw}))
 
     root = _int(raw.get("root", 0), "root", 0)
     if root >= ranks[0]:
@@ -202,9 +230,10 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         _raise("backends.collkit has no 'default'; use 'all' or algorithm names")
 
     mpis = _str_list(raw.get("mpi", "openmpi"), "mpi")
-    name = raw.get("name", default_name)
-    if not isinstance(name, str) or not name or "/" in name:
-        _raise(f"name must be a non-empty string without '/', not {name!r}")
+    if "name" in raw:
+        name = check_name(raw["name"], "", "name")
+    else:
+        name = check_name(default_name, "", "the campaign name (taken from the file name; set `name = ...`)")
     description = raw.get("description", "")
     if not isinstance(description, str):
         _raise("description must be a string")
@@ -231,11 +260,13 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
 
 def load(path: Path) -> Spec:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot read spec {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file; a spec is TOML text") from None
     return parse(text, source=str(path), default_name=path.stem)
 
 
-__all__ = ["Spec", "Measure", "parse", "load", "DTYPE_SIZES", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",
+__all__ = ["Spec", "Measure", "parse", "load", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",
            "COLLECTIVES"]

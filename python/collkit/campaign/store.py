@@ -9,6 +9,7 @@
     DIR/results.csv      the consolidated table (`collkit export` format)
     DIR/library-<mpi>.txt  with metadata = "full": ompi_info / mpivars output
     DIR/raw/launch-NNNN.{points,jsonl,stderr}   what each launch was given and wrote
+    DIR/.lock, DIR/runner.json, DIR/raw/running.json   the runner's lock and what it runs (ownership.py)
 
 Records reach records.jsonl as soon as collkit-bench writes them; if collkit itself
 dies, the raw files still hold them and `--resume` takes them in first. A point id
@@ -18,22 +19,18 @@ All campaigns under one results root are listed in ROOT/index.json."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import fcntl
 import json
 from dataclasses import asdict
 from pathlib import Path
 
+from collkit.campaign import ownership
 from collkit.campaign.points import Plan, Point
+from collkit.campaign.record import STATUSES, Counts, Record, now  # noqa: F401  (now: launchers' timestamps)
 from collkit.common import atomic
 from collkit.common.errors import UserError
 
 RECORDS = "records.jsonl"
-STATUSES = ("ok", "invalid", "failed", "skipped")
-
-
-def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 class Campaign:
@@ -41,20 +38,40 @@ class Campaign:
         self.path = path
         self.raw = path / "raw"
         self._ids: set[str] | None = None
+        self._lock: int | None = None
 
     # ---------------------------------------------------------------- creating
     @classmethod
     def create(cls, path: Path, spec, plan: Plan, platform) -> "Campaign":
-        if path.exists() and any(path.iterdir()):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create the campaign directory {path}: {exc.strerror}; choose another --out") \
+                from None
+        # The lock first, then the emptiness check: two runs racing on one --out
+        # cannot both find it empty.
+        c = cls(path)
+        c._lock = ownership.acquire(path)
+        if any(p.name != ownership.LOCK for p in path.iterdir()):
+            c.release()
             raise UserError(f"{path} already exists and is not empty; choose another --out, "
                             f"or continue it with --resume {path}")
-        path.mkdir(parents=True, exist_ok=True)
-        c = cls(path)
+        ownership.record_runner(path)
+        index_writable(path.resolve().parent)
         c.raw.mkdir(exist_ok=True)
         atomic.write_text(path / "spec.toml", spec.text)
         atomic.write_json(path / "resolved.json", resolved(spec, plan, platform))
         c.set_state("running", created=now())
         return c
+
+    def take_ownership(self) -> None:
+        """The exclusive lock of a runner, held until release() or exit."""
+        self._lock = ownership.acquire(self.path)
+        ownership.record_runner(self.path)
+
+    def release(self) -> None:
+        ownership.release(self._lock)
+        self._lock = None
 
     @classmethod
     def open(cls, path: Path) -> "Campaign":
@@ -79,31 +96,64 @@ class Campaign:
         atomic.write_json(self.path / "state.json", st)
 
     def resolved(self) -> dict:
-        return json.loads((self.path / "resolved.json").read_text())
+        path = self.path / "resolved.json"
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise UserError(f"{path} cannot be read ({exc.__class__.__name__}); the campaign directory is "
+                            "damaged: restore the file or start a new campaign") from None
+        if not isinstance(data, dict) or not isinstance(data.get("requested", {}), dict) \
+                or not isinstance(data.get("points", []), list) or not isinstance(data.get("skipped", []), list):
+            raise UserError(f"{path} is not a collkit resolved.json (requested, points, skipped); "
+                            "restore the file or start a new campaign")
+        return data
+
+    def plan(self) -> Plan:
+        """The points resolved.json recorded, to run and skipped."""
+        try:
+            return Plan.from_resolved(self.resolved())
+        except (TypeError, KeyError, ValueError) as exc:
+            raise UserError(f"{self.path / 'resolved.json'} holds a point collkit cannot read ({exc!r}); "
+                            "restore the file or start a new campaign") from None
 
     # ---------------------------------------------------------------- records
-    def records(self) -> list[dict]:
+    def records(self) -> list[Record]:
         """Recorded points, first record per id (later duplicates cannot arise
         through add(), but a hand-edited file could hold them)."""
-        seen: dict[str, dict] = {}
+        seen: dict[str, Record] = {}
         for rec in atomic.read_jsonl(self.path / RECORDS):
-            if rec.get("id") and rec.get("status") in STATUSES:
-                seen.setdefault(rec["id"], rec)
+            if rec.get("id") and rec.get("status") in STATUSES and rec["id"] not in seen:
+                seen[rec["id"]] = Record.from_json(rec)
         return list(seen.values())
 
     def recorded_ids(self) -> set[str]:
         if self._ids is None:
-            self._ids = {r["id"] for r in self.records()}
+            self._ids = {r.id for r in self.records()}
         return self._ids
 
-    def add(self, record: dict) -> bool:
+    def add(self, record: Record) -> bool:
         """Append one record unless its point is recorded already."""
         ids = self.recorded_ids()
-        if record["id"] in ids:
+        if record.id in ids:
             return False
-        atomic.append_line(self.path / RECORDS, json.dumps(record, sort_keys=False))
-        ids.add(record["id"])
+        atomic.append_line(self.path / RECORDS, json.dumps(record.to_json(), sort_keys=False))
+        ids.add(record.id)
         return True
+
+    def counts(self) -> Counts:
+        """The campaign's planned points by status: the one place they are counted
+        (run's summary, `collkit status`, report, index.json)."""
+        res = self.resolved()
+        try:
+            planned = {d["id"] for d in res.get("points", [])} | {d["id"] for d in res.get("skipped", [])}
+        except (TypeError, KeyError):
+            raise UserError(f"{self.path / 'resolved.json'} lists a point without an id; restore the file "
+                            "or start a new campaign") from None
+        by = dict.fromkeys(STATUSES, 0)
+        for r in self.records():
+            if r.id in planned:
+                by[r.status] += 1
+        return Counts(**by, planned=len(planned))
 
     def add_launch(self, record: dict) -> None:
         atomic.append_line(self.path / "launches.jsonl", json.dumps(record))
@@ -127,29 +177,8 @@ class Campaign:
                 point = planned.get(rec.get("id", ""))
                 if rec.get("type") == "point" and point is not None:
                     extra = annotate(point, launch) if annotate is not None else {}
-                    added += self.add(enrich(rec, point, launch) | extra)
+                    added += self.add(Record.from_bench(rec, point, launch, **extra))
         return added
-
-
-def enrich(rec: dict, point: Point, launch: int) -> dict:
-    """A bench point record plus what only the CLI knows."""
-    out = {k: v for k, v in rec.items() if k != "type"}
-    out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env),
-               cvars=dict(point.cvars), launch=launch,
-               recorded=now())
-    out["in_place"] = bool(out.get("in_place", point.in_place))
-    return out
-
-
-def harness_record(point: Point, status: str, reason: str, launch: int | None = None,
-                   stderr_tail: str = "") -> dict:
-    """A record for a point collkit-bench could not report on (skipped, hung, crashed)."""
-    rec = {k: v for k, v in point.describe().items() if k not in ("skip_reason", "readback")}
-    rec.update(status=status, reason=reason, iterations=0, times_us=[], stats_us={}, algbw_GBps=0.0,
-               busbw_GBps=0.0, label=point.label, launch=launch, recorded=now())
-    if stderr_tail:
-        rec["stderr_tail"] = stderr_tail
-    return rec
 
 
 def resolved(spec, plan: Plan, platform) -> dict:
@@ -171,6 +200,17 @@ def resolved(spec, plan: Plan, platform) -> dict:
     }
 
 
+def index_writable(root: Path) -> None:
+    """Refuse before anything runs if ROOT/index.json could not be updated at the
+    end (found out only after every point had run, the summary would be lost)."""
+    try:
+        with open(root / ".index.lock", "a"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write the results index in {root}: {exc.strerror}; "
+                        "choose an --out whose parent directory is writable") from None
+
+
 def update_index(root: Path, campaign: Campaign) -> None:
     """ROOT/index.json: one entry per campaign directory under ROOT, under a lock
     so two campaigns finishing together do not lose each other's entry."""
@@ -185,18 +225,17 @@ def update_index(root: Path, campaign: Campaign) -> None:
                 index = []
         except (OSError, json.JSONDecodeError):
             index = []
-        recs = campaign.records()
         res = campaign.resolved()
         st = campaign.state()
-        counts = {s: sum(r["status"] == s for r in recs) for s in STATUSES}
+        counts = campaign.counts()
         entry = {
             "dir": campaign.path.name,
             "name": res["requested"]["name"],
             "created": st.get("created"),
             "updated": st.get("updated"),
             "status": st.get("status"),
-            "points": len(res["points"]) + len(res["skipped"]),
-            **counts,
+            "points": counts.planned,
+            **counts.by_status(),
         }
         index = [e for e in index if e.get("dir") != entry["dir"]] + [entry]
         atomic.write_json(index_path, sorted(index, key=lambda e: e.get("created") or ""))

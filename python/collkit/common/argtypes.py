@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+from pathlib import Path
 from typing import Callable
+
+from collkit.common.safe import control_character
 
 
 def int_at_least(what: str, lo: int) -> Callable[[str], int]:
@@ -16,4 +20,33 @@ def int_at_least(what: str, lo: int) -> Callable[[str], int]:
         if value < lo:
             raise argparse.ArgumentTypeError(f"{what} must be at least {lo}, not {value}")
         return value
+    return parse
+
+
+def seconds(what: str, lo_exclusive: float, hi: float) -> Callable[[str], float]:
+    """A finite number of seconds in (lo_exclusive, hi]: nan, inf and 0 are refused
+    where they would switch a watchdog off or make every launch time out."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number of seconds, not '{text}'") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number of seconds, not '{text}'")
+        if value <= lo_exclusive or value > hi:
+            raise argparse.ArgumentTypeError(f"{what} must be above {lo_exclusive:g} and at most {hi:g} s, "
+                                             f"not {value:g}")
+        return value
+    return parse
+
+
+def nonempty_path(what: str) -> Callable[[str], Path]:
+    """A path option that must name something: an empty string would mean the
+    current directory, which is never what a user asked for."""
+    def parse(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{what} needs a path, not an empty string")
+        if control_character(text):
+            raise argparse.ArgumentTypeError(f"{what} must not contain control characters")
+        return Path(text)
     return parse

@@ -2,19 +2,48 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 
-def render(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+MIN_WRAP = 24   # a column is never wrapped narrower than this
+
+
+def _fit(widths: list[int], right: set[int], width: int) -> list[int]:
+    """Narrow the widest text columns (never the right-aligned numbers) until
+    the table fits `width`, each to at least MIN_WRAP."""
+    widths = list(widths)
+    while sum(widths) + 2 * (len(widths) - 1) > width:
+        text = [i for i in range(len(widths)) if i not in right and widths[i] > MIN_WRAP]
+        if not text:
+            break
+        widths[max(text, key=lambda k: widths[k])] -= 1   # one at a time: the text columns end up alike
+    return widths
+
+
+def render(headers: list[str], rows: list[list[str]], right: set[int] | None = None,
+           width: int | None = None) -> str:
+    """Columns padded to their widest cell. A table wider than the terminal (or
+    `width`) wraps its widest text columns (descriptions, origins, reasons) onto
+    continuation lines instead of running off the screen."""
     right = right or set()
-    widths = [len(h) for h in headers]
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    natural = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
+            natural[i] = max(natural[i], len(cell))
+    widths = _fit(natural, right, width)
 
-    def line(cells: list[str]) -> str:
+    def lines(cells: list[str]) -> list[str]:
+        wrapped = [[c] if len(c) <= widths[i] or i in right else textwrap.wrap(c, widths[i]) or [""]
+                   for i, c in enumerate(cells)]
         out = []
-        for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
-        return "  ".join(out).rstrip()
+        for k in range(max(len(w) for w in wrapped)):
+            parts = []
+            for i, w in enumerate(wrapped):
+                cell = w[k] if k < len(w) else ""
+                parts.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
+            out.append("  ".join(parts).rstrip())
+        return out
 
     sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+    return "\n".join([*lines(headers), sep, *(line for row in rows for line in lines(row))])

@@ -1,4 +1,8 @@
-"""`collkit run`, `collkit report`, `collkit export`: a campaign from spec to summary."""
+"""`collkit run`, `status`, `cancel`, `report`, `export`: a campaign from spec to summary.
+
+The runner drives launches only through the launcher protocol
+(collkit.launch.protocol); which launcher serves the platform, or ran a
+campaign directory, is decided in collkit.launch.launchers."""
 
 from __future__ import annotations
 
@@ -10,17 +14,17 @@ import sys
 from pathlib import Path
 
 from collkit.analysis import results
-from collkit.campaign import metadata, plan as planner
+from collkit.campaign import metadata, ownership, plan as planner
 from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
 from collkit.campaign.points import Plan, Point
-from collkit.campaign.store import Campaign, harness_record, now, update_index
+from collkit.campaign.record import Record
+from collkit.campaign.store import Campaign, now, update_index
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.progress import Progress
-from collkit.launch import simgrid as sim_launch
-from collkit.launch import slurm as slurm_launch
-from collkit.launch.local import run_group
+from collkit.launch.launchers import launched_by, launcher_for
+from collkit.launch.protocol import Launcher
 from collkit.library import registry
 
 
@@ -30,17 +34,6 @@ class _Terminated(KeyboardInterrupt):
 
 def _on_sigterm(signum, frame):  # noqa: ARG001
     raise _Terminated()
-
-
-def _plan_from_resolved(res: dict) -> Plan:
-    def point(d: dict) -> Point:
-        return Point(collective=d["collective"], backend=d["backend"], mpi=d["mpi"], algorithm=d["algorithm"],
-                     ranks=d["ranks"], count=d["count"], bytes=d["bytes"], dtype=d["dtype"], op=d["op"],
-                     root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
-                     env=tuple(sorted(d.get("env", {}).items())), readback=tuple(d.get("readback", ())),
-                     cvars=tuple(sorted(d.get("cvars", {}).items())),
-                     skip_reason=d.get("skip_reason", ""))
-    return Plan(points=[point(d) for d in res["points"]], skipped=[point(d) for d in res["skipped"]])
 
 
 def default_out(spec: specs.Spec) -> Path:
@@ -55,8 +48,7 @@ def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[st
     worst = 0
     stamp = default_out(spec)
     for name in spec.platforms:
-        label = name.removeprefix("sim:") if name.startswith("sim:") else Path(name).stem
-        where = Path(name) if name.startswith("sim:") or Path(name).is_absolute() else spec_path.parent / name
+        label, where = platforms.spec_entry(name, spec_path.parent)
         print(f"\n== platform {name}", flush=True)
         rc = run(spec_path, (out / label) if out else stamp.with_name(f"{stamp.name}-{label}"), None, where,
                  argv, dry_run, instrument)
@@ -72,23 +64,20 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         named = specs.load(spec_path)
         if named.platforms:
             return _run_each(named, spec_path, out, argv, dry_run, instrument)
-    if resume and platform_file is None:
-        # a simulated campaign knows its machine: resume it there
-        source = Campaign.open(resume).resolved().get("platform", {}).get("source", "")
-        if source.startswith("sim:"):
-            platform_file = Path(source)
-    platform = platforms.load(platform_file) if platform_file else platforms.detect()
-    if dry_run and platform.slurm is None:
-        raise UserError("--dry-run writes Slurm batch scripts: give a platform file with a [slurm] table")
+    # a resumed campaign runs where it ran unless told otherwise (platforms.for_campaign)
+    recorded = Campaign.open(resume).resolved().get("platform", {}).get("source", "") \
+        if resume and platform_file is None else ""
+    platform = platforms.for_campaign(platform_file, recorded)
+    launcher = launcher_for(platform)
+    launcher.check_request(dry_run)
     if resume:
         campaign = Campaign.open(resume)
-        if platform.slurm is not None:
-            # points a job never ran (cancelled, failed, timed out) say nothing about
-            # their algorithm: a resume on a cluster runs them again
-            retried = slurm_launch.retry_job_failures(campaign)
-            if retried:
-                print(f"collkit: {retried} points that Slurm jobs did not run will be submitted again",
-                      file=sys.stderr)
+        campaign.take_ownership()   # one runner per campaign: a second is refused here
+        stopped = ownership.stop_orphan(campaign.raw)
+        if stopped:
+            print(stopped, file=sys.stderr)
+        for line in launcher.prepare_resume(campaign):
+            print(line, file=sys.stderr)
         spec = specs.parse((resume / "spec.toml").read_text(), source=str(resume / "spec.toml"))
         if spec_path is not None and spec_path.read_text() != spec.text:
             raise UserError(f"{spec_path} differs from the spec of campaign {resume}; "
@@ -101,14 +90,12 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         spec = dataclasses.replace(spec, instrument=was_instrumented)
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
-        plan = _plan_from_resolved(campaign.resolved())
+        plan = campaign.plan()
         for mpi in spec.mpis:
             platform.mpi(mpi)
-        meta = json.loads((resume / "metadata.json").read_text()) if (resume / "metadata.json").exists() \
-            else metadata.collect(spec, platform, argv)
+        meta = _read_metadata(resume / "metadata.json") or metadata.collect(spec, platform, argv)
         planned = {p.id: p for p in plan.points}
-        taken = campaign.ingest_raw(planned, sim_launch.resume_fields(campaign, platform.simgrid)
-                                    if platform.simgrid is not None else None)
+        taken = campaign.ingest_raw(planned, launcher.ingest_fields(campaign))
         if taken:
             print(f"collkit: took in {taken} records that the interrupted run had not copied", file=sys.stderr)
     else:
@@ -119,7 +106,11 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             spec = dataclasses.replace(spec, instrument=True)
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
-        plan = planner.build(spec, platform, registry.load())
+        try:
+            plan = planner.build(spec, platform, registry.load())
+        except UserError as exc:
+            # planning errors (an unknown algorithm for this library, ...) name the spec they come from
+            raise UserError(exc if str(exc).startswith(str(spec_path)) else f"{spec_path}: {exc}") from None
         if not plan.points and not plan.skipped:
             raise UserError(f"{spec_path}: the spec selects no test point")
         campaign = Campaign.create(out or default_out(spec), spec, plan, platform)
@@ -130,8 +121,9 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                 atomic.write_text(campaign.path / f"library-{name}.txt",
                                   metadata.library_listing(platform.mpi(name)))
         for p in plan.skipped:
-            campaign.add(harness_record(p, "skipped", p.skip_reason))
+            campaign.add(Record.skipped(p))
 
+    launcher = launcher_for(platform)   # the platform as it runs (instrumented: collkit-bench-instr)
     total = len(plan.points) + len(plan.skipped)
     todo = len({p.id for p in plan.points} - campaign.recorded_ids())
     print(f"collkit: campaign {campaign.path} — {todo} of {len(plan.points)} points to run"
@@ -148,66 +140,73 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                 ((signal.SIGTERM, _on_sigterm), (signal.SIGINT, signal.default_int_handler))}
     try:
         campaign.set_state("running")
-        if platform.slurm is not None:
-            new = slurm_launch.run_jobs(campaign, platform, groups, spec.measure, progress, dry_run)
-            if dry_run:
-                _close(campaign, meta, plan, "dry-run", platform)
-                for job in new:
-                    print(f"collkit: wrote {job.files(campaign)['script']} ({len(job.points)} points)",
-                          file=sys.stderr)
-                print(f"collkit: dry run, nothing submitted; submit with: collkit run --resume {campaign.path} "
-                      f"--platform {platform.source}", file=sys.stderr)
-                return 0
-        elif platform.simgrid is not None:
-            launcher = sim_launch.SimLauncher(campaign, platform, spec.measure)
-            for members in groups.values():
-                launcher.run_group(platform.mpi(members[0].mpi), members, progress)
-        else:
-            for members in groups.values():
-                run_group(campaign, platform.mpi(members[0].mpi), members, spec.measure, progress)
+        outcome = launcher.run(campaign, groups, spec.measure, progress, dry_run)
+        if outcome.held:   # a dry run: written down, nothing ran
+            _close(campaign, meta, plan, outcome.held, launcher)
+            for line in outcome.notes:
+                print(line, file=sys.stderr)
+            return 0
     except KeyboardInterrupt:
         progress.note("")
-        _close(campaign, meta, plan, "interrupted", platform)
+        _close(campaign, meta, plan, "interrupted", launcher)
         done = len(campaign.recorded_ids() & plan.all_ids())
         print(f"collkit: interrupted with {done} of {total} points recorded; "
               f"continue with: collkit run --resume {campaign.path}", file=sys.stderr)
-        if platform.slurm is not None:
-            print(f"collkit: submitted jobs keep running; stop them with: collkit cancel {campaign.path}",
-                  file=sys.stderr)
+        for line in launcher.interrupted_notes(campaign):
+            print(line, file=sys.stderr)
         return 130
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     progress.finish()
     missing = plan.all_ids() - campaign.recorded_ids()
-    failed_jobs = any(r.get("job_failure") for r in campaign.records())
-    status = "complete" if not missing and not failed_jobs else "incomplete"
+    status = "complete" if not missing and not launcher.retry_pending(campaign) else "incomplete"
     if campaign.state().get("status") == "cancelled":
         status = "cancelled"   # `collkit cancel` said so while we followed the jobs
-    _close(campaign, meta, plan, status, platform)
+    _close(campaign, meta, plan, status, launcher)
     return print_report(campaign)
 
 
-def _close(campaign: Campaign, meta: dict, plan: Plan, status: str, platform=None) -> None:
+def _read_metadata(path: Path) -> dict | None:
+    """A campaign's metadata.json, or None when it is missing; a damaged one is a
+    user-facing error, not a traceback."""
+    if not path.exists():
+        return None
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path} cannot be read ({exc.__class__.__name__}); restore it, or delete it to have "
+                        "the metadata collected again") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path} is not a metadata object; restore it, or delete it to collect it again")
+    return meta
+
+
+def _first_error(rows: list[Record]) -> str | None:
+    """The first failed point's own error: collkit-bench's message from its stderr
+    tail where there is one, else the reason; never the MPI launcher's banner."""
+    failed = [r for r in rows if r.status == "failed"]
+    if not failed:
+        return None
+    first = failed[0]
+    tail = str(first.fields.get("stderr_tail", ""))
+    own = [line.strip() for line in tail.splitlines() if "collkit-bench" in line and line.strip()]
+    detail = f" ({own[0]})" if own and own[0] not in first.reason else ""
+    return f"{first.label}: {first.reason}{detail}"
+
+
+def _close(campaign: Campaign, meta: dict, plan: Plan, status: str, launcher: Launcher) -> None:
     meta = metadata.finish(meta, campaign.launches(), plan.points)
-    if platform is not None and platform.slurm is not None:
-        meta["slurm"] = slurm_launch.metadata(campaign, platform.slurm)
-    if platform is not None and platform.simgrid is not None:
-        meta["simgrid"] = sim_launch.metadata(campaign, platform.simgrid)
+    meta.update(launcher.metadata(campaign))
     atomic.write_json(campaign.path / "metadata.json", meta)
-    rows = [results.row(r) for r in campaign.records()]
-    atomic.write_text(campaign.path / "results.csv", results.to_csv(rows))
+    atomic.write_text(campaign.path / "results.csv", results.to_csv(campaign.records()))
     campaign.set_state(status)
     update_index(campaign.path.resolve().parent, campaign)
 
 
-def _rows(path: Path) -> list[results.Row]:
-    return [results.row(r) for r in Campaign.open(path).records()]
-
-
 def print_report(campaign: Campaign) -> int:
-    rows = [results.row(r) for r in campaign.records()]
-    counts = results.status_counts(rows)
+    rows = campaign.records()
+    counts = campaign.counts()
     summary = results.summarise(rows)
     if summary:
         print(results.summary_table(summary))
@@ -217,41 +216,55 @@ def print_report(campaign: Campaign) -> int:
     if problems:
         print("\nPoints that did not finish ok:")
         print(problems)
+    skipped = results.skipped_table(rows)
+    if skipped:
+        print("\nSkipped points, by reason:")
+        print(skipped)
     state = campaign.state().get("status", "?")
-    print(f"\n{counts['ok']} ok, {counts['invalid']} invalid, {counts['failed']} failed, "
-          f"{counts['skipped']} skipped — campaign {state}: {campaign.path}")
+    print(f"\n{counts.line()} — campaign {state}: {campaign.path}")
     # An invalid result means an algorithm computed a wrong answer: that is never a
-    # success. Failed points (a library refusing a forced algorithm) are reported only.
-    return 1 if counts["invalid"] else 0
+    # success. Failed points (a library refusing a forced algorithm) are reported
+    # only, unless nothing at all succeeded: then the campaign measured nothing.
+    if counts.invalid:
+        return 1
+    if counts.failed and not counts.ok and state != "cancelled":   # a cancel is the user's own stop
+        print(f"collkit: no point succeeded; the first failure: {_first_error(rows)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def status(path: Path) -> int:
     campaign = Campaign.open(path)
-    jobs = slurm_launch.refresh(campaign) if (path / slurm_launch.JOBS).exists() else []
-    if jobs:
-        slurm_launch.print_jobs(jobs)
+    launched = launched_by(campaign).status(campaign)
+    if launched.table:
+        print(launched.table)
         print()
-    res = campaign.resolved()
-    planned = {d["id"] for d in res["points"]} | {d["id"] for d in res["skipped"]}
-    recs = [r for r in campaign.records() if r["id"] in planned]
-    counts = {s: sum(r["status"] == s for r in recs) for s in ("ok", "invalid", "failed", "skipped")}
-    active = sum(j.active for j in jobs)
-    print(f"{len(planned)} points: {counts['ok']} ok, {counts['invalid']} invalid, {counts['failed']} failed, "
-          f"{counts['skipped']} skipped, {len(planned) - len(recs)} not recorded"
-          f"{f'; {active} jobs queued or running' if jobs else ''} — campaign "
-          f"{campaign.state().get('status', '?')}: {path}")
+    counts = campaign.counts()
+    print(f"{counts.planned} points: {counts.line()}, {counts.unrecorded} not recorded"
+          f"{f'; {launched.summary}' if launched.summary else ''} — campaign "
+          f"{_liveness(campaign)}: {path}")
     return 0
+
+
+def _liveness(campaign: Campaign) -> str:
+    """The recorded state, told apart from the truth when they differ: a state
+    "running" whose runner no longer holds the campaign's lock died (kill -9)."""
+    state = campaign.state().get("status", "?")
+    if state != "running":
+        return state
+    who = ownership.runner(campaign.path)
+    pid = f"pid {who.get('pid', '?')} on {who.get('host', '?')}" if who else "no runner recorded"
+    if ownership.runner_alive(campaign.path):
+        return f"running ({pid})"
+    return f"not running: its runner ({pid}) is gone; continue with collkit run --resume {campaign.path}"
 
 
 def cancel(path: Path) -> int:
     campaign = Campaign.open(path)
-    if not (path / slurm_launch.JOBS).exists():
-        raise UserError(f"{path} has no Slurm jobs (jobs.json); a local run stops with Ctrl-C")
-    jobs = slurm_launch.refresh(campaign)
-    stopped = slurm_launch.cancel_jobs(jobs)
+    stopped = launched_by(campaign).cancel(campaign)
     campaign.set_state("cancelled", cancelled=now())
     print(f"cancelled {len(stopped)} active jobs"
-          f"{': ' + ', '.join(j.job_id for j in stopped) if stopped else ''}; campaign {path} marked cancelled; "
+          f"{': ' + ', '.join(stopped) if stopped else ''}; campaign {path} marked cancelled; "
           f"continue later with: collkit run --resume {path} --platform FILE")
     return 0
 
@@ -261,6 +274,6 @@ def report(path: Path) -> int:
 
 
 def export(path: Path, fmt: str) -> int:
-    rows = _rows(path)
+    rows = Campaign.open(path).records()
     sys.stdout.write(results.to_csv(rows) if fmt == "csv" else results.to_json(rows))
     return 0

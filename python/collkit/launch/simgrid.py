@@ -7,7 +7,7 @@ the platform's allocation), and the points file, then runs
 
     smpirun -platform X.xml -hostfile H -np N --cfg=... collkit-bench --points F --out O
 
-under the same watchdog as a local mpirun launch (collkit.launch.local), so
+under the same watchdog as a local mpirun launch (collkit.launch.watch), so
 records land in the campaign exactly as in a real run. The XML and hostfiles
 stay in DIR/simgrid/.
 
@@ -42,12 +42,16 @@ from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.campaign.points import Point
 from collkit.campaign.spec import Measure
 from collkit.campaign.store import Campaign
-from collkit.common import atomic
+from collkit.common import atomic, machine
 from collkit.common.errors import UserError
 from collkit.common.progress import Progress
-from collkit.launch import local
+from collkit.launch import watch
+from collkit.launch.protocol import Groups, Launcher, Outcome
+from collkit.launch.watch import Annotate
 from collkit.simulation import memory
+from collkit.simulation.platform_xml import platform_xml
 from collkit.simulation.settings import SimSettings
+from collkit.topology.synthetic import Instance
 
 SIMDIR = "simgrid"
 LAUNCHES = "launches.jsonl"
@@ -156,60 +160,64 @@ def _instance_with(settings: SimSettings, names: set[str]):
         n = max(inst.nodes + 1, n * 2)
 
 
-class SimLauncher:
-    """Starts the launches of one simulated campaign; remembers what it wrote."""
+class SimLauncher(Launcher):
+    """smpirun here, per launch group, under the watchdog of collkit.launch.watch;
+    remembers the platform XML and hostfiles it wrote."""
 
-    def __init__(self, campaign: Campaign, platform: Platform, measure: Measure):
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
         if platform.simgrid is None:
             raise ValueError("not a simulated platform")
-        self.campaign = campaign
         self.settings: SimSettings = platform.simgrid
-        self.measure = measure
-        self.dir = campaign.path / SIMDIR
-        self.dir.mkdir(exist_ok=True)
-        self._prepared: dict[int, tuple[Path, Path, object]] = {}
+        self._prepared: dict[tuple[Path, int], tuple[Path, Path, Instance]] = {}
 
-    def prepare(self, ranks: int) -> tuple[Path, Path, object]:
+    @classmethod
+    def serves(cls, platform: Platform) -> bool:
+        return platform.simgrid is not None
+
+    @classmethod
+    def ran(cls, campaign: Campaign) -> bool:
+        return (campaign.path / SIMDIR).is_dir()
+
+    def ingest_fields(self, campaign: Campaign) -> Annotate:
+        return resume_fields(campaign, self.settings)
+
+    def metadata(self, campaign: Campaign) -> dict:
+        return {"simgrid": metadata(campaign, self.settings)}
+
+    def prepare(self, campaign: Campaign, ranks: int) -> tuple[Path, Path, Instance]:
         """Platform XML and hostfile for `ranks` (written once per campaign run)."""
-        if ranks in self._prepared:
-            return self._prepared[ranks]
-        from collkit.simulation.platform_xml import platform_xml
+        key = (campaign.path, ranks)
+        if key in self._prepared:
+            return self._prepared[key]
+        simdir = campaign.path / SIMDIR
+        simdir.mkdir(exist_ok=True)
         inst, hosts = placement(self.settings, ranks)
-        xml = self.dir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
+        xml = simdir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
         if not xml.exists():
             atomic.write_text(xml, platform_xml(inst, self.settings.ppn))
-        hostfile = self.dir / f"hostfile-p{ranks}.txt"
+        hostfile = simdir / f"hostfile-p{ranks}.txt"
         atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
-        self._prepared[ranks] = (xml, hostfile, inst)
-        return self._prepared[ranks]
+        self._prepared[key] = (xml, hostfile, inst)
+        return self._prepared[key]
 
-    def shared(self, points: list[Point]) -> bool:
-        return any(memory.shared_for(p.collective, p.ranks, p.count, p.dtype, p.in_place, self.measure.validate)
-                   for p in points)
+    def run(self, campaign: Campaign, groups: Groups, measure: Measure, progress: Progress,
+            dry_run: bool = False) -> Outcome:
+        (campaign.path / SIMDIR).mkdir(exist_ok=True)
+        return super().run(campaign, groups, measure, progress, dry_run)
 
-    def cfg(self, mpi: str, points: list[Point], shared: bool) -> list[str]:
-        cfg = base_cfg(self.settings) + smpi.selector_cfg(mpi)
-        cfg += [f"{k}:{v}" for k, v in points[0].env]      # a forced SMPI algorithm
-        if shared:
-            thresh = memory.shared_threshold(points[0].ranks, self.measure.max_iterations)
-            cfg.append(f"smpi/auto-shared-malloc-thresh:{thresh}")
-        return cfg
-
-    def run_group(self, pm: PlatformMPI, points: list[Point], progress: Progress) -> None:
+    def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
+                  progress: Progress) -> None:
+        simdir = campaign.path / SIMDIR
         ranks = points[0].ranks
-        xml, hostfile, inst = self.prepare(ranks)
-        shared = self.shared(points)
-        cfg = self.cfg(pm.name, points, shared)
+        xml, hostfile, inst = self.prepare(campaign, ranks)
+        shared = _shared(points, measure)
+        cfg = launch_cfg(self.settings, pm.name, points, measure, shared)
         machine = self.settings.machine.name
-        state = {"launch": 0}
 
-        def start(campaign: Campaign, pm: PlatformMPI, remaining: list[Point], m: Measure) -> local._Launch:
-            n = campaign.next_launch_number()
-            base = campaign.raw / f"launch-{n:04d}"
-            points_file = base.with_suffix(".points")
-            out, err = base.with_suffix(".jsonl"), base.with_suffix(".stderr")
-            points_file.write_text("".join(p.to_line(m) + "\n" for p in remaining))
-            tmp = self.dir / f"tmp-{n:04d}"
+        def start(remaining: list[Point]) -> watch.Launch:
+            files = watch.launch_files(campaign, remaining, measure)
+            tmp = simdir / f"tmp-{files.number:04d}"
             tmp.mkdir(exist_ok=True)
             argv = [str(pm.install.mpirun), "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(ranks),
                     *(f"--cfg={c}" for c in cfg), f"--cfg=smpi/tmpdir:{tmp}",
@@ -217,28 +225,42 @@ class SimLauncher:
                     # speed (irrelevant with simulate-computation:no) are noise;
                     # warnings and errors stay
                     "--log=xbt_cfg.thresh:warning", "--log=smpi_config.thresh:warning",
-                    str(pm.bench), "--points", str(points_file), "--out", str(out)]
+                    str(pm.bench), "--points", str(files.points), "--out", str(files.out)]
             # smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after
             # ours (its -tmpdir option is broken in 3.32): TMPDIR makes both agree.
             env = dict(os.environ, TMPDIR=str(tmp))
-            with open(err, "wb") as errf:
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=errf, stderr=subprocess.STDOUT,
-                                        env=env, start_new_session=True)
-            atomic.append_line(self.dir / LAUNCHES, json.dumps(
-                {"launch": n, "mpi": pm.name, "ranks": ranks, "nodes": inst.nodes, "platform_xml": xml.name,
-                 "hostfile": hostfile.name, "cfg": cfg, "shared_buffers": shared, "argv": argv}))
-            state["launch"] = n
-            return local._Launch(n, proc, out, err)
+            proc = watch.start(argv, env, log=files.err)
+            atomic.append_line(simdir / LAUNCHES, json.dumps(
+                {"launch": files.number, "mpi": pm.name, "ranks": ranks, "nodes": inst.nodes,
+                 "platform_xml": xml.name, "hostfile": hostfile.name, "cfg": cfg, "shared_buffers": shared,
+                 "argv": argv}))
+            return watch.Launch(files.number, proc, files.out, files.err)
 
-        def annotate(p: Point) -> dict:
-            return record_fields(self.campaign, p, state["launch"], machine, shared)
+        def annotate(p: Point, launch: int) -> dict:
+            return record_fields(campaign, p, launch, machine, shared)
 
         try:
-            local.run_group(self.campaign, pm, points, self.measure, progress, start=start, diagnose=diagnose,
+            watch.run_group(campaign, pm.name, points, measure, progress, start, diagnose=diagnose,
                             annotate=annotate)
         finally:
-            for tmp in self.dir.glob("tmp-*"):
+            for tmp in simdir.glob("tmp-*"):
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _shared(points: list[Point], measure: Measure) -> bool:
+    return any(memory.shared_for(p.collective, p.ranks, p.count, p.dtype, p.in_place, measure.validate)
+               for p in points)
+
+
+def launch_cfg(settings: SimSettings, mpi: str, points: list[Point], measure: Measure, shared: bool) -> list[str]:
+    """The --cfg items of one launch: base settings, the library's selector, a
+    forced SMPI algorithm, shared buffers where the memory needs them."""
+    cfg = base_cfg(settings) + smpi.selector_cfg(mpi)
+    cfg += [f"{k}:{v}" for k, v in points[0].env]      # a forced SMPI algorithm
+    if shared:
+        thresh = memory.shared_threshold(points[0].ranks, measure.max_iterations)
+        cfg.append(f"smpi/auto-shared-malloc-thresh:{thresh}")
+    return cfg
 
 
 def record_fields(campaign: Campaign, p: Point, launch: int, machine: str, shared: bool) -> dict:
@@ -262,7 +284,7 @@ def record_fields(campaign: Campaign, p: Point, launch: int, machine: str, share
     return rec
 
 
-def resume_fields(campaign: Campaign, settings: SimSettings):
+def resume_fields(campaign: Campaign, settings: SimSettings) -> Annotate:
     """record_fields for records a killed run left in raw/ (Campaign.ingest_raw)."""
     shared = {l["launch"]: l.get("shared_buffers", False)
               for l in atomic.read_jsonl(campaign.path / SIMDIR / LAUNCHES)}
@@ -299,6 +321,6 @@ def metadata(campaign: Campaign, settings: SimSettings) -> dict:
         "launches": [{k: v for k, v in l.items() if k != "argv"} for l in launches],
         "reductions": ("libcollkit charges its local reductions (1 flop per byte) and copies (0.5 flop per byte) "
                        "at the simulated host's speed; " + smpi.REDUCTION_NOTE),
-        "memory": {"available_bytes": memory.available(), "margin": memory.MARGIN,
+        "memory": {"available_bytes": machine.available_memory(), "margin": memory.MARGIN,
                    "shared_above_bytes": memory.SHARED_ABOVE},
     }

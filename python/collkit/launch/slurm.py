@@ -23,23 +23,26 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
+from shlex import quote as q
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.campaign.metadata import redact
+from collkit.campaign.secrets import redact
 from collkit.campaign.platform import Platform, PlatformMPI, SlurmSettings
 from collkit.campaign.points import Point
 from collkit.campaign.spec import Measure
-from collkit.campaign.store import Campaign, enrich, harness_record, now
+from collkit.campaign.record import Record
+from collkit.campaign.store import Campaign, now
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.hostlist import expand
 from collkit.common.progress import Progress
-from collkit.launch.local import _describe, _parse, _Tail, stderr_tail
+from collkit.common.safe import ENV_NAME, control_character
+from collkit.common.table import render
+from collkit.launch.protocol import Groups, Launcher, LaunchStatus, Outcome
+from collkit.launch.watch import Copier, stderr_tail
 
 JOBS = "jobs.json"
 ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
@@ -118,11 +121,23 @@ def launch_command(s: SlurmSettings, pm: PlatformMPI, ranks: int, args: list[str
     return [str(pm.install.mpirun), "-n", str(ranks), *pm.install.flags, *extra, str(pm.bench), *args]
 
 
+def _one_line(text: str, what: str) -> str:
+    """Text that lands on one line of the script (a comment, an #SBATCH
+    directive, a shell word): a control character would end the line and start
+    a command of its own, which no quoting prevents in a comment or directive."""
+    bad = control_character(text)
+    if bad:
+        raise UserError(f"{what} contains a control character ({bad}): {text!r}; it cannot go into a batch script")
+    return text
+
+
 def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> str:
-    """A readable batch script. Every value that comes from input is shell-quoted;
-    only the platform's setup lines are shell by intent (module load ...)."""
+    """A readable batch script. Every value that comes from input is checked for
+    the line it lands on (no control characters anywhere; environment names to
+    the shell's set) and shell-quoted where it is a shell word; only the
+    platform's setup lines are shell by intent (module load ...)."""
     f = job.files(campaign)
-    q = shlex.quote
+    home = _one_line(str(campaign.path.resolve()), "the campaign directory")
     directives = [f"--job-name={_job_name(campaign, job.number)}", f"--nodes={job.nodes}",
                   f"--ntasks={job.ranks}"]
     if s.tasks_per_node:
@@ -130,26 +145,31 @@ def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> s
     for key, flag in (("partition", "--partition"), ("account", "--account"), ("qos", "--qos"),
                       ("time_limit", "--time")):
         if getattr(s, key):
-            directives.append(f"{flag}={getattr(s, key)}")
+            directives.append(f"{flag}={_one_line(getattr(s, key), f'[slurm] {key}')}")
     if s.gpus:
         directives.append(f"--gpus-per-node={s.gpus}")
-    directives += [f"--output={f['log']}", f"--chdir={campaign.path.resolve()}"]
+    directives += [f"--output={f['log']}", f"--chdir={home}"]
+    flags = [_one_line(flag, "[slurm] sbatch_flags") for flag in s.sbatch_flags]
     lines = ["#!/bin/bash",
-             f"# collkit campaign {campaign.path.resolve()}, job {job.number:04d}: "
+             f"# collkit campaign {home}, job {job.number:04d}: "
              f"{len(job.points)} points, {job.mpi}, {job.ranks} ranks",
              *(f"#SBATCH {q(d)}" for d in directives),
-             *(f"#SBATCH {q(flag)}" for flag in s.sbatch_flags), ""]
+             *(f"#SBATCH {q(flag)}" for flag in flags), ""]
     if s.setup:
-        lines += ["# platform setup", *s.setup, ""]
+        lines += ["# platform setup", *(_one_line(line, "[slurm] setup") for line in s.setup), ""]
     lines += ["# the allocation's nodes, for the campaign's metadata",
               f"printf '%s\\n' \"$SLURM_JOB_NODELIST\" > {q(str(f['nodelist']))}", ""]
     env = {**pm.install.env, **job.env}
     if env:
         lines.append("# launch environment of the MPI library, then the forcing environment of this group")
-        lines += [f"export {k}={q(v)}" for k, v in env.items()]
+        for k, v in env.items():
+            if not ENV_NAME.fullmatch(k):
+                raise UserError(f"environment variable name {k!r} cannot go into a batch script "
+                                "(letters, digits and '_', not starting with a digit)")
+            lines.append(f"export {k}={q(_one_line(v, f'the value of {k}'))}")
         lines.append("")
     cmd = launch_command(s, pm, job.ranks, ["--points", str(f["points"]), "--out", str(f["out"])])
-    lines += [" ".join(q(c) for c in cmd), ""]
+    lines += [" ".join(q(_one_line(c, "the launch command")) for c in cmd), ""]
     return "\n".join(lines)
 
 
@@ -214,13 +234,14 @@ def cancel_jobs(jobs: list[Job]) -> list[Job]:
 
 # ------------------------------------------------------------------ following
 class _Follow:
-    def __init__(self, campaign: Campaign, job: Job, planned: dict[str, Point]):
+    def __init__(self, campaign: Campaign, job: Job, planned: dict[str, Point], progress: Progress):
         self.job = job
-        self.tail = _Tail(job.files(campaign)["out"])
         self.points = {i: planned[i] for i in job.points if i in planned}
+        self.copier = Copier(campaign, job.files(campaign)["out"], job.number, job.mpi, self.points, progress,
+                             {"env": job.env, "slurm_job_id": job.job_id})
 
 
-def run_jobs(campaign: Campaign, platform: Platform, groups: dict[tuple, list[Point]], m: Measure,
+def run_jobs(campaign: Campaign, platform: Platform, groups: Groups, m: Measure,
              progress: Progress, dry_run: bool = False) -> list[Job]:
     """Submit a job per group for the points not yet recorded (and not already in a
     job that is still queued or running), then follow every job to its end."""
@@ -236,7 +257,7 @@ def run_jobs(campaign: Campaign, platform: Platform, groups: dict[tuple, list[Po
             if job.active:
                 job.state, job.reason, job.exit_code = query(job.job_id)
                 if job.active:
-                    follows.append(_Follow(campaign, job, planned))
+                    follows.append(_Follow(campaign, job, planned, progress))
     taken = {i for f in follows for i in f.points}
     new: list[Job] = []
     for members in groups.values():
@@ -253,7 +274,7 @@ def run_jobs(campaign: Campaign, platform: Platform, groups: dict[tuple, list[Po
             save_jobs(campaign, jobs)
             progress.note(f"  job {job.number:04d}: Slurm job {job.job_id}, {len(job.points)} points, "
                           f"{job.mpi}, {job.ranks} ranks on {job.nodes} node(s)")
-            follows.append(_Follow(campaign, job, planned))
+            follows.append(_Follow(campaign, job, planned, progress))
     except BaseException:
         save_jobs(campaign, jobs)
         raise
@@ -275,7 +296,7 @@ def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s:
     next_query = 0.0
     while pending:
         for f in pending:
-            _collect(campaign, f, progress)
+            f.copier.poll()
         if time.monotonic() >= next_query:
             changed = False
             for f in pending:
@@ -297,28 +318,12 @@ def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s:
     save_jobs(campaign, jobs)
 
 
-def _collect(campaign: Campaign, f: _Follow, progress: Progress) -> None:
-    for line in f.tail.lines():
-        rec = _parse(line)
-        if rec is None:
-            continue
-        if rec.get("type") == "launch":
-            campaign.add_launch({"launch": f.job.number, "mpi": f.job.mpi, **rec, "env": f.job.env,
-                                 "slurm_job_id": f.job.job_id})
-        elif rec.get("type") == "point" and rec.get("id") in f.points:
-            point = f.points[rec["id"]]
-            if campaign.add(enrich(rec, point, f.job.number)):
-                progress.advance()
-                if rec.get("status") != "ok":
-                    progress.note(f"  {rec.get('status')}: {_describe(point)}: {rec.get('reason', '')}")
-
-
 def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
     job = f.job
     files = job.files(campaign)
     # the last records may land on the shared file system after Slurm says the job ended
     time.sleep(0.2)
-    _collect(campaign, f, progress)
+    f.copier.poll()
     job.ended = now()
     try:
         job.nodelist = files["nodelist"].read_text().strip()
@@ -336,10 +341,7 @@ def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
     why += " before collkit-bench reported this point"
     tail = stderr_tail(files["log"])
     for p in missing:
-        rec = harness_record(p, "failed", why, job.number, tail)
-        rec["job_failure"] = True
-        rec["slurm_job_id"] = job.job_id
-        campaign.add(rec)
+        campaign.add(Record.failed(p, why, job.number, tail, job_failure=True, slurm_job_id=job.job_id))
         progress.advance()
     progress.note(f"  failed: job {job.number:04d}: {len(missing)} points: {why}")
 
@@ -389,9 +391,65 @@ def refresh(campaign: Campaign) -> list[Job]:
     return jobs
 
 
-def print_jobs(jobs: list[Job], stream=sys.stdout) -> None:
-    from collkit.common.table import render
+def jobs_table(jobs: list[Job]) -> str:
     rows = [[f"{j.number:04d}", j.job_id or "-", j.state, j.reason or "-", j.mpi, str(j.ranks), str(j.nodes),
              str(len(j.points)), ",".join(sorted(set(j.hosts))) or "-"] for j in jobs]
-    print(render(["job", "slurm id", "state", "reason", "mpi", "ranks", "nodes", "points", "hosts"], rows),
-          file=stream)
+    return render(["job", "slurm id", "state", "reason", "mpi", "ranks", "nodes", "points", "hosts"], rows)
+
+
+# ------------------------------------------------------------------ the launcher
+class SlurmLauncher(Launcher):
+    """One sbatch job per launch group, followed to its end; status and cancel."""
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        if platform.slurm is None:
+            raise ValueError("not a Slurm platform")
+        self.settings: SlurmSettings = platform.slurm
+
+    @classmethod
+    def serves(cls, platform: Platform) -> bool:
+        return platform.slurm is not None
+
+    @classmethod
+    def ran(cls, campaign: Campaign) -> bool:
+        return (campaign.path / JOBS).exists()
+
+    def check_request(self, dry_run: bool) -> None:
+        pass    # a dry run writes the batch scripts
+
+    def prepare_resume(self, campaign: Campaign) -> list[str]:
+        # points a job never ran (cancelled, failed, timed out) say nothing about
+        # their algorithm: a resume on a cluster runs them again
+        retried = retry_job_failures(campaign)
+        return [f"collkit: {retried} points that Slurm jobs did not run will be submitted again"] if retried else []
+
+    def run(self, campaign: Campaign, groups: Groups, measure: Measure, progress: Progress,
+            dry_run: bool = False) -> Outcome:
+        new = run_jobs(campaign, self.platform, groups, measure, progress, dry_run)
+        if not dry_run:
+            return Outcome()
+        notes = [f"collkit: wrote {job.files(campaign)['script']} ({len(job.points)} points)" for job in new]
+        notes.append(f"collkit: dry run, nothing submitted; submit with: collkit run --resume {campaign.path} "
+                     f"--platform {self.platform.source}")
+        return Outcome(held="dry-run", notes=tuple(notes))
+
+    def metadata(self, campaign: Campaign) -> dict:
+        return {"slurm": metadata(campaign, self.settings)}
+
+    def interrupted_notes(self, campaign: Campaign) -> list[str]:
+        return [f"collkit: submitted jobs keep running; stop them with: collkit cancel {campaign.path}"]
+
+    def retry_pending(self, campaign: Campaign) -> bool:
+        return any(r.job_failure for r in campaign.records())
+
+    @classmethod
+    def status(cls, campaign: Campaign) -> LaunchStatus:
+        jobs = refresh(campaign)
+        if not jobs:
+            return LaunchStatus()
+        return LaunchStatus(table=jobs_table(jobs), summary=f"{sum(j.active for j in jobs)} jobs queued or running")
+
+    @classmethod
+    def cancel(cls, campaign: Campaign) -> list[str]:
+        return [j.job_id for j in cancel_jobs(refresh(campaign))]

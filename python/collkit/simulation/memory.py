@@ -2,9 +2,9 @@
 
 All ranks of an SMPI run live in one process, so a point's buffers are paid
 once per rank: 1,024 ranks of a 16 MiB alltoall want 1,024 x 2 x 16 GiB. The
-estimate follows collkit-bench's buffer layout (bench/fill.c: send and receive
-buffers per rank, p blocks where the collective has p blocks, root-only buffers
-once) plus one vector-sized temporary per rank for the algorithm (the common
+estimate follows collkit-bench's buffer layout (the collective's descriptor in
+the registry: send and receive buffers per rank, p blocks where the collective
+has p blocks, root-only buffers once) plus one vector-sized temporary per rank for the algorithm (the common
 worst case of libcollkit and SMPI algorithms), plus the simulator's own cost
 per rank (stack, privatised globals, bookkeeping; about 0.2 MiB measured at
 1,024 ranks here, rounded up).
@@ -16,9 +16,8 @@ when a point would otherwise need more than SHARED_ABOVE bytes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from collkit.campaign.spec import DTYPE_SIZES
+from collkit.common.machine import MARGIN, gib
+from collkit.library import registry
 
 PER_RANK_OVERHEAD = 512 * 1024          # simulator cost per rank (0.2 MiB measured, doubled)
 BASE_OVERHEAD = 256 * 1024 * 1024       # the simulator and platform themselves
@@ -26,28 +25,27 @@ SHARED_ABOVE = 1 << 30                  # shared buffers above 1 GiB of point bu
 SHARED_THRESH = 65536                   # allocations from this size on are folded when shared (at least)
 PROCESSOR_NAME = 100                    # SMPI's MPI_MAX_PROCESSOR_NAME (smpi/smpi.h)
 SHARED_BLOCK = 1 << 20                  # SMPI's shared-malloc block: what a folded buffer really costs
-MARGIN = 0.8                            # use at most this share of MemAvailable
 
 
 def _items(collective: str, ranks: int, count: int, dtype: str, in_place: bool) -> list[tuple[int, int]]:
     """collkit-bench's buffers of one point as (bytes of one buffer, how many ranks
-    hold it), bench/fill.c's layout; in place drops the send buffer."""
-    es = DTYPE_SIZES[dtype]
-    c, pc, p = count * es, ranks * count * es, ranks
-    send = [] if in_place else None
-    table = {
-        "bcast": [(c, p)],
-        "reduce": [(c, p), (c, 1)],
-        "gather": [(c, p), (pc, 1)],
-        "scatter": [(c, p), (pc, 1)],
-        "allgather": (send if send is not None else [(c, p)]) + [(pc, p)],
-        "reduce_scatter": (send if send is not None else [(pc, p)]) + [(pc if in_place else c, p)],
-        "allreduce": (send if send is not None else [(c, p)]) + [(c, p)],
-        "alltoall": (send if send is not None else [(pc, p)]) + [(pc, p)],
-    }
-    if collective not in table:
-        raise ValueError(f"unknown collective {collective!r}")
-    return table[collective]
+    hold it): the collective's send and receive blocks at the root and at the
+    other ranks, as its descriptor gives them (collkit-bench sizes them from the
+    same descriptor); in place drops the send buffer where MPI_IN_PLACE applies."""
+    desc = registry.collective(collective)
+    es = registry.datatype_size(dtype)
+    # (is_root, ranks in that role): a collective without a root has one role.
+    roles = [(True, 1), (False, ranks - 1)] if desc.has_root else [(False, ranks)]
+    items: list[tuple[int, int]] = []
+    for elems in (desc.send_elems, desc.recv_elems):
+        # One entry per buffer size and kind, ranks summed over the roles.
+        held: dict[int, int] = {}
+        for is_root, n in roles:
+            nbytes = elems(count, ranks, is_root, in_place) * es
+            if n > 0 and nbytes > 0:
+                held[nbytes] = held.get(nbytes, 0) + n
+        items += held.items()
+    return items
 
 
 def buffers(collective: str, ranks: int, count: int, dtype: str, in_place: bool = False) -> tuple[int, int]:
@@ -82,21 +80,6 @@ def shared_threshold(ranks: int, max_iterations: int) -> int:
 
 def needs_shared(point_bytes: int) -> bool:
     return point_bytes > SHARED_ABOVE
-
-
-def available(meminfo: Path = Path("/proc/meminfo")) -> int | None:
-    """MemAvailable in bytes, or None where the kernel does not say."""
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def gib(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB"
 
 
 def point_data(collective: str, ranks: int, count: int, dtype: str, in_place: bool = False) -> int:

@@ -22,10 +22,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
 from collkit.common.errors import UserError, did_you_mean
 from collkit.common.paths import build_dir
+from collkit.topology import synthetic
 
 SIM_PREFIX = "sim:"
 MPI_NAMES = ("smpi", "openmpi", "mpich")
@@ -39,7 +38,7 @@ MAX_RANKS = 6500
 
 @dataclass(frozen=True)
 class SimSettings:
-    machine: Any                          # collkit.topology.synthetic.Machine
+    machine: synthetic.Machine
     ppn: int = 1
     placement: str = "block"
     allocation: tuple[str, ...] = ()      # host per rank, from the allocation file
@@ -59,11 +58,6 @@ def bench_path() -> Path:
     return build_dir("simgrid") / "bench" / "collkit-bench"
 
 
-def _synthetic():
-    from collkit.topology import synthetic
-    return synthetic
-
-
 def is_sim(arg: object) -> bool:
     return str(arg).startswith(SIM_PREFIX)
 
@@ -72,15 +66,14 @@ def from_name(arg: str) -> SimSettings:
     name = str(arg)[len(SIM_PREFIX):]
     if not name:
         raise UserError(f"--platform {arg}: name a simulated machine after 'sim:', e.g. sim:marenostrum5-like")
-    machine = _synthetic().preset(name)
+    machine = synthetic.preset(name)
     return SimSettings(machine=machine, ppn=machine.ppn)
 
 
 def from_table(t: object, path: Path) -> SimSettings:
     if not isinstance(t, dict):
         raise UserError(f"{path}: simgrid must be a table ([simgrid])")
-    syn = _synthetic()
-    allowed = OWN_KEYS + tuple(syn.MACHINE_KEYS)
+    allowed = OWN_KEYS + tuple(synthetic.MACHINE_KEYS)
     for key in t:
         if key not in allowed:
             extra = did_you_mean(key, allowed)
@@ -89,7 +82,7 @@ def from_table(t: object, path: Path) -> SimSettings:
     machine_keys = {k: v for k, v in t.items() if k not in OWN_KEYS}
     if not machine_keys:
         raise UserError(f"{path}: [simgrid] needs preset = \"NAME\" or the machine's parameters (kind = ...)")
-    machine = syn.from_table(machine_keys, source=str(path))
+    machine = synthetic.from_table(machine_keys, source=str(path))
     ppn = machine.ppn
     placement = own.get("placement", "block")
     if placement not in PLACEMENTS:
@@ -122,20 +115,3 @@ def from_table(t: object, path: Path) -> SimSettings:
         alloc_file = str(f)
     return SimSettings(machine=machine, ppn=ppn, placement=placement, allocation=alloc, allocation_file=alloc_file,
                        network_model=model, crosstraffic=cross, cfg=tuple(cfg))
-
-
-def mpis(settings: SimSettings):
-    """The platform's MPI libraries: (PlatformMPI by name, missing reasons)."""
-    from collkit.library.mpi import MPIInstall
-    from collkit.campaign.platform import PlatformMPI
-    bench = bench_path()
-    found: dict = {}
-    missing: dict[str, str] = {}
-    for name in MPI_NAMES:
-        if not settings.smpirun.exists():
-            missing[name] = "SimGrid's smpirun is not installed (apt-get install libsimgrid-dev): run `make setup`"
-        elif not bench.exists():
-            missing[name] = f"collkit-bench is not built for SimGrid ({bench} missing): run `make setup`"
-        else:
-            found[name] = PlatformMPI(MPIInstall(name=name, mpirun=settings.smpirun), bench)
-    return found, missing

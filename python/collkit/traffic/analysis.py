@@ -9,7 +9,7 @@ from collkit.topology import Topology, UnknownHost
 from collkit.traffic.allocation import Allocation
 from collkit.traffic.count import Traffic, count
 from collkit.traffic.placement import Placement, place
-from collkit.traffic.trace import ROOTED, Trace, TraceFailure, TraceKey, trace_count
+from collkit.traffic.trace import Trace, TraceFailure, TraceKey, rooted, trace_count
 from collkit.traffic.tracer import Tracer
 
 
@@ -43,13 +43,13 @@ def ranks_only(ranks: int, topo: Topology | None, mode: str | None, ppn: int | N
 
 def trace_key(collective: str, algorithm: str, ranks: int, root: int, fmt: str) -> TraceKey:
     return TraceKey(collective, algorithm, ranks, trace_count(collective, ranks, algorithm),
-                    root if collective in ROOTED else 0, "int8", fmt)
+                    root if rooted(collective) else 0, "int8", fmt)
 
 
 def analyse(tracer: Tracer, collective: str, algorithms: list[str], placement: Placement,
             topo: Topology, root: int = 0, per_step: bool = False) -> list[Traffic]:
     p = placement.ranks
-    if collective in ROOTED and not 0 <= root < p:
+    if rooted(collective) and not 0 <= root < p:
         raise UserError(f"--root {root} is not a rank of {p}")
     fmt = "messages" if per_step else "pairs"
     keys = [trace_key(collective, a, p, root, fmt) for a in algorithms]

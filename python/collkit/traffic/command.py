@@ -17,7 +17,7 @@ from collkit.traffic.allocation import from_hostlist, read_allocation
 from collkit.traffic.analysis import analyse, placement_for, ranks_only
 from collkit.traffic.jobs import run_jobs
 from collkit.traffic.placement import PLACEMENTS
-from collkit.traffic.trace import BLOCKED, ROOTED, trace_count
+from collkit.traffic.trace import blocked, rooted, trace_count
 from collkit.traffic.tracer import Tracer
 
 DESCRIPTION = """\
@@ -78,11 +78,18 @@ examples:
 _root = int_at_least("root", 0)
 
 
+def _collective_help() -> str:
+    try:
+        return f"the collective: {', '.join(registry.collective_names())}"
+    except UserError:
+        return "the collective (`collkit algorithms` lists them once built)"
+
+
 def add_parser(sub) -> None:
     t = sub.add_parser("traffic", help="bytes inside nodes, inside groups and across groups, per algorithm",
                        description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("--collective", required=True, metavar="C", help="the collective")
+    t.add_argument("--collective", required=True, metavar="C", help=_collective_help())
     t.add_argument("--algorithm", action="append", required=True, metavar="A",
                    help="a libcollkit algorithm; repeat to compare (the first is the baseline)")
     src = t.add_mutually_exclusive_group(required=True)
@@ -118,10 +125,13 @@ def _sim_machine(path: Path | None) -> Machine | None:
     return preset(str(path)[len(SIM_PREFIX):])
 
 
+MAX_TRACE_RANKS = 1 << 20   # CK_TRACE_MAX_RANKS in tools/trace/trace.h
+
+
 def run(ns: argparse.Namespace) -> int:
     coll = registry.check_collective(ns.collective)
     algorithms = _check_names(coll, ns.algorithm)
-    if ns.root and coll not in ROOTED:
+    if ns.root and not rooted(coll):
         raise UserError(f"--root does not apply to {coll}")
     if ns.out is not None and ns.jobs is None:
         raise UserError("--out goes with --jobs")
@@ -153,6 +163,12 @@ def run(ns: argparse.Namespace) -> int:
         return 0
 
     if ns.ranks is not None:
+        if ns.ranks > MAX_TRACE_RANKS:
+            raise UserError(f"--ranks {ns.ranks} is above the {MAX_TRACE_RANKS} ranks ck_trace simulates")
+        for alg in algorithms:
+            why = tracer.size_refusal(coll, alg, ns.ranks, lambda p, a=alg: trace_count(coll, p, a))
+            if why:
+                raise UserError(f"--ranks {ns.ranks}: {why}")
         ppn = ns.ppn
         if machine is not None:
             ppn = ppn or machine.ppn
@@ -172,7 +188,7 @@ def run(ns: argparse.Namespace) -> int:
     else:
         r = results[0]
         counts = sorted({trace_count(coll, r.ranks, x.algorithm) for x in results})
-        block = " per block" if coll in BLOCKED else ""
+        block = " per block" if blocked(coll) else ""
         if len(counts) == 1:
             n = f"n = {r.n} B (int8, count {counts[0]}{block})"
         else:

@@ -7,6 +7,7 @@ array operations (:func:`collkit.traffic.count.inter_group_bytes`)."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from collkit.topology import Topology
 from collkit.traffic.allocation import read_allocation
 from collkit.traffic.analysis import placement_for, trace_key
 from collkit.traffic.count import inter_group_bytes, reduction_pct
-from collkit.traffic.trace import Trace, TraceFailure
+from collkit.traffic.trace import Trace, TraceFailure, rooted
 from collkit.traffic.tracer import Tracer
 
 # Show a progress bar from this many jobs on.
@@ -58,19 +59,31 @@ def run_jobs(directory: Path, topo: Topology, collective: str, algorithms: list[
     show = not quiet and len(files) >= PROGRESS_FROM
     bar = Progress(len(files), unit="jobs read") if show else None
     jobs: list[_Job] = []
+    strays: list[str] = []
     for path in files:
-        placement = placement_for(read_allocation(path), topo, mode, ppn)
-        jobs.append(_Job(path.stem, topo.node_group[placement.rank_node]))
+        # A file that is not an allocation (a README, a note) is passed over and
+        # named, not a reason to lose the other 9,999 jobs.
+        try:
+            placement = placement_for(read_allocation(path), topo, mode, ppn)
+        except UserError as exc:
+            strays.append(f"{path.name}: {exc}")
+        else:
+            jobs.append(_Job(path.stem, topo.node_group[placement.rank_node]))
         if bar:
             bar.advance()
     if bar:
         bar.finish()
+    if not jobs:
+        raise UserError(f"--jobs {directory} holds no readable allocation (first problem: {strays[0]})")
+    if strays:
+        print(f"collkit traffic: passed over {len(strays)} file{'s' if len(strays) > 1 else ''} of {directory} "
+              f"that {'are' if len(strays) > 1 else 'is'} not an allocation (first: {strays[0]})", file=sys.stderr)
 
     by_size: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
         by_size.setdefault(job.rank_group.size, []).append(i)
     sizes = sorted(by_size)
-    if collective in ("bcast", "reduce", "gather", "scatter") and root >= sizes[0]:
+    if rooted(collective) and root >= sizes[0]:
         raise UserError(f"--root {root} is not a rank of the smallest job ({sizes[0]} ranks)")
 
     rows: list[JobRow | None] = [None] * len(jobs)

@@ -19,11 +19,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collkit.library import registry
+
 FORMATS = ("messages", "pairs")
-DTYPES = {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
-ROOTED = ("bcast", "reduce", "gather", "scatter")
-# Collectives whose count is per block (n = p blocks) rather than the whole vector.
-BLOCKED = ("gather", "scatter", "allgather", "reduce_scatter", "alltoall")
+
+
+def rooted(collective: str) -> bool:
+    """Whether the collective takes a root (its descriptor's has_root)."""
+    return registry.collective(collective).has_root
+
+
+def blocked(collective: str) -> bool:
+    """Whether the count is per block (n = p blocks) rather than the whole vector."""
+    return registry.collective(collective).per_block
 
 
 class TraceFormatError(ValueError):
@@ -51,7 +59,7 @@ class TraceKey:
                 "--format", self.fmt]
 
     def describe(self) -> str:
-        root = f" root {self.root}" if self.collective in ROOTED else ""
+        root = f" root {self.root}" if rooted(self.collective) else ""
         return f"{self.collective}/{self.algorithm} at p = {self.ranks}, count {self.count}{root}"
 
 
@@ -85,22 +93,16 @@ def vector_bytes(collective: str, ranks: int, count: int, element: int) -> int:
     """n as docs/algorithms.md uses it: the whole vector; for the block
     collectives (gather, scatter, allgather, reduce-scatter, alltoall) the p
     blocks of a rank's buffer together."""
-    blocks = ranks if collective in BLOCKED else 1
-    return blocks * count * element
+    return registry.collective(collective).vector_bytes(count * element, ranks)
 
 
-# Vector algorithms that only ever send the whole vector (docs/algorithms.md:
-# "n", "whole buffer", "whole vector" in every row's bytes): their bytes are a
-# multiple of n whatever the count, so they are traced at the small count p.
-# tests/python/test_traffic.py checks that their traces scale with the count.
-WHOLE_VECTOR = frozenset({
-    ("bcast", "linear"), ("bcast", "binomial_doubling"), ("bcast", "binomial_halving"),
-    ("bcast", "chain"), ("bcast", "bine"),
-    ("reduce", "linear"), ("reduce", "binomial_doubling"), ("reduce", "binomial_halving"),
-    ("reduce", "bine"),
-    ("allreduce", "recursive_doubling"), ("allreduce", "reduce_bcast"),
-    ("allreduce", "swing_latency"), ("allreduce", "bine_latency"),
-})
+def whole_vector_algorithms() -> frozenset[tuple[str, str]]:
+    """(collective, algorithm) of the vector algorithms that only ever send the
+    whole vector: the registry's whole_vector trait (CK_TRAIT_WHOLE_VECTOR).
+    Their bytes are a multiple of n whatever the count, so they are traced at
+    the small count p; tests/python/test_traffic.py checks that their traces
+    scale with the count."""
+    return frozenset((a.collective, a.name) for a in registry.load() if a.whole_vector)
 
 
 def trace_count(collective: str, ranks: int, algorithm: str | None = None) -> int:
@@ -113,12 +115,12 @@ def trace_count(collective: str, ranks: int, algorithm: str | None = None) -> in
     into p blocks (scatter-allgather, ring) and of p' and every smaller power
     of two for those that halve it over a power-of-two core (Rabenseifner,
     Bine and Swing bandwidth, binary blocks), so every block is whole. The
-    whole-vector algorithms (WHOLE_VECTOR) use count p: the same figures in
+    whole-vector algorithms (whole_vector_algorithms()) use count p: the same figures in
     multiples of n, and a 2,047-rank trace copies 2 KiB per rank, not 2 MiB."""
     p = max(ranks, 1)
-    if collective in BLOCKED:
+    if blocked(collective):
         return 1
-    if algorithm is not None and (collective, algorithm) in WHOLE_VECTOR:
+    if algorithm is not None and (collective, algorithm) in whole_vector_algorithms():
         return p
     pow2 = 1 << (p.bit_length() - 1)
     return math.lcm(p, pow2)

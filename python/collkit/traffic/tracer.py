@@ -10,6 +10,7 @@ that changes an algorithm starts a new cache directory."""
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import subprocess
 import tempfile
@@ -20,6 +21,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from collkit import __version__
+from collkit.common import machine
 from collkit.common.errors import UserError
 from collkit.common.paths import build_dir, build_root
 from collkit.traffic.trace import (
@@ -37,6 +39,11 @@ EXIT_REFUSED = 3  # ck_trace: the algorithm refused (its constraints)
 # One ck_trace --batch run covers at most about this many messages, so that the
 # text of a run stays a few tens of MB.
 BATCH_MESSAGES = 2_000_000
+# Traces above PROBE_ABOVE ranks are sized first (Tracer.size_refusal), by
+# tracing at PROBE_RANKS; a message costs about BYTES_PER_MESSAGE held twice.
+PROBE_ABOVE = 4096
+PROBE_RANKS = (256, 512)
+BYTES_PER_MESSAGE = 48
 # Messages kept in the in-memory cache (about 18 bytes each; least recently used go first).
 MEMORY_MESSAGES = 4_000_000
 
@@ -150,6 +157,42 @@ class Tracer:
         while self._memory_messages > MEMORY_MESSAGES and len(self._memory) > 1:
             _, old = self._memory.popitem(last=False)
             self._memory_messages -= old.src.size
+
+    # ----------------------------------------------------------------- size
+
+    def message_count(self, key: TraceKey) -> int | None:
+        """How many messages a trace holds, asked of ck_trace (its header line);
+        None when the algorithm refuses the case."""
+        try:
+            done = subprocess.run([str(self.binary), *key.args()], capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise UserError(f"cannot run {self.binary}: {exc}") from None
+        head = done.stdout.split("\n", 1)[0]
+        for word in head.split():
+            if word.startswith("messages="):
+                return int(word.split("=", 1)[1])
+        return None
+
+    def size_refusal(self, collective: str, algorithm: str, ranks: int, count_of) -> str:
+        """Why tracing `algorithm` at `ranks` would not fit in this machine's
+        memory, or ''. The message count is measured at two small rank counts and
+        extrapolated with its growth exponent (p log p, p^2, ...): a trace keeps
+        about BYTES_PER_MESSAGE per message in ck_trace and again in Python."""
+        if ranks <= PROBE_ABOVE:
+            return ""
+        small, large = PROBE_RANKS
+        m1 = self.message_count(TraceKey(collective, algorithm, small, count_of(small)))
+        m2 = self.message_count(TraceKey(collective, algorithm, large, count_of(large)))
+        if not m1 or not m2:
+            return ""   # refused or silent at small p: tracing will say why
+        exponent = max(1.0, math.log(m2 / m1) / math.log(large / small))
+        messages = m2 * (ranks / large) ** exponent
+        need = messages * BYTES_PER_MESSAGE + ranks * 64
+        if machine.fits(need, machine.available_memory()):
+            return ""
+        return (f"tracing {collective}/{algorithm} at {ranks} ranks means about {messages:.3g} messages "
+                f"(measured {m1} at p = {small} and {m2} at p = {large}, growing as p^{exponent:.2f}), about "
+                f"{machine.gib(need)}, above {int(machine.MARGIN * 100)}% of this machine's available memory")
 
     # ----------------------------------------------------------------- run
 

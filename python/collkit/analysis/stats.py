@@ -1,0 +1,260 @@
+"""Statistics on per-iteration times (`times_us`): distribution-free, numpy only.
+
+* `median_ci`: a 95 % confidence interval for the median from order statistics —
+  the binomial interval on ranks. The number of iterations below the true median is
+  Binomial(n, 1/2) whatever the distribution, so [x_(l), x_(n+1-l)] covers the median
+  with probability 1 - 2 P(B <= l - 1); l is the largest rank keeping that >= 95 %.
+  Below 6 iterations no pair of ranks reaches 95 %: no interval (None).
+* `mann_whitney`: the two-sided Mann-Whitney U test, normal approximation with tie
+  correction and continuity correction (as in most references; exact enough for
+  n >= 8 per side; only approximate below). Vectorised over many pairs of samples.
+* `holm`: Holm's step-down adjustment of p-values (family-wise error rate, no
+  independence assumption, never less powerful than Bonferroni).
+* `bootstrap_median_ratio`: a percentile-bootstrap interval for median(new)/median(base)
+  from resampled iterations. The median of n values drawn with replacement from a
+  sorted sample x is (x[a] + x[b]) / 2 where a, b are the ranks of the draws' middle
+  order statistics; draws are floor(n U) for uniform U, so a = floor(n U_(m)), with
+  U_(m) ~ Beta(m, n - m + 1), and b = floor(n U_(m+1)) with U_(m+1) = U_(m) +
+  (1 - U_(m)) Beta(1, n - m) (for odd n, b = a). Drawing those two directly has exactly
+  the distribution of resampling the iterations, at O(resamples) per point instead of
+  O(resamples x n), for any n. A fixed seed makes it deterministic.
+
+Why no scipy: these few functions need only the binomial at 1/2, the beta distribution
+(numpy's Generator) and erfc, and vectorising across thousands of points matters more
+here than a general library's per-call functions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+CONFIDENCE = 0.95
+ALPHA = 0.01
+RESAMPLES = 300
+SEED = 20261124
+
+
+# --------------------------------------------------------------- helpers
+_erfc_u = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_erfc_u(np.asarray(x, dtype=float)), dtype=float)
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Many samples of any lengths as one flat array: sample i is
+    flat[start[i]:start[i] + lengths[i]]. Built once, shared by the tests below."""
+    flat: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, samples: "Sequence[Sequence[float]] | Samples") -> "Samples":
+        if isinstance(samples, Samples):
+            return samples
+        lengths = np.fromiter(map(len, samples), dtype=np.int64, count=len(samples))
+        flat = np.fromiter(itertools.chain.from_iterable(samples), dtype=float, count=int(lengths.sum()))
+        return cls(flat, lengths)
+
+    @property
+    def start(self) -> np.ndarray:
+        return np.cumsum(self.lengths) - self.lengths
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+
+def _segment_order(vals: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The permutation that sorts each consecutive segment of `vals` (segments kept in place)."""
+    k = len(lengths)
+    if k and lengths.min() == lengths.max() and lengths[0] > 0:
+        size = int(lengths[0])
+        order = np.argsort(vals.reshape(k, size), axis=1, kind="stable")
+        return (order + (np.arange(k) * size)[:, None]).ravel()
+    # any lengths: sort on (segment, global rank of the value), one integer key
+    glob = np.empty(len(vals), dtype=np.int64)
+    glob[np.argsort(vals, kind="stable")] = np.arange(len(vals))
+    seg = np.repeat(np.arange(k, dtype=np.int64), lengths)
+    return np.argsort(seg * max(len(vals), 1) + glob)
+
+
+def _sort_segments(flat: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each segment of `flat` sorted in place of itself."""
+    return flat[_segment_order(flat, lengths)]
+
+
+# --------------------------------------------------------------- median interval
+@lru_cache(maxsize=None)
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """0-based ranks (lo, hi) of the order statistics bounding the median's interval,
+    or None when n is too small for the confidence asked."""
+    if n < 1:
+        return None
+    # P(B <= k) for B ~ Binomial(n, 1/2), k = 0..n (exact, in log space)
+    logfact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
+    cdf = np.cumsum(np.exp(logfact[n] - logfact - logfact[::-1] - n * math.log(2)))
+    tail = (1 - confidence) / 2
+    ok = np.nonzero(cdf <= tail + 1e-12)[0]       # P(B <= l-1) <= tail, l - 1 = ok
+    if ok.size == 0:
+        return None
+    l = int(ok[-1]) + 1                           # 1-based rank of the lower bound
+    return l - 1, n - l
+
+
+def median_ci(times: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Distribution-free interval for the median of `times` (None below 6 values at 95 %)."""
+    x = np.sort(np.asarray(times, dtype=float))
+    ranks = median_ci_ranks(len(x), confidence)
+    if ranks is None:
+        return None
+    return float(x[ranks[0]]), float(x[ranks[1]])
+
+
+def record_median_ci(record) -> tuple[float, float] | None:
+    """A campaign Record's median interval: from its `times_us` when it has them, else
+    the exported columns it was read from (results.csv); None for untimed records."""
+    if not record.timed:
+        return None
+    times = record.fields.get("times_us")
+    if isinstance(times, list) and times:
+        return median_ci(times)
+    lo, hi = record.fields.get("time_median_ci_low_us"), record.fields.get("time_median_ci_high_us")
+    try:
+        return (float(lo), float(hi)) if lo not in (None, "") and hi not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------- Mann-Whitney U
+def mann_whitney(xs: "Sequence[Sequence[float]] | Samples",
+                 ys: "Sequence[Sequence[float]] | Samples") -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Mann-Whitney U test of each pair (xs[i], ys[i]), all pairs at once.
+
+    Returns (U of x, p) arrays. Normal approximation with tie and continuity
+    correction; U is NaN and p = 1 when either side is empty; p = 1 when all values
+    of a pair are equal."""
+    sx, sy = Samples.of(xs), Samples.of(ys)
+    k = len(sx)
+    fx, n1, fy, n2 = sx.flat, sx.lengths, sy.flat, sy.lengths
+    n = n1 + n2
+    if k == 0:
+        return np.full(0, np.nan), np.ones(0)
+    # one segment per pair: its x values then its y values
+    start = np.cumsum(n) - n
+    x_pos = np.repeat(start, n1) + np.arange(len(fx)) - np.repeat(np.cumsum(n1) - n1, n1)
+    y_pos = np.repeat(start + n1, n2) + np.arange(len(fy)) - np.repeat(np.cumsum(n2) - n2, n2)
+    vals = np.empty(len(fx) + len(fy))
+    vals[x_pos], vals[y_pos] = fx, fy
+    is_x = np.zeros(len(vals), bool)
+    is_x[x_pos] = True
+    order = _segment_order(vals, n)
+    v, x = vals[order], is_x[order]
+    g = np.repeat(np.arange(k), n)
+    total = len(v)
+    pos = np.arange(total)
+    change = np.ones(total, bool)
+    change[1:] = (v[1:] != v[:-1]) | (g[1:] != g[:-1])
+    end = np.ones(total, bool)
+    end[:-1] = change[1:]
+    first = np.maximum.accumulate(np.where(change, pos, 0))
+    last = np.minimum.accumulate(np.where(end, pos, total)[::-1])[::-1]
+    seg_start = np.concatenate([[0], np.cumsum(n)[:-1]])[g]
+    avg_rank = (first + last) / 2.0 - seg_start + 1.0
+    ties = (last - first + 1).astype(float)
+    r1 = np.bincount(g, weights=np.where(x, avg_rank, 0.0), minlength=k)
+    tie_sum = np.bincount(g, weights=ties ** 2 - 1.0, minlength=k)    # sum over tie groups of t^3 - t
+    u1 = r1 - n1 * (n1 + 1) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = n1 * n2 / 12.0 * ((n + 1) - tie_sum / (n * (n - 1.0)))
+        dev = np.maximum(np.abs(u1 - n1 * n2 / 2.0) - 0.5, 0.0)
+        z = np.where(var > 0, dev / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
+    p = np.where((var > 0) & (n1 > 0) & (n2 > 0), np.minimum(_erfc(z / math.sqrt(2)), 1.0), 1.0)
+    return np.where((n1 > 0) & (n2 > 0), u1, np.nan), p
+
+
+def holm(p: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values: reject where adjusted < alpha keeps the family-wise error <= alpha."""
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+# --------------------------------------------------------------- bootstrap
+def _resampled_medians(sorted_flat: np.ndarray, lengths: np.ndarray, resamples: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """(k, resamples) medians of resamples of each sorted segment (all lengths >= 1)."""
+    n = lengths[:, None].astype(float)
+    m = (lengths[:, None] + 1) // 2
+    u = rng.beta(m, lengths[:, None] - m + 1, size=(len(lengths), resamples))
+    a = np.minimum((n * u).astype(np.int64), lengths[:, None] - 1)
+    off = (np.cumsum(lengths) - lengths)[:, None]
+    lo = sorted_flat[off + a]
+    even = lengths % 2 == 0
+    if not even.any():
+        return lo
+    # the next order statistic: the least of the n - m draws above U_(m)
+    r = np.maximum(lengths[:, None] - m, 1)
+    w = u + (1.0 - u) * -np.expm1(-rng.standard_exponential(u.shape) / r)
+    b = np.where(even[:, None], np.minimum((n * w).astype(np.int64), lengths[:, None] - 1), a)
+    return (lo + sorted_flat[off + b]) * 0.5
+
+
+def bootstrap_medians(sorted_x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(k, resamples) medians of resampled rows of `sorted_x` (k, n), each row sorted:
+    the same distribution as the median of n values drawn with replacement."""
+    k, n = sorted_x.shape
+    return _resampled_medians(sorted_x.ravel(), np.full(k, n, dtype=np.int64), resamples, rng)
+
+
+def _row_quantiles(v: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
+    """Row-wise quantiles, linear interpolation (numpy's default), via one partition."""
+    n = v.shape[1]
+    pos = [q * (n - 1) for q in qs]
+    kth = sorted({int(math.floor(p)) for p in pos} | {min(int(math.floor(p)) + 1, n - 1) for p in pos})
+    part = np.partition(v, kth, axis=1)
+    out = []
+    for p in pos:
+        lo = int(math.floor(p))
+        hi = min(lo + 1, n - 1)
+        out.append(part[:, lo] + (part[:, hi] - part[:, lo]) * (p - lo))
+    return out
+
+
+def bootstrap_median_ratio(bases: "Sequence[Sequence[float]] | Samples", news: "Sequence[Sequence[float]] | Samples",
+                           confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                           seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap interval (lo, hi) of median(new)/median(base) per pair;
+    NaN where a side is empty. Deterministic for a given seed and input."""
+    sb, sn = Samples.of(bases), Samples.of(news)
+    k = len(sb)
+    lo_out, hi_out = np.full(k, np.nan), np.full(k, np.nan)
+    nb, nn = sb.lengths, sn.lengths
+    fb, fn = _sort_segments(sb.flat, nb), _sort_segments(sn.flat, nn)
+    ob, on = sb.start, sn.start
+    rng = np.random.default_rng(seed)
+    tail = (1 - confidence) / 2
+    live = np.nonzero((nb > 0) & (nn > 0))[0]
+    chunk = max(1, 1_000_000 // resamples)
+    for s in range(0, len(live), chunk):
+        part = live[s:s + chunk]
+        # the chunk's segments, gathered into one flat array per side
+        ib = np.concatenate([np.arange(o, o + c) for o, c in zip(ob[part], nb[part])])
+        in_ = np.concatenate([np.arange(o, o + c) for o, c in zip(on[part], nn[part])])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (_resampled_medians(fn[in_], nn[part], resamples, rng)
+                     / _resampled_medians(fb[ib], nb[part], resamples, rng))
+        lo_out[part], hi_out[part] = _row_quantiles(ratio, (tail, 1 - tail))
+    return lo_out, hi_out

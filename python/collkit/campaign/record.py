@@ -1,0 +1,213 @@
+"""A record: what a campaign knows about one point, one line of records.jsonl.
+
+Three kinds of record reach records.jsonl, each through one constructor here:
+
+* `Record.from_bench`: a point collkit-bench reported (ok or invalid, with its
+  times), plus what only the CLI knows (library, label, forcing environment, launch);
+* `Record.skipped`: a planned point that cannot run (its reason from the plan);
+* `Record.failed`: a point collkit-bench could not report on (hang, crash, a
+  Slurm job that never ran it): the harness's record, with the tail of stderr.
+
+`Record.from_json` reads a line back; `Record.from_csv_row` reads a results.csv row
+(the export columns only). The typed attributes are the export's view of a record
+(`analysis/results.py` writes them as the CSV and JSON columns); `fields` keeps the
+stored JSON object whole, in its order, so that writing a record back changes
+nothing and the fields only some readers need (`instrument`, `times_us`, launcher
+fields) stay available.
+
+It lives in campaign/ beside points.py and store.py because the campaign
+directory writes records (campaign/ never imports analysis/); the readers in
+analysis/ and the launchers in launch/ import it from here."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from collkit.campaign.points import Point, label
+
+STATUSES = ("ok", "invalid", "failed", "skipped")
+BREAKDOWN_PARTS = ("comm", "reduce", "copy", "other")
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Record:
+    collective: str
+    backend: str
+    mpi: str
+    algorithm: str
+    ranks: int
+    count: int
+    bytes: int
+    dtype: str
+    op: str
+    root: int
+    in_place: bool
+    status: str
+    reason: str
+    iterations: int
+    # times and bandwidths only for a timed point (ok or invalid with iterations), else None / 0.0
+    time_min_us: float | None
+    time_median_us: float | None
+    time_max_us: float | None
+    time_p5_us: float | None
+    time_p95_us: float | None
+    algbw_GBps: float
+    busbw_GBps: float
+    sync: str
+    native: str
+    id: str
+    # instrumented records (collkit-bench-instr) of a timed point: the time breakdown
+    comm_us: float | None = None
+    reduce_us: float | None = None
+    copy_us: float | None = None
+    other_us: float | None = None
+    # collkit-bench's flag of a time below the launch's one-message floor: the reason, "" when plausible
+    # (docs/bench-protocol.md); the status stays what it was
+    implausible: str = ""
+    # the stored JSON object, whole and in order (to_json writes it back)
+    fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
+        return label(self.backend, self.mpi, self.algorithm)
+
+    @property
+    def timed(self) -> bool:
+        return self.time_median_us is not None
+
+    @property
+    def instrument(self) -> dict | None:
+        """The bench's `instrument` object (docs/bench-protocol.md), if the record has one."""
+        inst = self.fields.get("instrument")
+        return inst if isinstance(inst, dict) else None
+
+    @property
+    def job_failure(self) -> bool:
+        """A Slurm job ended without running this point: it says nothing about the algorithm."""
+        return bool(self.fields.get("job_failure"))
+
+    def to_json(self) -> dict:
+        return dict(self.fields)
+
+    def with_fields(self, **extra) -> "Record":
+        """The same record with launcher fields added (SimGrid's, Slurm's job id)."""
+        return Record.from_json(self.fields | extra) if extra else self
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_json(cls, rec: dict) -> "Record":
+        """A records.jsonl entry (or a collkit-bench point line)."""
+        stats = rec.get("stats_us") or {}
+        timed = rec.get("status") in ("ok", "invalid") and rec.get("iterations", 0) > 0
+
+        def stat(key: str) -> float | None:
+            return stats.get(key) if timed else None
+
+        inst = rec.get("instrument")
+        parts = inst.get("breakdown_us") if timed and isinstance(inst, dict) else None
+        parts = parts if isinstance(parts, dict) else {}
+        return cls(
+            collective=rec.get("collective", ""), backend=rec.get("backend", ""), mpi=rec.get("mpi", ""),
+            algorithm=rec.get("algorithm", ""), ranks=int(rec.get("ranks", 0)), count=int(rec.get("count", 0)),
+            bytes=int(rec.get("bytes", 0)), dtype=rec.get("dtype", ""), op=rec.get("op", ""),
+            root=int(rec.get("root", 0)), in_place=bool(rec.get("in_place", False)), status=rec.get("status", ""),
+            reason=rec.get("reason", ""), iterations=int(rec.get("iterations", 0)),
+            time_min_us=stat("min"), time_median_us=stat("median"), time_max_us=stat("max"),
+            time_p5_us=stat("p5"), time_p95_us=stat("p95"),
+            algbw_GBps=float(rec.get("algbw_GBps", 0.0)) if timed else 0.0,
+            busbw_GBps=float(rec.get("busbw_GBps", 0.0)) if timed else 0.0,
+            sync=rec.get("sync", ""), native=str(rec.get("native", "")), id=rec.get("id", ""),
+            comm_us=parts.get("comm"), reduce_us=parts.get("reduce"), copy_us=parts.get("copy"),
+            other_us=parts.get("other"),
+            implausible=str(rec.get("implausible") or "") if timed else "",
+            fields=dict(rec),
+        )
+
+    @classmethod
+    def from_bench(cls, line: dict, point: Point, launch: int, **extra) -> "Record":
+        """A collkit-bench point line plus what only the CLI knows; `extra`: a launcher's own fields."""
+        out = {k: v for k, v in line.items() if k != "type"}
+        out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env),
+                   cvars=dict(point.cvars), launch=launch, recorded=now())
+        out["in_place"] = bool(out.get("in_place", point.in_place))
+        out.update(extra)
+        return cls.from_json(out)
+
+    @classmethod
+    def skipped(cls, point: Point) -> "Record":
+        """A planned point that cannot run, with the plan's reason."""
+        return cls._harness(point, "skipped", point.skip_reason, None, "")
+
+    @classmethod
+    def failed(cls, point: Point, reason: str, launch: int | None = None, stderr_tail: str = "",
+               **extra) -> "Record":
+        """A point collkit-bench could not report on (hung, crashed, its job never ran it)."""
+        return cls._harness(point, "failed", reason, launch, stderr_tail, **extra)
+
+    @classmethod
+    def _harness(cls, point: Point, status: str, reason: str, launch: int | None, stderr_tail: str,
+                 **extra) -> "Record":
+        rec = {k: v for k, v in point.describe().items() if k not in ("skip_reason", "readback")}
+        rec.update(status=status, reason=reason, iterations=0, times_us=[], stats_us={}, algbw_GBps=0.0,
+                   busbw_GBps=0.0, label=point.label, launch=launch, recorded=now())
+        if stderr_tail:
+            rec["stderr_tail"] = stderr_tail
+        rec.update(extra)
+        return cls.from_json(rec)
+
+    @classmethod
+    def from_csv_row(cls, row: dict[str, str]) -> "Record":
+        """A results.csv row (analysis/results.py's columns): the export view, no more."""
+        def num(key: str) -> float | None:
+            v = row.get(key, "")
+            return float(v) if v not in ("", None) else None
+
+        def integer(key: str) -> int:
+            v = row.get(key, "")
+            return int(v) if v not in ("", None) else 0
+
+        return cls(
+            collective=row.get("collective", ""), backend=row.get("backend", ""), mpi=row.get("mpi", ""),
+            algorithm=row.get("algorithm", ""), ranks=integer("ranks"), count=integer("count"),
+            bytes=integer("bytes"), dtype=row.get("dtype", ""), op=row.get("op", ""), root=integer("root"),
+            in_place=bool(integer("in_place")), status=row.get("status", ""), reason=row.get("reason", ""),
+            iterations=integer("iterations"), time_min_us=num("time_min_us"),
+            time_median_us=num("time_median_us"), time_max_us=num("time_max_us"),
+            time_p5_us=num("time_p5_us"), time_p95_us=num("time_p95_us"),
+            algbw_GBps=num("algbw_GBps") or 0.0, busbw_GBps=num("busbw_GBps") or 0.0,
+            sync=row.get("sync", ""), native=row.get("native", ""), id=row.get("id", ""),
+            comm_us=num("comm_us"), reduce_us=num("reduce_us"), copy_us=num("copy_us"), other_us=num("other_us"),
+            fields=dict(row),
+        )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Points of a campaign by status; `unrecorded`: planned points with no record yet."""
+    ok: int = 0
+    invalid: int = 0
+    failed: int = 0
+    skipped: int = 0
+    planned: int = 0
+
+    @property
+    def recorded(self) -> int:
+        return self.ok + self.invalid + self.failed + self.skipped
+
+    @property
+    def unrecorded(self) -> int:
+        return self.planned - self.recorded
+
+    def by_status(self) -> dict[str, int]:
+        return {s: getattr(self, s) for s in STATUSES}
+
+    def line(self) -> str:
+        """'26 ok, 1 invalid, 1 failed, 1 skipped'"""
+        return ", ".join(f"{n} {s}" for s, n in self.by_status().items())

@@ -1,0 +1,314 @@
+"""Starting, watching and stopping launched programs: one place for all launchers.
+
+Every program collkit launches (mpirun, smpirun, ck_matrix under mpirun) starts
+in a session of its own, so that `kill_group` ends it together with everything
+it started (daemons, ranks). A Slurm job is not started here, but its output
+file is read the same way.
+
+For collkit-bench launches:
+
+* `Tail` reads the complete lines appended to the launch's output file;
+* `Copier` copies its records into the campaign as they appear (append +
+  fsync in the store) with the fields only the CLI knows;
+* `run_group` is the per-point watchdog: a point that produces nothing within
+  its timeout is a hang, the whole launch is killed, the point is recorded
+  `failed` with the tail of the launch's output, and a new launch takes the
+  remaining points. A crash is handled the same way, with the exit status as
+  the reason. Launchers supply only how a launch starts (`start`), how to read
+  a failure the exit status hides (`diagnose`), and fields of their own for a
+  point's record (`annotate`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from collkit.campaign.points import Point
+from collkit.campaign.sizes import format_size
+from collkit.campaign.spec import Measure
+from collkit.campaign.record import Record
+from collkit.campaign import ownership
+from collkit.campaign.store import Campaign
+from collkit.common.progress import Progress
+
+# Starting an MPI job (daemons, wire-up) is not the point's time.
+STARTUP_GRACE_S = 30.0
+POLL_S = 0.05
+
+# fields a launcher adds to a point's record: annotate(point, launch number)
+Annotate = Callable[[Point, int], dict]
+
+
+# ------------------------------------------------------------------ processes
+def start(argv: Sequence[str], env: Mapping[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+    """Start a program in a session of its own (its own process group). With
+    `log`, its stdout and stderr go to that file; without, both are text pipes."""
+    if log is not None:
+        with open(log, "wb") as logf:
+            return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                    env=None if env is None else dict(env), start_new_session=True)
+    return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=None if env is None else dict(env), start_new_session=True)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Stop a launch and everything it started (mpirun, its daemons, the ranks):
+    SIGTERM to the process group, SIGKILL if it does not go, then SIGKILL to
+    whatever of the group outlived its leader."""
+    if proc.poll() is None:
+        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def exit_reason(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A program run to its end (or killed at its timeout) with its output in pipes."""
+    code: int
+    stdout: str
+    timed_out: bool
+
+
+def run_captured(argv: Sequence[str], env: Mapping[str, str] | None, timeout: float,
+                 on_stderr: Callable[[str], None]) -> Finished:
+    """Run a program in its own process group, collect its stdout, hand each
+    stderr line to `on_stderr` as it comes, and kill the whole group at `timeout`."""
+    proc = start(argv, env)
+    chunks: list[str] = []
+
+    def read_stdout() -> None:
+        chunks.append(proc.stdout.read())
+
+    def read_stderr() -> None:
+        for raw in proc.stderr:
+            on_stderr(raw.rstrip("\n"))
+
+    readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
+    for t in readers:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(proc)
+    except BaseException:
+        kill_group(proc)
+        raise
+    code = proc.wait()
+    readers[0].join()
+    readers[1].join(timeout=5)
+    proc.stdout.close()
+    return Finished(code=code, stdout="".join(chunks), timed_out=timed_out)
+
+
+def stderr_tail(path: Path, lines: int = 15, chars: int = 2000) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+# ------------------------------------------------------------------ collkit-bench's output
+class Tail:
+    """Complete lines appended to a file since the last call."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def lines(self) -> list[str]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        self.offset += len(data)
+        data = self.partial + data
+        *complete, self.partial = data.split(b"\n")
+        return [line.decode(errors="replace") for line in complete if line.strip()]
+
+
+def parse(line: str) -> dict | None:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def describe(p: Point) -> str:
+    return f"{p.collective} {p.label} {format_size(p.bytes)} p={p.ranks}"
+
+
+class Copier:
+    """Copies one launch's records into the campaign as they appear in its output
+    file: the launch record (with `launch_fields` after collkit-bench's own) and
+    every point record of `points` (enriched, plus `annotate`'s fields)."""
+
+    def __init__(self, campaign: Campaign, out: Path, number: int, mpi: str, points: Mapping[str, Point],
+                 progress: Progress, launch_fields: Mapping[str, object], annotate: Annotate | None = None):
+        self.campaign = campaign
+        self.tail = Tail(out)
+        self.number = number
+        self.mpi = mpi
+        self.points = points
+        self.progress = progress
+        self.launch_fields = dict(launch_fields)
+        self.annotate = annotate
+        self.started = False        # the launch record arrived: MPI came up
+
+    def extra(self, point: Point) -> dict:
+        return self.annotate(point, self.number) if self.annotate is not None else {}
+
+    def poll(self) -> bool:
+        """Copy what was appended; True when a point record of this launch arrived."""
+        seen = False
+        for line in self.tail.lines():
+            rec = parse(line)
+            if rec is None:
+                continue
+            if rec.get("type") == "launch":
+                self.started = True
+                self.campaign.add_launch({"launch": self.number, "mpi": self.mpi, **rec, **self.launch_fields})
+            elif rec.get("type") == "point" and rec.get("id") in self.points:
+                point = self.points[rec["id"]]
+                seen = True
+                if self.campaign.add(Record.from_bench(rec, point, self.number, **self.extra(point))):
+                    self.progress.advance()
+                    if rec.get("status") != "ok":
+                        self.progress.note(f"  {rec.get('status')}: {describe(point)}: {rec.get('reason', '')}")
+        return seen
+
+
+# ------------------------------------------------------------------ the per-point watchdog
+@dataclass
+class Launch:
+    """One started launch of collkit-bench and its files under DIR/raw/."""
+    number: int
+    proc: subprocess.Popen
+    out: Path       # collkit-bench's --out: the records
+    err: Path       # the program's stdout and stderr
+
+
+@dataclass(frozen=True)
+class LaunchFiles:
+    number: int
+    points: Path
+    out: Path
+    err: Path
+
+
+def launch_files(campaign: Campaign, points: list[Point], m: Measure) -> LaunchFiles:
+    """The next launch's files in DIR/raw/, with its points file written."""
+    n = campaign.next_launch_number()
+    base = campaign.raw / f"launch-{n:04d}"
+    files = LaunchFiles(n, base.with_suffix(".points"), base.with_suffix(".jsonl"), base.with_suffix(".stderr"))
+    files.points.write_text("".join(p.to_line(m) + "\n" for p in points))
+    return files
+
+
+def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, progress: Progress,
+              start: Callable[[list[Point]], Launch], diagnose: Callable[[Path], str | None] | None = None,
+              annotate: Annotate | None = None) -> None:
+    """Run points that share one launch key until each has a record.
+
+    `start(remaining)` starts a launch of those points, `diagnose(output_path)`
+    names a failure the exit status hides (SMPI exits 0 after a deadlock), and
+    `annotate(point, launch)` gives fields added to that point's record."""
+    def extra(point: Point, number: int) -> dict:
+        return annotate(point, number) if annotate is not None else {}
+    remaining = [p for p in points if p.id not in campaign.recorded_ids()]
+    while remaining:
+        by_id = {p.id: p for p in remaining}
+        launch = start(remaining)
+        # a runner killed with -9 leaves this launch running; the next one stops it
+        ownership.note_running(campaign.raw, launch.number, launch.proc.pid, str(launch.out))
+        copier = Copier(campaign, launch.out, launch.number, mpi, by_id, progress,
+                        {"env": dict(remaining[0].env)}, annotate)
+        progress.working_on(describe(remaining[0]))
+        deadline = time.monotonic() + STARTUP_GRACE_S + m.timeout_s
+        timed_out = False
+        try:
+            while True:
+                exited = launch.proc.poll() is not None
+                if copier.poll():
+                    nxt = _next(remaining, campaign)
+                    if nxt:
+                        progress.working_on(describe(nxt))
+                    deadline = time.monotonic() + m.timeout_s
+                if exited:
+                    break
+                if time.monotonic() > deadline:
+                    timed_out = True
+                    kill_group(launch.proc)
+                    continue  # read what it wrote before dying, then leave
+                time.sleep(POLL_S)
+        except BaseException:
+            kill_group(launch.proc)
+            ownership.clear_running(campaign.raw)
+            raise
+        code = launch.proc.wait()
+        ownership.clear_running(campaign.raw)
+        remaining = [p for p in remaining if p.id not in campaign.recorded_ids()]
+        if not remaining:
+            break
+        tail_text = stderr_tail(launch.err)
+        culprit = remaining[0]
+        if timed_out:
+            reason = f"no result within the {m.timeout_s:g} s point timeout (hung or too slow); launch killed"
+        elif code == 2 and not copier.started:
+            reason = "collkit-bench rejected its input: " + (tail_text.splitlines() or ["?"])[-1]
+        else:
+            reason = f"collkit-bench {exit_reason(code)} while running this point"
+        found = diagnose(launch.err) if diagnose is not None else None
+        if found:
+            reason = f"{reason}: {found}"
+        if not copier.started and not timed_out:
+            # MPI never came up: every remaining point of this launch would fail
+            # the same way; record them all rather than relaunching one by one.
+            for p in remaining:
+                campaign.add(Record.failed(p, f"launch failed before the first point: {reason}",
+                                           launch.number, tail_text, **extra(p, launch.number)))
+                progress.advance()
+            progress.note(f"  failed: launch {launch.number} ({mpi}, {culprit.ranks} ranks): {reason}")
+            break
+        campaign.add(Record.failed(culprit, reason, launch.number, tail_text, **extra(culprit, launch.number)))
+        progress.advance()
+        progress.note(f"  failed: {describe(culprit)}: {reason}")
+        remaining = remaining[1:]
+
+
+def _next(points: list[Point], campaign: Campaign) -> Point | None:
+    ids = campaign.recorded_ids()
+    return next((p for p in points if p.id not in ids), None)

@@ -1,0 +1,172 @@
+"""`collkit compare`: matching, verdicts, listed points, formats, exit statuses."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from collkit import cli
+from collkit.analysis import compare
+
+ALGS = (("collkit", "ring"), ("collkit", "bine"), ("mpi", "default"))
+
+
+def campaign(d, seed, slow=None, factor=2.0, drop=(), status=None, mpi="openmpi", iterations=30):
+    """A campaign directory as `collkit run` leaves it (spec.toml, resolved.json,
+    records.jsonl): allreduce, 3 algorithms x 2 rank counts x 3 sizes, lognormal times."""
+    d.mkdir(parents=True)
+    (d / "spec.toml").write_text('name = "t"\n')
+    (d / "resolved.json").write_text(json.dumps({"points": [], "skipped": []}))
+    rng = np.random.default_rng(seed)
+    status = status or {}
+    lines = []
+    for backend, alg in ALGS:
+        for ranks in (4, 8):
+            for size in (64, 1024, 65536):
+                pid = f"{alg}-{ranks}-{size}"
+                if pid in drop:
+                    continue
+                t = (5 + size / 1000) * rng.lognormal(0, 0.05, iterations) * (factor if alg == slow else 1.0)
+                st = status.get(pid, "ok")
+                timed = st in ("ok", "invalid")
+                lines.append(json.dumps({
+                    "id": pid, "collective": "allreduce", "backend": backend, "mpi": mpi, "algorithm": alg,
+                    "ranks": ranks, "count": size // 4, "bytes": size, "dtype": "int32", "op": "sum", "root": 0,
+                    "in_place": False, "status": st, "reason": "" if st == "ok" else f"it {st}",
+                    "iterations": iterations if timed else 0,
+                    "times_us": [float(v) for v in t] if timed else [],
+                    "stats_us": {"min": float(t.min()), "median": float(np.median(t)), "max": float(t.max()),
+                                 "p5": float(np.percentile(t, 5)), "p95": float(np.percentile(t, 95))}
+                    if timed else {}}))
+    (d / "records.jsonl").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def run(capsys, *args):
+    rc = cli.main(["compare", *map(str, args)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def rows_of(capsys, *args):
+    rc, out, _ = run(capsys, *args, "--format", "csv")
+    return rc, list(csv.DictReader(io.StringIO(out)))
+
+
+def test_identical_distributions_are_all_same(tmp_path, capsys):
+    a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2)
+    rc, rows = rows_of(capsys, a, b, "--fail-on-regression", "5")
+    assert rc == 0 and len(rows) == 18
+    assert {r["status"] for r in rows} == {"compared"} and {r["verdict"] for r in rows} == {"same"}
+    for r in rows:
+        assert float(r["ratio_ci_low"]) <= float(r["ratio"]) <= float(r["ratio_ci_high"])
+    rc, out, _ = run(capsys, a, b)
+    assert rc == 0 and "18 points compared: 0 faster, 0 slower, 18 same" in out
+
+
+def test_an_algorithm_slowed_twice_is_slower_and_fails_the_gate(tmp_path, capsys):
+    a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2, slow="bine")
+    rc, rows = rows_of(capsys, a, b, "--fail-on-regression", "10")
+    assert rc == 1
+    for r in rows:
+        assert r["verdict"] == ("slower" if r["algorithm"] == "bine" else "same"), r
+        if r["algorithm"] == "bine":
+            assert 1.8 < float(r["ratio"]) < 2.2 and float(r["p_holm"]) < 0.01
+    rc, out, err = run(capsys, a, b, "--fail-on-regression", "10")
+    assert rc == 1 and "6 points significantly slower by more than 10 %" in err and len(err.splitlines()) == 1
+    assert "Geometric mean" in out and "6 slower" in out
+    # a 2x slowdown is within a 150 % allowance; without the option compare only reports
+    assert run(capsys, a, b, "--fail-on-regression", "150")[0] == 0
+    assert run(capsys, a, b)[0] == 0
+    # the other way round the same points are faster
+    _, rows = rows_of(capsys, b, a)
+    assert {r["verdict"] for r in rows if r["algorithm"] == "bine"} == {"faster"}
+
+
+def test_geometric_means_per_collective_and_backend(tmp_path, capsys):
+    a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 1, slow="ring", factor=1.5)
+    rc, out, _ = run(capsys, a, b, "--format", "json")
+    doc = json.loads(out)
+    g = {x["backend"]: x for x in doc["geomeans"]}
+    # ring 1.5x and bine 1x among the collkit points: geometric mean sqrt(1.5)
+    assert g["collkit"]["geomean_ratio"] == pytest.approx(1.5 ** 0.5, rel=1e-6)
+    assert g["mpi"]["geomean_ratio"] == pytest.approx(1.0) and g["collkit"]["points"] == 12
+    assert doc["correction"] == "holm" and doc["alpha"] == 0.01
+
+
+def test_missing_and_not_ok_points_are_listed_not_dropped(tmp_path, capsys):
+    a = campaign(tmp_path / "a", 1, drop=("ring-4-64",))
+    b = campaign(tmp_path / "b", 2, drop=("bine-8-1024",),
+                 status={"ring-8-64": "failed", "bine-4-64": "skipped", "ring-4-1024": "invalid"})
+    rc, rows = rows_of(capsys, a, b)
+    assert rc == 0 and len(rows) == 18
+    by = {(r["algorithm"], r["ranks"], r["bytes"]): r for r in rows}
+    assert (by[("ring", "4", "64")]["status"], by[("ring", "4", "64")]["base_status"]) == ("only_new", "")
+    assert (by[("bine", "8", "1024")]["status"], by[("bine", "8", "1024")]["new_status"]) == ("only_base", "")
+    assert by[("ring", "8", "64")]["status"] == "not_ok" and by[("ring", "8", "64")]["new_status"] == "failed"
+    assert by[("ring", "8", "64")]["note"] == "NEW failed: it failed"
+    assert by[("bine", "4", "64")]["new_status"] == "skipped"
+    assert by[("ring", "4", "1024")]["status"] == "not_ok" and by[("ring", "4", "1024")]["verdict"] == ""
+    assert sum(r["status"] == "compared" for r in rows) == 13
+    _, out, _ = run(capsys, a, b)
+    section = out.split("Points not compared:")[1]
+    for what in ("only_new", "only_base", "NEW failed", "NEW skipped", "NEW invalid"):
+        assert what in section
+
+
+def test_match_keys_compare_two_libraries(tmp_path, capsys):
+    a = campaign(tmp_path / "a", 1)
+    b = campaign(tmp_path / "b", 2, mpi="mpich")
+    rc, out, err = run(capsys, a, b)
+    assert rc == 2 and out == "" and "share no points" in err and len(err.splitlines()) == 1
+    rc, rows = rows_of(capsys, a, b, "--ignore-keys", "mpi")
+    assert rc == 0 and len(rows) == 18 and {r["verdict"] for r in rows} == {"same"}
+    rc, rows = rows_of(capsys, a, b, "--match-keys", "collective,backend,algorithm,ranks,bytes")
+    assert rc == 0 and len(rows) == 18
+    # too few keys: two points of a campaign would match the same point
+    rc, out, err = run(capsys, a, b, "--match-keys", "collective,algorithm,ranks")
+    assert rc == 2 and "share the key" in err and len(err.splitlines()) == 1
+
+
+def test_several_new_campaigns_and_deterministic_output(tmp_path, capsys):
+    a, b, c = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2), campaign(tmp_path / "c", 3, slow="ring")
+    rc, rows = rows_of(capsys, a, b, c)
+    assert rc == 0 and len(rows) == 36
+    assert {r["verdict"] for r in rows if r["new"] == str(c) and r["algorithm"] == "ring"} == {"slower"}
+    assert {r["verdict"] for r in rows if r["new"] == str(b)} == {"same"}
+    first = run(capsys, a, b, c)[1]
+    assert first == run(capsys, a, b, c)[1]
+    table = [ln for ln in first.splitlines() if "allreduce" in ln and "collkit:ring" in ln and "slower" in ln]
+    assert len(table) == 6 and all(ln.startswith("c ") for ln in table)     # rows name their NEW campaign
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fail-on-regression", "0"], "above 0 and below 10000"),
+    (["--fail-on-regression", "-5"], "above 0 and below 10000"),
+    (["--fail-on-regression", "nan"], "above 0 and below 10000"),
+    (["--fail-on-regression", "inf"], "above 0 and below 10000"),
+    (["--fail-on-regression", "10000"], "above 0 and below 10000"),
+    (["--fail-on-regression", "ten"], "needs a percentage"),
+    (["--match-keys", "collective,algo"], "unknown key 'algo' (did you mean 'algorithm'?)"),
+    (["--match-keys", ","], "needs at least one key"),
+    (["--ignore-keys", ",".join(compare.IDENTITY)], "leaves no key"),
+    (["--match-keys", "ranks", "--ignore-keys", "mpi"], "not both"),
+    (["--format", "xml"], "invalid choice"),
+])
+def test_bad_options_exit_2_with_one_line(tmp_path, capsys, args, message):
+    a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2)
+    rc, out, err = run(capsys, a, b, *args)
+    assert rc == 2 and out == "" and message in err and len(err.splitlines()) == 1, err
+
+
+def test_not_a_campaign_exits_2_with_one_line(tmp_path, capsys):
+    a = campaign(tmp_path / "a", 1)
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "file").write_text("x")
+    for other in (tmp_path / "plain", tmp_path / "missing", tmp_path / "file"):
+        for args in ((a, other), (other, a)):
+            rc, out, err = run(capsys, *args)
+            assert rc == 2 and out == "" and len(err.splitlines()) == 1 and "campaign" in err, err
+            assert "Traceback" not in err
