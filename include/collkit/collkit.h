@@ -75,6 +75,7 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 int ck_reduce_binomial_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_binomial_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+int ck_reduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 
 int ck_reduce_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
 int ck_reduce_bine_rsag(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
@@ -116,6 +117,7 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
 /* ---------------------------------------------------------------- allreduce */
 int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
@@ -132,6 +134,24 @@ int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
 int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
 int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+
+/* Phased exchanges of Prisacari et al. (ICS'13), one sendrecv per phase. */
+int ck_alltoall_xor(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_alltoall_linear_shift(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_alltoall_fattree_opt(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+
+/* The fat tree FT(L; M1..ML) of alltoall/fattree_opt: the radices come from
+ * the environment variable COLLKIT_FATTREE ("8,4,2" = M1,M2,M3, leaves under
+ * the same level-1 switch numbered consecutively), read at every call; all
+ * ranks must see the same value (mpirun exports it). Unset: one switch,
+ * FT(1; p). When the product P divides p, the p/P ranks per node form an
+ * extra leaf level (radices p/P, M1, ..., ML); otherwise MPI_ERR_ARG.
+ * m holds CK_FATTREE_MAX_LEVELS + 1 entries. linear_shift reads its shift from
+ * COLLKIT_LINEAR_SHIFT (an integer, default 0), same rule. */
+#define CK_FATTREE_ENV "COLLKIT_FATTREE"
+#define CK_LINEAR_SHIFT_ENV "COLLKIT_LINEAR_SHIFT"
+#define CK_FATTREE_MAX_LEVELS 16
+int ck_fattree_radices(int p, int *m, int *levels);
 
 /* ---------------------------------------------------------------- registry */
 
@@ -152,6 +172,7 @@ typedef enum {
  * CK_TRAIT_* describe its message schedule for tools; they constrain nothing. */
 #define CK_REQUIRES_COMMUTATIVE 0x1u /* refuses non-commutative ops (MPI_ERR_OP) */
 #define CK_REQUIRES_POW2_RANKS  0x2u /* refuses p that is not a power of two */
+#define CK_REQUIRES_FATTREE     0x4u /* refuses p unless ck_fattree_radices(p) fits (COLLKIT_FATTREE) */
 #define CK_TRAIT_WHOLE_VECTOR   0x100u /* every message is the whole vector (bytes a multiple of n at any count) */
 
 typedef struct {

@@ -1,18 +1,30 @@
-/* Rabenseifner's allreduce (Rabenseifner 2004; Thakur, Rabenseifner & Gropp
- * 2005, MPICH): a reduce-scatter by recursive halving followed by an allgather
- * by recursive doubling over p' = 2^floor(log2 p) ranks, the vector cut into
- * p' nearly equal blocks (empty when count < p'). The halving runs at
- * distance p'/2, p'/4, ..., 1 so that virtual rank v ends up owning block v;
- * the allgather retraces the distances upwards. Each rank sends about 2n
- * (p'-1)/p' in 2 log2 p' steps, against n log2 p for recursive doubling.
- * Non-power-of-two p: among the first 2(p-p') ranks, each even rank gives its
- * vector to the odd rank above, sits out, and gets the result at the end.
- * Halving pairs ranks that are far apart in rank order: commutative ops only. */
+/* Rabenseifner's allreduce: a reduce-scatter by recursive vector halving
+ * followed by an allgather by recursive vector doubling over p' =
+ * 2^floor(log2 p) ranks, the vector cut into p' nearly equal blocks (the first
+ * count % p' one element longer, empty when count < p'). Each rank sends about
+ * 2n(p'-1)/p' in 2 log2 p' steps, against n log2 p for recursive doubling.
+ * Two orders of the same exchanges, two names:
+ *
+ *  rabenseifner          MPICH's MPIR_Allreduce_intra_reduce_scatter_allgather
+ *                        (and Open MPI's redscat_allgather for p = 2^k): the
+ *                        reduce-scatter starts at distance 1 with n/2 and
+ *                        doubles the distance as the data halves, so the
+ *                        largest messages go to the nearest ranks; virtual
+ *                        rank v ends owning block bit_reverse(v), and the
+ *                        allgather retraces the distances downwards.
+ *  rabenseifner_halving  the order the Thakur/Rabenseifner/Gropp paper draws:
+ *                        distance p'/2 first with n/2, so the largest halves
+ *                        cross the largest distance; v ends owning block v.
+ *
+ * Non-power-of-two p (both, as MPICH): among the first 2(p-p') ranks each even
+ * rank gives its whole vector to the odd rank above, sits out, and gets the
+ * result at the end. The halving pairs ranks that are far apart in rank
+ * order: commutative ops only. */
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                              MPI_Op op, MPI_Comm comm)
+int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count,
+                                      MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     int rc, rank, size;
     ck_tmp tmp = {0};
@@ -60,6 +72,73 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
         size_t pn = ck_block_offset(count, p2, plo + mask) - poff;
         CK_TRY(ck_sendrecv(ck_elem(rbuf, moff, ext), mn, peer, ck_elem(rbuf, poff, ext), pn,
                            peer, dt, tag, comm));
+        CK_SPAN_END("step");
+    }
+    CK_SPAN_END("allgather");
+
+    CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
+out:
+    ck_tmp_free(&tmp);
+    return rc;
+}
+
+/* MPICH's order. Before the reduce-scatter step at distance mask the window
+ * [lo, lo + w) of w = p'/mask blocks is what both partners still reduce; the
+ * lower virtual rank keeps its first half (MPICH's "newrank < newdst" branch),
+ * so after all steps v's block is bit_reverse(v). The allgather walks back:
+ * at distance mask each partner sends its window of p'/(2 mask) blocks, and
+ * the windows of the pair are adjacent, the lower rank's first. */
+int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    int rc, rank, size;
+    ck_tmp tmp = {0};
+    MPI_Aint ext;
+    ck_fold f;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
+                                  &size, &f));
+    if (f.vrank < 0) goto out;
+
+    const int tag = CK_TAG(CK_ALLREDUCE);
+    const int p2 = ck_pow2_floor(size), rem = size - p2;
+    CK_TRY(ck_type_extent(dt, &ext));
+    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
+
+    const int vrank = f.vrank;
+    int lo = 0, w = p2; /* the window of blocks this rank is still reducing */
+    int step = 0;
+    CK_SPAN_BEGIN("reduce_scatter");
+    for (int mask = 1; mask < p2; mask <<= 1, step++) {
+        CK_SPAN_BEGIN_STEP("step", step);
+        const int vpeer = vrank ^ mask, peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
+        const int half = w / 2, lower = vrank < vpeer;
+        const int klo = lower ? lo : lo + half, slo = lower ? lo + half : lo;
+        size_t koff = ck_block_offset(count, p2, klo);
+        size_t kn = ck_block_offset(count, p2, klo + half) - koff;
+        size_t soff = ck_block_offset(count, p2, slo);
+        size_t sn = ck_block_offset(count, p2, slo + half) - soff;
+        CK_TRY(ck_sendrecv(ck_elem(rbuf, soff, ext), sn, peer, tmp.buf, kn, peer, dt, tag,
+                           comm));
+        CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
+        lo = klo;
+        w = half;
+        CK_SPAN_END("step");
+    }
+    CK_SPAN_END("reduce_scatter");
+
+    CK_SPAN_BEGIN("allgather");
+    for (int mask = p2 / 2; mask > 0; mask >>= 1, step++) {
+        CK_SPAN_BEGIN_STEP("step", step);
+        const int vpeer = vrank ^ mask, peer = ck_fold_real(vpeer, rem, CK_FOLD_KEEP_ODD);
+        const int plo = vrank < vpeer ? lo + w : lo - w;
+        size_t moff = ck_block_offset(count, p2, lo);
+        size_t mn = ck_block_offset(count, p2, lo + w) - moff;
+        size_t poff = ck_block_offset(count, p2, plo);
+        size_t pn = ck_block_offset(count, p2, plo + w) - poff;
+        CK_TRY(ck_sendrecv(ck_elem(rbuf, moff, ext), mn, peer, ck_elem(rbuf, poff, ext), pn,
+                           peer, dt, tag, comm));
+        if (plo < lo) lo = plo;
+        w *= 2;
         CK_SPAN_END("step");
     }
     CK_SPAN_END("allgather");

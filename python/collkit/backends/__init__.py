@@ -140,6 +140,13 @@ class LibraryOffer:
         for key in ("name", "native", "native_id"):
             for alg in algs:
                 if getattr(alg, key) == name:
+                    if key != "name" and _names_another(coll, name):
+                        # Open MPI's allreduce "rabenseifner" is not libcollkit's
+                        # rabenseifner: a shared name promises the same messages,
+                        # so the library's own name is not accepted for it.
+                        raise UserError(f"{self.library}'s {coll} '{name}' sends other messages than "
+                                        f"libcollkit's {name} (docs/algorithms.md, name parity); "
+                                        f"force it as '{alg.name}'")
                     return alg
         for ex in self.excluded:
             if ex.collective == coll and name in (ex.native, ex.native_id):
@@ -248,3 +255,13 @@ __all__ = [
     "discover",
     "run_tool",
 ]
+
+
+def _names_another(collective: str, name: str) -> bool:
+    """True when name is a libcollkit registry algorithm of this collective;
+    False where the registry is not built (nothing to confuse it with)."""
+    from collkit.library import registry
+    try:
+        return any(a.collective == collective and a.name == name for a in registry.load())
+    except UserError:
+        return False

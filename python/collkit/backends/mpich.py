@@ -34,8 +34,10 @@ from collkit.common.errors import UserError
 from collkit.library.mpi import MPIInstall
 from collkit.library.registry import COLLECTIVES
 
-# The benchmark calls MPI_Reduce_scatter_block.
-CVAR_STEM = {c: c.upper() for c in COLLECTIVES} | {"reduce_scatter": "REDUCE_SCATTER_BLOCK"}
+# CVAR stems that are not the collective's name in capitals (looked up when
+# used, so that importing this module needs no registry): the benchmark calls
+# MPI_Reduce_scatter_block.
+CVAR_STEM = {"reduce_scatter": "REDUCE_SCATTER_BLOCK"}
 
 FORCE_ENV = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
 
@@ -46,8 +48,9 @@ NAMES: dict[str, dict[str, str]] = {
     "bcast": {
         # The root sends to the rank p/2 away first, then p/4, ...
         "binomial": "binomial_halving",
-        "scatter_recursive_doubling_allgather": "scatter_allgather_rd",
-        "scatter_ring_allgather": "scatter_allgather_ring",
+        # Both scatter ceil(count/p)-byte pieces (the last ones short or
+        # empty); libcollkit's scatter_allgather_* cut p near-equal blocks,
+        # so they keep MPICH's names.
         "pipelined_tree": "pipelined_tree",  # MPIR_CVAR_BCAST_TREE_TYPE/KVAL tree in chunks
         "tree": "tree",                      # same tree, whole message (kary, k=2 by default)
         "nb": "nb",
@@ -173,7 +176,7 @@ def canonical(collective: str, native: str) -> str:
 
 
 def algorithm_cvar(collective: str) -> str:
-    return f"MPIR_CVAR_{CVAR_STEM[collective]}_INTRA_ALGORITHM"
+    return f"MPIR_CVAR_{CVAR_STEM.get(collective, collective.upper())}_INTRA_ALGORITHM"
 
 
 def default_readback(collective: str) -> tuple[str, ...]:

@@ -36,7 +36,13 @@ from collkit.library.registry import COLLECTIVES
 
 # The benchmark calls MPI_Reduce_scatter_block, which tuned steers with its own
 # parameter (coll_tuned_reduce_scatter_algorithm only drives MPI_Reduce_scatter).
-TUNED_PARAM = {c: c for c in COLLECTIVES} | {"reduce_scatter": "reduce_scatter_block"}
+# Other collectives' parameters carry their own name (looked up when used, so
+# that importing this module needs no registry).
+TUNED_PARAM = {"reduce_scatter": "reduce_scatter_block"}
+
+
+def tuned_param(collective: str) -> str:
+    return TUNED_PARAM.get(collective, collective)
 
 # Native enumerator name -> canonical name, per collective, as read from
 # ompi/mca/coll/base/coll_base_<coll>.c and confirmed by the traffic each one
@@ -56,9 +62,13 @@ NAMES: dict[str, dict[str, str]] = {
         # set bit, so the root serves distance 1, 2, 4, ... (0->1, 0->2, 1->3, ...).
         "binomial": "binomial_doubling",
         "knomial": "knomial",
-        # Binomial scatter, then recursive-doubling allgather (XOR partners seen).
-        "scatter_allgather": "scatter_allgather_rd",
-        "scatter_allgather_ring": "scatter_allgather_ring",
+        # ompi_coll_base_bcast_intra_scatter_allgather(_ring): binomial
+        # scatter of ceil(count/p)-element pieces (the last ones short or
+        # empty), then a recursive-doubling (ring) allgather. libcollkit's
+        # scatter_allgather_rd/_ring cut p near-equal blocks, so the bytes per
+        # message differ whenever p does not divide the count: own names.
+        "scatter_allgather": "scatter_allgather",
+        "scatter_allgather_ring": "ompi_scatter_allgather_ring",
     },
     "reduce": {
         "linear": "linear",
@@ -70,9 +80,12 @@ NAMES: dict[str, dict[str, str]] = {
         # the MPICH-style tree libcollkit calls binomial_doubling.
         "binomial": "binomial_doubling",
         "in-order_binary": "in_order_binary",
-        # ompi_coll_base_reduce_intra_redscat_gather: recursive-halving
-        # reduce-scatter, then binomial gather.
-        "rabenseifner": "rabenseifner",
+        # ompi_coll_base_reduce_intra_redscat_gather: vector halving with
+        # distance doubling as MPICH's, but non-powers of two fold by
+        # exchanging half vectors (even ranks stay) and windows split
+        # floor/ceil rather than into p' blocks: not libcollkit's
+        # rabenseifner (MPICH's) unless p = 2^k and p | count.
+        "rabenseifner": "redscat_gather",
     },
     "gather": {
         "basic_linear": "linear",
@@ -80,7 +93,9 @@ NAMES: dict[str, dict[str, str]] = {
         "linear_sync": "linear_sync",
     },
     "scatter": {
-        "basic_linear": "linear",
+        # The root sends to ranks 0, 1, ... in order (skipping itself);
+        # libcollkit's linear starts at root + 1 (traced through SMPI's port).
+        "basic_linear": "basic_linear",
         "binomial": "binomial",
         "linear_nb": "linear_nb",
     },
@@ -109,13 +124,21 @@ NAMES: dict[str, dict[str, str]] = {
         "recursive_doubling": "recursive_doubling",
         "ring": "ring",
         "segmented_ring": "segmented_ring",
-        # ompi_coll_base_allreduce_intra_redscat_allgather: recursive-halving
-        # reduce-scatter + recursive-doubling allgather (ops 512, 256 at 4 ranks).
-        "rabenseifner": "rabenseifner",
+        # ompi_coll_base_allreduce_intra_redscat_allgather: the order of
+        # MPICH's (n/2 to rank XOR 1 first; ops 512, 256 at 4 ranks), but a
+        # half-vector fold keeping the even ranks and floor/ceil window
+        # splits: the same messages as libcollkit's rabenseifner only for
+        # p = 2^k and p | count, so it keeps its own name.
+        "rabenseifner": "redscat_allgather",
     },
     "alltoall": {
-        "linear": "linear",        # isend/irecv to every rank at once
-        "pairwise": "pairwise",    # p-1 sendrecv steps, rank+i / rank-i
+        # ompi_coll_base_alltoall_intra_basic_linear posts its isends in
+        # decreasing rank order (rank-1, rank-2, ...; SMPI's port traced so),
+        # libcollkit's linear (MPICH's scattered) in increasing order.
+        "linear": "basic_linear",
+        # ompi_coll_base_alltoall_intra_pairwise: step i sends to rank+i for
+        # every p; libcollkit's pairwise is MPICH's (rank XOR i when p = 2^k).
+        "pairwise": "pairwise_shift",
         "modified_bruck": "bruck",  # log2 p steps to rank+2^k (0->1, 2, 4 at 8 ranks)
         "linear_sync": "linear_sync",
         "two_proc": "two_proc",
@@ -212,7 +235,7 @@ def _blockers(info: OmpiInfo) -> list[str]:
 
 
 def default_readback(collective: str) -> tuple[str, ...]:
-    return ("coll_tuned_use_dynamic_rules", f"coll_tuned_{TUNED_PARAM[collective]}_algorithm")
+    return ("coll_tuned_use_dynamic_rules", f"coll_tuned_{tuned_param(collective)}_algorithm")
 
 
 def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
@@ -239,7 +262,7 @@ def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
     default_native: dict[str, tuple[str, str]] = {}
     enums: dict[str, dict[str, str]] = {"coll_tuned_use_dynamic_rules": {"0": "false", "1": "true"}}
     for coll in COLLECTIVES:
-        stem = TUNED_PARAM[coll]
+        stem = tuned_param(coll)
         entries = info.enumerators.get(stem)
         if not entries:
             continue

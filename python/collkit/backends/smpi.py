@@ -43,10 +43,13 @@ from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.common.errors import UserError
 from collkit.library.registry import COLLECTIVES
 
+
 # SimGrid's configuration item per collkit collective. The benchmark calls
 # MPI_Reduce_scatter_block; SMPI 3.32 implements it by calling its
 # reduce_scatter collective with equal counts, so smpi/reduce_scatter steers it.
-CFG_ITEM = {c: f"smpi/{c}" for c in COLLECTIVES}
+def cfg_item(collective: str) -> str:
+    return f"smpi/{collective}"
+
 
 # The selector an MPI library name stands for on a simulated platform.
 SELECTORS = {"smpi": "", "openmpi": "ompi", "mpich": "mpich"}
@@ -57,8 +60,11 @@ REDUCTION_NOTE = ("SMPI's own reductions cost no simulated time; libcollkit's ar
                   "speed (1 flop per reduced byte)")
 
 # SMPI name -> canonical name, per collective, only where the algorithm is the
-# same one; read from SimGrid 3.32's src/smpi/colls/<coll>/<coll>-<name>.cpp and
-# checked by simulation: with local work made free, each pair gives libcollkit's
+# same one: every pair that names a libcollkit algorithm is compared message by
+# message with ck_trace from SimGrid's own trace of the run
+# (tests/python/test_parity.py, docs/algorithms.md "Name parity"), which also
+# checks that the names kept apart below do differ. Read from SimGrid 3.32's
+# src/smpi/colls/<coll>/<coll>-<name>.cpp and first checked by simulation: with local work made free, each pair gives libcollkit's
 # simulated time to within 0.1% at 16 ranks (tests/python/test_simgrid.py). The
 # linear ones send the same messages but post them differently (SMPI's flattree
 # bcast posts every send at once, its linear gather/scatter take one rank at a
@@ -72,8 +78,11 @@ NAMES: dict[str, dict[str, str]] = {
         # mask going down, so the root serves p/2 first (distance halving).
         "binomial_tree": "binomial_halving",
         "flattree": "linear",                        # root sends to every rank in turn
-        "scatter_rdb_allgather": "scatter_allgather_rd",   # binomial scatter + recursive-doubling allgather
-        "scatter_LR_allgather": "scatter_allgather_ring",  # binomial scatter + ring allgather
+        # scatter_rdb_allgather and scatter_LR_allgather (binomial scatter +
+        # recursive-doubling / ring allgather) cut the vector into
+        # ceil(n/p)-byte pieces, the last ones short or empty; libcollkit's
+        # scatter_allgather_* cut p near-equal blocks: different bytes per
+        # message (tests/python/test_parity.py), so they keep their names.
         "ompi_split_bintree": "split_binary_tree",   # Open MPI's, ported
     },
     "reduce": {
@@ -81,7 +90,9 @@ NAMES: dict[str, dict[str, str]] = {
         # reached, so leaves send at distance 1 first (distance doubling).
         "binomial": "binomial_doubling",
         "flat_tree": "linear",
-        "scatter_gather": "rabenseifner",           # MPICH's reduce_scatter_gather
+        # scatter_gather is an older MPICH reduce_scatter_gather whose last
+        # block takes the remainder (MPICH gives it to the first blocks):
+        # not libcollkit's rabenseifner when p' does not divide the count.
     },
     "gather": {
         "ompi_basic_linear": "linear",
@@ -89,14 +100,18 @@ NAMES: dict[str, dict[str, str]] = {
         "ompi_linear_sync": "linear_sync",
     },
     "scatter": {
-        "ompi_basic_linear": "linear",
+        # ompi_basic_linear sends in rank order 0, 1, ...: not libcollkit's
+        # linear (root + 1 first), so it keeps its name.
         "ompi_linear_nb": "linear_nb",
     },
     "allgather": {
         "bruck": "bruck",
-        "rdb": "recursive_doubling",
-        "ring": "ring",
-        "ompi_neighborexchange": "neighbor_exchange",
+        "rdb": "recursive_doubling",          # p = 2^k only (REQUIRES)
+        # Faraj & Yuan's "ring": step i sends the own block straight to
+        # rank + i, nothing is forwarded: not the ring allgather. Renamed
+        # because its own name would claim libcollkit's ring.
+        "ring": "smpi_ring",
+        "ompi_neighborexchange": "neighbor_exchange",   # even p only (REQUIRES)
     },
     "reduce_scatter": {
         "ompi_basic_recursivehalving": "recursive_halving",
@@ -105,22 +120,27 @@ NAMES: dict[str, dict[str, str]] = {
     },
     "allreduce": {
         "rdb": "recursive_doubling",
-        # Logical-ring reduce-scatter then logical-ring allgather.
-        "lr": "ring",
-        # Recursive-halving reduce-scatter + recursive-doubling allgather.
-        "rab_rdb": "rabenseifner",
+        # lr (logical ring) reduces the count % p remainder with a second,
+        # default allreduce, and rab_rdb (MPICH's order) gives the remainder
+        # to the last block: neither is libcollkit's ring / rabenseifner for
+        # a count that p (p') does not divide, so both keep their names.
         "ompi_ring_segmented": "segmented_ring",
     },
     "alltoall": {
-        "basic_linear": "linear",
+        # basic_linear (Open MPI's) posts sends in decreasing rank order:
+        # not libcollkit's linear; keeps its name.
         "bruck": "bruck",
-        # p steps, step i sends to rank+i and receives from rank-i.
-        "ring": "pairwise",
+        # p steps, step i sends to rank+i and receives from rank-i: Open
+        # MPI's pairwise, not libcollkit's (MPICH's, rank XOR i for p = 2^k).
+        "ring": "pairwise_shift",
     },
 }
 
 # Where SMPI silently runs something else (read in the same sources).
 REQUIRES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("allgather", "rdb"): (("pow2_ranks",), "otherwise SMPI runs MPICH's old non-power-of-two recursive "
+                                            "doubling, not libcollkit's folding"),
+    ("allgather", "ompi_neighborexchange"): (("even_ranks",), "otherwise SMPI runs its own 'ring' (smpi_ring)"),
     ("allreduce", "lr"): (("count_ge_ranks",), "otherwise SMPI runs its default allreduce; a count that "
                                                 "p does not divide has its remainder reduced by the default"),
 }
@@ -183,7 +203,7 @@ def probe(smpirun: Path, bench: Path, collective: str) -> list[str]:
         # collkit-bench without arguments reaches MPI_Init (where SMPI checks
         # the name) and then exits; nothing else runs.
         argv = [str(smpirun), "-platform", str(plat), "-hostfile", str(hosts), "-np", "1",
-                f"--cfg={CFG_ITEM[collective]}:{_PROBE}", f"--cfg=smpi/tmpdir:{tmp}", str(bench)]
+                f"--cfg={cfg_item(collective)}:{_PROBE}", f"--cfg=smpi/tmpdir:{tmp}", str(bench)]
         env = dict(os.environ, TMPDIR=tmp)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env,
@@ -226,7 +246,7 @@ def offer(mpi: str, names: dict[str, list[str]], version: str) -> LibraryOffer:
     defaults, default_native = {}, {}
     selector = SELECTORS[mpi] or "default"
     for coll in COLLECTIVES:
-        item = CFG_ITEM[coll]
+        item = cfg_item(coll)
         table = NAMES.get(coll, {})
         taken = set()
         for native in names.get(coll, []):
