@@ -65,17 +65,36 @@ typedef struct {
     int invalid;         /* first mismatch found here */
     char inv_msg[BENCH_TEXT_LEN];
     long validated;
+    double test_delay_s; /* test-only slowdown of the measured call (test_delay_of) */
 #ifdef CK_INSTRUMENT
     int record_tags;     /* timed iterations: tags on around the call */
     instr_acc ia;
 #endif
 } runner;
 
+/* Test-only: COLLKIT_BENCH_TEST_SLOW="COLLECTIVE/BACKEND:ALGORITHM=MICROSECONDS"
+ * adds a busy wait of that length inside the timed region of every call of
+ * the matching points, so that tests of `collkit compare` can make one
+ * algorithm really slower (docs/bench-protocol.md). Unset or not matching: 0. */
+static double test_delay_of(const bench_point *pt)
+{
+    const char *v = getenv("COLLKIT_BENCH_TEST_SLOW");
+    if (v == NULL || *v == '\0') return 0.0;
+    char want[256];
+    snprintf(want, sizeof want, "%s/%s:%s=", ck_collective_name(pt->coll),
+             pt->backend == BK_MPI ? "mpi" : "collkit", pt->algorithm);
+    size_t n = strlen(want);
+    if (strncmp(v, want, n) != 0) return 0.0;
+    double us = strtod(v + n, NULL);
+    return us > 0.0 && us < 1e7 ? us * 1e-6 : 0.0;
+}
+
 /* Checks that depend only on the point and p, so every rank reaches the same
  * verdict without a message. Returns 0 or 1 with res failed. */
 static int preflight(runner *r, point_result *res)
 {
     const bench_point *pt = r->pt;
+    r->test_delay_s = test_delay_of(pt);
     if (pt->backend == BK_COLLKIT) {
         r->alg = backend_collkit_find(pt->coll, pt->algorithm);
         if (r->alg == NULL) {
@@ -213,6 +232,8 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         void *rarg = ckv_recv_arg(&r->buf);
         int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, sarg, rarg, r->comm)
                                           : backend_collkit_call(r->alg, &r->call, sarg, rarg, r->comm);
+        if (r->test_delay_s > 0.0)
+            for (double until = MPI_Wtime() + r->test_delay_s; MPI_Wtime() < until;) continue;
         double t1 = MPI_Wtime();
 #ifdef CK_INSTRUMENT
         ck_spans_enable(0);

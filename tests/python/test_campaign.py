@@ -151,7 +151,7 @@ def test_typo_in_algorithm_fails_before_launch_with_a_suggestion(workdir):
     out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c")
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "collkit: error: unknown libcollkit algorithm 'bine_latncy' (did you mean 'bine_latency'?); see `collkit list`"]
+        "collkit: error: spec.toml: unknown libcollkit algorithm 'bine_latncy' (did you mean 'bine_latency'?); see `collkit list`"]
     assert not (workdir / "c").exists()
 
 

@@ -75,6 +75,8 @@ def test_resume_stops_the_orphan_and_runs_no_point_twice(workdir):
     runner.wait()
     running = json.loads((workdir / "c" / "raw" / "running.json").read_text())
     assert group_alive(running["pgid"])
+    index = json.loads((workdir / "index.json").read_text())
+    assert [e["dir"] for e in index] == ["c"] and index[0]["status"] == "running"
     status = collkit(workdir, "status", "c")
     assert status.returncode == 0 and "its runner" in status.stdout and "is gone" in status.stdout
 

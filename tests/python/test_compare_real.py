@@ -1,0 +1,51 @@
+"""`collkit compare` on real campaigns (Open MPI, 2 ranks): an algorithm slowed
+on purpose inside collkit-bench's timed region (COLLKIT_BENCH_TEST_SLOW, a
+test-only variable) is caught as a significant regression with exit status 1;
+the comparison itself never depends on how fast this machine happens to be,
+because the injected delay (2 ms) dwarfs the calls (tens of microseconds)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from collkit.campaign import platform as platforms
+
+DETECTED = platforms.detect()
+
+SPEC = """
+name = "cmp"
+collectives = ["allreduce"]
+sizes = ["64B", "4KiB"]
+ranks = [2]
+mpi = ["openmpi"]
+[backends]
+collkit = ["ring", "recursive_doubling"]
+[measure]
+min_iterations = 20
+max_iterations = 40
+time_budget_s = 0
+"""
+
+
+def run(tmp_path, out, env=None):
+    res = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", out], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, env=dict(os.environ, **(env or {})))
+    assert res.returncode == 0, res.stderr
+    return tmp_path / out
+
+
+@pytest.mark.skipif("openmpi" not in DETECTED.mpis, reason=DETECTED.missing.get("openmpi", ""))
+def test_a_deliberately_slowed_algorithm_is_caught(tmp_path):
+    (tmp_path / "spec.toml").write_text(SPEC)
+    base = run(tmp_path, "base")
+    slow = run(tmp_path, "slow", {"COLLKIT_BENCH_TEST_SLOW": "allreduce/collkit:ring=2000"})
+    res = subprocess.run([sys.executable, "-m", "collkit", "compare", str(base), str(slow), "--format", "json",
+                          "--fail-on-regression", "10"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1, res.stdout + res.stderr
+    rows = json.loads(res.stdout)["points"]
+    ring = [r for r in rows if r["algorithm"] == "ring"]
+    assert len(ring) == 2 and all(r["verdict"] == "slower" and r["ratio"] > 2 for r in ring), ring
+    assert all(r["verdict"] != "slower" or r["ratio"] < 2 for r in rows if r["algorithm"] != "ring")
