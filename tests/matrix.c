@@ -92,6 +92,11 @@ static int must_refuse(const ck_algorithm *a, const ckv_case *c)
         !ckv_op_commutative(c->op))
         return 1;
     if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (c->p & (c->p - 1)) != 0) return 1;
+    if (a->constraints & CK_REQUIRES_FATTREE) {
+        /* The radices of COLLKIT_FATTREE (ctest sets them per p) must fit p. */
+        int m[CK_FATTREE_MAX_LEVELS + 1], levels;
+        if (ck_fattree_radices(c->p, m, &levels) != MPI_SUCCESS) return 1;
+    }
     if (c->count < a->min_count) return 1;
     return 0;
 }

@@ -317,4 +317,23 @@ int ck_reduce_scatter_fold_in(const ck_fold *f, const void *in, void *rbuf, size
                               int size, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, ck_tmp *acc,
                               ck_tmp *tmp);
 
+/* The fat tree of alltoall/fattree_opt (fattree.c; ck_fattree_radices and
+ * the limits are in collkit.h). Radix arrays hold CK_FATTREE_MAX_LEVELS + 1
+ * entries: the environment's levels plus the ranks-per-node leaf level. */
+/* "8,4,2" -> m = {8, 4, 2}, levels 3; MPI_ERR_ARG unless 1..MAX decimal
+ * radices >= 1 separated by commas with a product that fits an int. */
+int ck_fattree_parse(const char *text, int *m, int *levels);
+/* The tree of p ranks under the given radices: p = k * product, with k > 1
+ * prepended as the ranks-per-node level; MPI_ERR_ARG when the product does not
+ * divide p. */
+int ck_fattree_fit(int p, const int *given, int given_levels, int *m, int *levels);
+/* The permuted-variable-base exchange: the destination of source s in a
+ * phase (0 <= phase < product of m), and its inverse, the source that sends
+ * to d in that phase. */
+int ck_fattree_opt_dest(int s, int phase, const int *m, int levels);
+int ck_fattree_opt_source(int d, int phase, const int *m, int levels);
+/* B_min(l) = Pi_l - floor(Pi_l / (M_{l+1}*...*M_L)), levels counted from 1
+ * (l = 0: a leaf). */
+long long ck_fattree_bmin(const int *m, int levels, int l);
+
 #endif /* COLLKIT_CORE_H */

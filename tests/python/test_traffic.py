@@ -467,6 +467,8 @@ CONSERVATION = [
     ("alltoall", "pairwise", ANY, TREE),
     ("alltoall", "bruck", ANY, lambda p: _pc(p)),   # block j travels popcount(j) hops
     ("alltoall", "bine", POW2, lambda p: Fraction(p * _k(p), 2)),
+    # one sendrecv per phase, the own block sent to itself too (steps = phases)
+    *[("alltoall", a, ANY, lambda p: p) for a in ("xor", "linear_shift", "fattree_opt")],
 ]
 # Bounded rather than exact: the remap variants add a fix-up of one block on
 # ranks whose slot differs from their rank (a local copy otherwise).
@@ -507,6 +509,7 @@ BUSIEST = {
                                           "bine_bandwidth", "bine_bandwidth_seg")},
     ("alltoall", "linear"): _HALF, ("alltoall", "pairwise"): _HALF,
     ("alltoall", "bruck"): lambda p: Fraction(_k(p), 2), ("alltoall", "bine"): lambda p: Fraction(_k(p), 2),
+    **{("alltoall", a): lambda p: 1 for a in ("xor", "linear_shift", "fattree_opt")},
 }
 # Where the column gives an exact figure for other p too (p' = 2^floor(log2 p)).
 BUSIEST_ANY = {

@@ -15,6 +15,7 @@ from collkit.campaign.spec import Spec
 from collkit.common import machine
 from collkit.common.errors import UserError, did_you_mean
 from collkit.library.registry import Algorithm, collective, datatype_size
+from collkit.topology import fattree
 
 
 def _split(name: str) -> tuple[str | None, str]:
@@ -70,6 +71,8 @@ def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Poi
                     reason = ""
                     if alg.constraints.pow2_ranks and ranks & (ranks - 1):
                         reason = f"collkit {coll}/{name} needs a power-of-two rank count"
+                    elif alg.constraints.fattree and (why := fattree.misfit(ranks)):
+                        reason = f"collkit {coll}/{name}: {why}"
                     elif base["count"] < alg.constraints.min_count:
                         reason = f"collkit {coll}/{name} needs count >= {alg.constraints.min_count}"
                     out.append(Point(backend="collkit", mpi=mpi, algorithm=name, skip_reason=reason, **base))

@@ -111,6 +111,7 @@ class Constraints:
     commutative_op: bool
     pow2_ranks: bool
     min_count: int
+    fattree: bool = False  # CK_REQUIRES_FATTREE: COLLKIT_FATTREE's radices must fit p
 
     def describe(self) -> str:
         parts = []
@@ -120,6 +121,8 @@ class Constraints:
             parts.append("power-of-two ranks")
         if self.min_count:
             parts.append(f"count >= {self.min_count}")
+        if self.fattree:
+            parts.append("COLLKIT_FATTREE product divides ranks")
         return ", ".join(parts) or "-"
 
 
@@ -159,6 +162,7 @@ class Algorithm:
                 "commutative_op": self.constraints.commutative_op,
                 "pow2_ranks": self.constraints.pow2_ranks,
                 "min_count": self.constraints.min_count,
+                "fattree": self.constraints.fattree,
             },
             "traits": {"whole_vector": self.traits.whole_vector},
         }
@@ -223,6 +227,7 @@ def _algorithm(item: dict) -> Algorithm:
             commutative_op=bool(c["commutative_op"]),
             pow2_ranks=bool(c["pow2_ranks"]),
             min_count=int(c["min_count"]),
+            fattree=bool(c.get("fattree", False)),
         ),
         traits=Traits(whole_vector=bool(item["traits"]["whole_vector"])),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,14 +12,16 @@ from collkit.common.argtypes import int_at_least
 from collkit.common.errors import UserError
 from collkit.library import registry
 from collkit.topology import Topology, read_map
+from collkit.topology import fattree as ft
 from collkit.topology.synthetic import SIM_PREFIX, Machine, preset
 from collkit.traffic import output
 from collkit.traffic.allocation import from_hostlist, read_allocation
 from collkit.traffic.analysis import analyse, placement_for, ranks_only
 from collkit.traffic.jobs import run_jobs
+from collkit.traffic import linkloads
 from collkit.traffic.placement import PLACEMENTS
 from collkit.traffic.trace import blocked, rooted, trace_count
-from collkit.traffic.tracer import Tracer
+from collkit.traffic.tracer import Tracer, find_binary
 
 DESCRIPTION = """\
 Count the bytes that libcollkit's algorithms send inside a node, inside a group
@@ -58,6 +61,15 @@ placement (which node each rank runs on):
                or without --map that many nodes in one group (all traffic is then
                intra-node or intra-group)
 
+fat trees (--link-loads, alltoall only):
+  --fattree M1,...,ML   FT(L; M1..ML): level-l switches have M_l children, rank i on
+                        leaf i; --map sim:NAME of a fat-tree preset gives its children
+                        per switch instead. --ranks k*M1*...*ML adds k ranks per node
+                        as a leaf level. Per algorithm, level l and step: the most
+                        messages leaving (max_up) / entering (max_down) one level-l
+                        subtree, and the paper's bound B_min(l); a row step=max per
+                        level. fattree_opt gets the tree through COLLKIT_FATTREE.
+
 results are in multiples of n, the vector size in bytes (for gather, scatter,
 allgather, reduce_scatter and alltoall the p blocks together). Traces use int8
 elements and a count that splits n exactly: lcm(p, 2^floor(log2 p)) elements for
@@ -70,6 +82,8 @@ examples:
       --alloc alloc_128.csv --map nodes.txt
   collkit traffic --collective allreduce --algorithm recursive_doubling --algorithm bine_latency \\
       --nodelist 'lrdn[0001-0064]' --map nodes.txt --ppn 4 --format csv
+  collkit traffic --collective alltoall --algorithm fattree_opt --algorithm xor \\
+      --algorithm linear_shift --fattree 8,4,2 --link-loads --format csv
   collkit traffic --jobs allocations/ --map nodes.txt --collective allreduce \\
       --algorithm recursive_doubling --algorithm bine_latency --out jobs.csv
 """
@@ -92,7 +106,8 @@ def add_parser(sub) -> None:
     t.add_argument("--collective", required=True, metavar="C", help=_collective_help())
     t.add_argument("--algorithm", action="append", required=True, metavar="A",
                    help="a libcollkit algorithm; repeat to compare (the first is the baseline)")
-    src = t.add_mutually_exclusive_group(required=True)
+    # Not required by argparse: --link-loads needs only the tree (checked in run).
+    src = t.add_mutually_exclusive_group()
     src.add_argument("--alloc", type=Path, metavar="FILE", help="allocation file: PICO CSV or hostfile")
     src.add_argument("--nodelist", metavar="EXPR", help="Slurm hostlist, e.g. 'lrdn[0063,0110-0112]'")
     src.add_argument("--ranks", type=int_at_least("rank count", 1), metavar="P", help="P ranks, no allocation")
@@ -104,6 +119,11 @@ def add_parser(sub) -> None:
     t.add_argument("--placement", choices=PLACEMENTS, help="block (default), cyclic or explicit")
     t.add_argument("--root", type=_root, default=0, metavar="R", help="root rank of bcast, reduce, gather, scatter (default 0)")
     t.add_argument("--per-step", action="store_true", help="also count each step")
+    t.add_argument("--fattree", metavar="M1,M2,...",
+                   help="the fat tree FT(L; M1..ML), rank i on leaf i (sets COLLKIT_FATTREE for fattree_opt)")
+    t.add_argument("--link-loads", action="store_true",
+                   help="alltoall on a fat tree (--fattree or --map sim:NAME of a fat tree): per level and "
+                        "step, the most messages leaving/entering a subtree, and the bound B_min")
     t.add_argument("--format", choices=("table", "csv", "json"), help="output format (default table)")
     t.add_argument("--out", type=Path, metavar="CSV", help="with --jobs: write the CSV here instead of stdout")
     t.set_defaults(func=run)
@@ -141,6 +161,11 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.nodelist is not None:
         alloc = from_hostlist(ns.nodelist)
     machine = _sim_machine(ns.map)
+    if ns.link_loads or ns.fattree:
+        return _fat_tree(ns, coll, algorithms, machine)
+    if ns.alloc is None and ns.nodelist is None and ns.ranks is None and ns.jobs is None:
+        raise UserError("one of the arguments --alloc --nodelist --ranks --jobs is required "
+                        "(see `collkit traffic --help`)")
     topo: Topology | None = None
     if machine is not None:
         if ns.ranks is None:
@@ -197,6 +222,46 @@ def run(ns: argparse.Namespace) -> int:
                    f"({placement.mode}, "
                    f"{placement.ppn} per node); {n}")
         _emit(output.table(results, ns.per_step, context))
+    return 0
+
+
+def _fat_tree(ns: argparse.Namespace, coll: str, algorithms: list[str], machine: Machine | None) -> int:
+    """--fattree / --link-loads: per-phase link loads of alltoall on FT(L; M1..ML)."""
+    if not ns.link_loads:
+        raise UserError("--fattree goes with --link-loads (the tree's link loads per step)")
+    if coll != "alltoall":
+        raise UserError(f"--link-loads counts alltoall exchanges, not {coll}: use --collective alltoall")
+    if ns.alloc or ns.nodelist or ns.jobs or ns.per_step or ns.placement or ns.ppn:
+        raise UserError("--link-loads takes the tree and optionally --ranks: no allocation, --jobs, "
+                        "--per-step (its CSV has every step), --placement or --ppn")
+    if ns.fattree:
+        if machine is not None or ns.map:
+            raise UserError("give the tree once: --fattree M1,M2,... or --map sim:NAME")
+        try:
+            tree = ft.parse(ns.fattree)
+        except ValueError as exc:
+            raise UserError(f"--fattree: {exc}") from None
+    elif machine is not None and machine.shape.kind == "fattree":
+        tree = ft.FatTree(tuple(machine.shape.down))
+    else:
+        raise UserError("--link-loads needs the tree: --fattree M1,M2,... or --map sim:NAME of a fat tree")
+    try:
+        tree = ft.fit(ns.ranks or tree.leaves, tree)
+    except ValueError as exc:
+        raise UserError(f"--ranks: {exc}") from None
+    if tree.leaves > MAX_TRACE_RANKS:
+        raise UserError(f"the tree has {tree.leaves} leaves, above the {MAX_TRACE_RANKS} ranks ck_trace simulates")
+    binary = find_binary()
+    rows = []
+    for alg in algorithms:
+        rows += linkloads.loads(linkloads.trace_messages(binary, alg, tree), tree)
+    fmt = ns.format or "table"
+    if fmt == "csv":
+        _emit(linkloads.csv_text(rows))
+    elif fmt == "json":
+        _emit(json.dumps({"tree": list(tree.radices), "rows": linkloads.json_rows(rows)}, indent=1))
+    else:
+        _emit(linkloads.table_text(rows, tree))
     return 0
 
 

@@ -105,8 +105,12 @@ class Tracer:
     # ------------------------------------------------------------------ disk
 
     def _path(self, key: TraceKey) -> Path:
+        # alltoall/fattree_opt's schedule depends on COLLKIT_FATTREE: a trace
+        # made under one tree must not answer for another.
+        tree = os.environ.get("COLLKIT_FATTREE", "")
+        tree = f"-ft{tree}" if tree.replace(",", "").isdigit() else ("-ftbad" if tree else "")
         return (self.cache_dir / key.collective / key.algorithm
-                / f"p{key.ranks}-c{key.count}-r{key.root}-{key.dtype}-{key.fmt}.npz")
+                / f"p{key.ranks}-c{key.count}-r{key.root}-{key.dtype}-{key.fmt}{tree}.npz")
 
     def _load(self, key: TraceKey) -> Trace | None:
         if not self.disk:

@@ -1,0 +1,145 @@
+"""Link loads of the all-to-all exchanges on fat trees (issue 18), from the
+traced messages of the C code (ck_trace): the permuted-variable-base exchange
+(fattree_opt) at exactly the lower bound B_min(l) on every level, XOR and linear
+shift at the whole Pi_l at the top level, for every half-bisection XGFT of the
+paper's Table 1 range (16..1,024 nodes; docs/experiments/alltoall-fattree.md
+says how they are derived). Also the radices rule shared with the C library and
+the plan's skip of points fattree_opt would refuse."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from collkit.common.paths import build_dir
+from collkit.topology import fattree as ft
+from collkit.traffic import linkloads
+
+# The XGFT(2; M1, M2; 1, M1/2) trees of 16..1,024 nodes (M1 >= M2, as square
+# as the node count allows), plus a three-level tree and ranks per node as a level.
+TABLE1 = [(4, 4), (8, 4), (8, 8), (16, 8), (16, 16), (32, 16), (32, 32)]
+EXTRA = [(8, 4, 2), (4, 4, 4), (2, 8, 4, 2), (3, 5, 2)]
+
+
+def ck_trace() -> Path | None:
+    for mpi in ("openmpi", "mpich"):
+        path = build_dir(mpi) / "tools" / "trace" / "ck_trace"
+        if path.is_file():
+            return path
+    return None
+
+
+needs_ck_trace = pytest.mark.skipif(ck_trace() is None,
+                                    reason="ck_trace is not built (build/<mpi>/tools/trace/ck_trace)")
+
+
+def summary(alg: str, tree: ft.FatTree) -> dict[int, linkloads.LevelLoad]:
+    rows = linkloads.loads(linkloads.trace_messages(ck_trace(), alg, tree), tree)
+    return {r.level: r for r in rows if r.step is None}
+
+
+@needs_ck_trace
+@pytest.mark.parametrize("radices", TABLE1 + EXTRA, ids=lambda r: ",".join(map(str, r)))
+def test_opt_meets_the_bound_and_the_others_do_not(radices):
+    tree = ft.FatTree(radices)
+    top = len(radices) - 1
+    opt = summary("fattree_opt", tree)
+    assert sorted(opt) == list(range(1, len(radices)))
+    for level, r in opt.items():
+        assert r.max_up == r.max_down == r.bound == tree.bmin(level), (level, r)
+        # Below the whole subtree wherever the subtree holds at least as many
+        # leaves as there are subtrees (always at the top level).
+        if tree.subtree_size(level) ** 2 >= tree.leaves:
+            assert r.bound < tree.subtree_size(level)
+    for alg in ("xor", "linear_shift"):
+        if alg == "xor" and tree.leaves & (tree.leaves - 1):
+            continue  # XOR idles for non-power-of-two p: steps are not phases
+        r = summary(alg, tree)[top]
+        assert r.max_up == r.max_down == tree.subtree_size(top), (alg, r)
+
+
+@needs_ck_trace
+def test_per_step_rows_and_every_message_counted():
+    tree = ft.FatTree((8, 4, 2))
+    trace = linkloads.trace_messages(ck_trace(), "fattree_opt", tree)
+    # One send per phase per rank, the own block included: p phases of p messages.
+    assert trace.messages == 64 * 64 and sorted(set(trace.step.tolist())) == list(range(64))
+    rows = linkloads.loads(trace, tree)
+    per_step = [r for r in rows if r.level == 1 and r.step is not None]
+    assert len(per_step) == 64
+    # Exactly one of the 8 sources of a level-1 subtree keeps its message inside, every phase.
+    assert all(r.max_up == 7 for r in per_step)
+    xor = linkloads.loads(linkloads.trace_messages(ck_trace(), "xor", tree), tree)
+    top = [r for r in xor if r.level == 2 and r.step is not None]
+    # XOR leaves the 32-leaf half in the 32 phases with bit 5 set, and stays inside in the others.
+    assert sorted(r.max_up for r in top) == [0] * 32 + [32] * 32
+
+
+@needs_ck_trace
+def test_cli_csv(collkit):
+    out = collkit("traffic", "--collective", "alltoall", "--algorithm", "fattree_opt", "--algorithm", "xor",
+                  "--algorithm", "linear_shift", "--fattree", "8,4,2", "--link-loads", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert {"algorithm", "level", "step", "max_up", "max_down", "bound"} <= set(rows[0])
+    maxes = {(r["algorithm"], r["level"]): (int(r["max_up"]), int(r["max_down"]), int(r["bound"]))
+             for r in rows if r["step"] == "max"}
+    assert maxes == {("fattree_opt", "1"): (7, 7, 7), ("fattree_opt", "2"): (16, 16, 16),
+                     ("xor", "1"): (8, 8, 7), ("xor", "2"): (32, 32, 16),
+                     ("linear_shift", "1"): (8, 8, 7), ("linear_shift", "2"): (32, 32, 16)}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--collective", "alltoall", "--algorithm", "xor", "--fattree", "8,x", "--link-loads"], "--fattree"),
+    (["--collective", "alltoall", "--algorithm", "xor", "--fattree", "8,4", "--link-loads", "--ranks", "48"],
+     "multiple of 32"),
+    (["--collective", "allgather", "--algorithm", "ring", "--fattree", "8,4", "--link-loads"], "alltoall"),
+    (["--collective", "alltoall", "--algorithm", "xor", "--ranks", "8", "--link-loads"], "needs the tree"),
+    (["--collective", "alltoall", "--algorithm", "xor", "--fattree", "8,4"], "--link-loads"),
+])
+def test_cli_errors_are_one_line(collkit, args, words):
+    out = collkit("traffic", *args)
+    assert out.returncode == 2
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_radices_rule():
+    tree = ft.parse("8,4,2")
+    assert tree.leaves == 64 and [tree.bmin(level) for level in range(4)] == [1, 7, 16, 0]
+    assert ft.fit(64, tree).radices == (8, 4, 2)
+    assert ft.fit(256, tree).radices == (4, 8, 4, 2)
+    for bad in ("", "8,", "0,2", "-1", " 8", "8;4"):
+        with pytest.raises(ValueError):
+            ft.parse(bad)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        ft.fit(96, tree)
+    assert ft.misfit(96, {}) == ""
+    assert ft.misfit(128, {"COLLKIT_FATTREE": "8,4,2"}) == ""
+    assert "multiple of 64" in ft.misfit(96, {"COLLKIT_FATTREE": "8,4,2"})
+
+
+def test_plan_skips_fattree_points_that_would_be_refused(monkeypatch):
+    """CK_REQUIRES_FATTREE (registry JSON "fattree") makes the plan skip rank
+    counts COLLKIT_FATTREE does not fit, with the reason, as the C code refuses."""
+    from collkit.campaign import plan as planner
+    from collkit.campaign import spec as specs
+    from collkit.campaign.platform import Platform, PlatformMPI
+    from collkit.library.mpi import MPIInstall
+    from collkit.library.registry import Algorithm, Constraints
+
+    platform = Platform("test", "test", {"openmpi": PlatformMPI(MPIInstall("openmpi", Path("/bin/true")),
+                                                                   Path("/bin/true"))})
+    reg = [Algorithm("alltoall", "fattree_opt", "ck_alltoall_fattree_opt", "", "",
+                     Constraints(False, False, 0, fattree=True))]
+    text = ('collectives = ["alltoall"]\nsizes = ["64B"]\nranks = [16, 24, 32]\nmpi = ["openmpi"]\n'
+            '[backends]\ncollkit = ["alltoall/fattree_opt"]\n')
+    monkeypatch.setenv(ft.ENV, "4,4")
+    p = planner.build(specs.parse(text), platform, reg, discover=lambda pm: None)
+    skipped = {x.ranks: x.skip_reason for x in p.skipped}
+    assert set(skipped) == {24} and "COLLKIT_FATTREE=4,4" in skipped[24] and "multiple of 16" in skipped[24]
+    monkeypatch.delenv(ft.ENV)
+    p = planner.build(specs.parse(text), platform, reg, discover=lambda pm: None)
+    assert not p.skipped
