@@ -23,23 +23,35 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
+/* The opening both orders share: the checks, MPICH's fold of the first 2 rem
+ * ranks, the extent and a vector-sized temporary. f->vrank < 0: this rank sat
+ * out (its data went to its partner; ck_fold_out brings the result). */
+static int open_core(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, ck_fold *f, int *p2, int *rem, MPI_Aint *ext, ck_tmp *tmp)
+{
+    int rc, rank, size;
+    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
+                                  &size, f));
+    *p2 = ck_pow2_floor(size);
+    *rem = size - *p2;
+    if (f->vrank < 0) goto out;
+    CK_TRY(ck_type_extent(dt, ext));
+    CK_TRY(ck_tmp_alloc(tmp, count, dt));
+out:
+    return rc;
+}
+
 int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count,
                                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, p2, rem;
     ck_tmp tmp = {0};
     MPI_Aint ext;
     ck_fold f;
-    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
-                                  &size, &f));
+    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp));
     if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
-    const int p2 = ck_pow2_floor(size), rem = size - p2;
-    CK_TRY(ck_type_extent(dt, &ext));
-
-    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-
     const int vrank = f.vrank;
     int lo = 0, hi = p2; /* blocks (of p') this rank is still reducing */
     /* Steps are numbered through both phases: 0 .. log2 p' - 1 here, then
@@ -91,19 +103,14 @@ out:
 int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm)
 {
-    int rc, rank, size;
+    int rc, p2, rem;
     ck_tmp tmp = {0};
     MPI_Aint ext;
     ck_fold f;
-    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
-                                  &size, &f));
+    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp));
     if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
-    const int p2 = ck_pow2_floor(size), rem = size - p2;
-    CK_TRY(ck_type_extent(dt, &ext));
-    CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-
     const int vrank = f.vrank;
     int lo = 0, w = p2; /* the window of blocks this rank is still reducing */
     int step = 0;

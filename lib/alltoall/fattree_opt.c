@@ -14,35 +14,31 @@
  * where this is the linear shift; a product that does not divide p is refused
  * with MPI_ERR_ARG before anything is sent). */
 #include "../core/ck_core.h"
-#include "collkit/spans.h"
+
+typedef struct {
+    int m[CK_FATTREE_MAX_LEVELS + 1];
+    int levels;
+} tree;
+
+static int tree_setup(int size, void *ctx, int *phases)
+{
+    tree *t = ctx;
+    *phases = size;
+    return ck_fattree_radices(size, t->m, &t->levels);
+}
+
+static int tree_peers(const void *ctx, int rank, int size, int phase, int *to, int *from)
+{
+    const tree *t = ctx;
+    (void)size;
+    *to = ck_fattree_opt_dest(rank, phase, t->m, t->levels);
+    *from = ck_fattree_opt_source(rank, phase, t->m, t->levels);
+    return 1;
+}
 
 int ck_alltoall_fattree_opt(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                             MPI_Comm comm)
 {
-    int rc, rank, size, levels;
-    int m[CK_FATTREE_MAX_LEVELS + 1];
-    MPI_Aint extent;
-    ck_tmp tmp = {0};
-    const void *src;
-
-    CK_TRY(ck_alltoall_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &tmp, &src));
-    /* Refused at every count, so that a misconfigured job fails the same way
-     * whatever it sends. */
-    CK_TRY(ck_fattree_radices(size, m, &levels));
-    if (src == NULL) goto out;
-    const int tag = CK_TAG(CK_ALLTOALL);
-    CK_SPAN_BEGIN("exchange");
-    for (int q = 0; q < size; q++) {
-        const int to = ck_fattree_opt_dest(rank, q, m, levels);
-        const int from = ck_fattree_opt_source(rank, q, m, levels);
-        CK_SPAN_BEGIN_STEP("phase", q);
-        CK_TRY(ck_sendrecv(ck_elem(src, (size_t)to * count, extent), count, to,
-                           ck_elem(rbuf, (size_t)from * count, extent), count, from, dt, tag,
-                           comm));
-        CK_SPAN_END("phase");
-    }
-    CK_SPAN_END("exchange");
-out:
-    ck_tmp_free(&tmp);
-    return rc;
+    tree t = {.levels = 0};
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, tree_setup, tree_peers, &t);
 }

@@ -12,7 +12,6 @@
  * block last) and, for p not a power of two, of MPICH's pairwise; only where
  * the own block moves differs. */
 #include "../core/ck_core.h"
-#include "collkit/spans.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,31 +30,23 @@ static int read_shift(int p, int *shift)
     return MPI_SUCCESS;
 }
 
+static int shift_setup(int size, void *ctx, int *phases)
+{
+    *phases = size;
+    return read_shift(size, (int *)ctx);
+}
+
+static int shift_peers(const void *ctx, int rank, int size, int phase, int *to, int *from)
+{
+    const long long off = (long long)phase + *(const int *)ctx;
+    *to = (int)((rank + off) % size);
+    *from = (int)(((rank - off) % size + size) % size);
+    return 1;
+}
+
 int ck_alltoall_linear_shift(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                              MPI_Comm comm)
 {
-    int rc, rank, size, shift;
-    MPI_Aint extent;
-    ck_tmp tmp = {0};
-    const void *src;
-
-    CK_TRY(ck_alltoall_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &tmp, &src));
-    CK_TRY(read_shift(size, &shift));
-    if (src == NULL) goto out;
-    const int tag = CK_TAG(CK_ALLTOALL);
-    CK_SPAN_BEGIN("exchange");
-    for (int i = 0; i < size; i++) {
-        const long long off = (long long)i + shift;
-        const int to = (int)((rank + off) % size);
-        const int from = (int)(((rank - off) % size + size) % size);
-        CK_SPAN_BEGIN_STEP("phase", i);
-        CK_TRY(ck_sendrecv(ck_elem(src, (size_t)to * count, extent), count, to,
-                           ck_elem(rbuf, (size_t)from * count, extent), count, from, dt, tag,
-                           comm));
-        CK_SPAN_END("phase");
-    }
-    CK_SPAN_END("exchange");
-out:
-    ck_tmp_free(&tmp);
-    return rc;
+    int shift = 0;
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, shift_setup, shift_peers, &shift);
 }

@@ -12,31 +12,22 @@
  * Unlike `pairwise` (MPICH's: XOR only when p = 2^k, a local copy instead of
  * phase 0), this is the paper's XOR exchange at every p. */
 #include "../core/ck_core.h"
-#include "collkit/spans.h"
+
+static int xor_setup(int size, void *ctx, int *phases)
+{
+    (void)ctx;
+    *phases = 1 << ck_log2_ceil(size);
+    return MPI_SUCCESS;
+}
+
+static int xor_peers(const void *ctx, int rank, int size, int phase, int *to, int *from)
+{
+    (void)ctx;
+    *to = *from = rank ^ phase;
+    return *to < size;
+}
 
 int ck_alltoall_xor(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm)
 {
-    int rc, rank, size;
-    MPI_Aint extent;
-    ck_tmp tmp = {0};
-    const void *src;
-
-    CK_TRY(ck_alltoall_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &tmp, &src));
-    if (src == NULL) goto out;
-    const int tag = CK_TAG(CK_ALLTOALL);
-    const int phases = 1 << ck_log2_ceil(size);
-    CK_SPAN_BEGIN("exchange");
-    for (int i = 0; i < phases; i++) {
-        const int peer = rank ^ i;
-        if (peer >= size) continue;
-        CK_SPAN_BEGIN_STEP("phase", i);
-        CK_TRY(ck_sendrecv(ck_elem(src, (size_t)peer * count, extent), count, peer,
-                           ck_elem(rbuf, (size_t)peer * count, extent), count, peer, dt, tag,
-                           comm));
-        CK_SPAN_END("phase");
-    }
-    CK_SPAN_END("exchange");
-out:
-    ck_tmp_free(&tmp);
-    return rc;
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, xor_setup, xor_peers, NULL);
 }

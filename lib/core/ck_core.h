@@ -317,6 +317,16 @@ int ck_reduce_scatter_fold_in(const ck_fold *f, const void *in, void *rbuf, size
                               int size, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, ck_tmp *acc,
                               ck_tmp *tmp);
 
+/* Phased all-to-all exchanges (phased.c): after the all-to-all opening,
+ * setup() reads the algorithm's parameters and says how many phases there are
+ * (an MPI error refuses the call); phase q = 0..phases-1 then sends block `to`
+ * of the input and receives block `from` with one sendrecv, inside
+ * "exchange"/"phase" spans. peers() returns 0 for a phase the rank sits out. */
+typedef int (*ck_phase_setup)(int size, void *ctx, int *phases);
+typedef int (*ck_phase_peers)(const void *ctx, int rank, int size, int phase, int *to, int *from);
+int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
+                       ck_phase_setup setup, ck_phase_peers peers, void *ctx);
+
 /* The fat tree of alltoall/fattree_opt (fattree.c; ck_fattree_radices and
  * the limits are in collkit.h). Radix arrays hold CK_FATTREE_MAX_LEVELS + 1
  * entries: the environment's levels plus the ranks-per-node leaf level. */
