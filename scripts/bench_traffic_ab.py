@@ -55,6 +55,10 @@ def main() -> int:
     for s, (w, c) in med.items():
         print(f"{s}: median {w:.1f} s wall, {c:.1f} s CPU")
     print(f"after/before: wall {med['after'][0] / med['before'][0]:.3f}, CPU {med['after'][1] / med['before'][1]:.3f}")
+    # Each round ran the two side by side: its own ratio is the fairer comparison.
+    paired = sorted(a[1] / b[1] for a, b in zip(res["after"], res["before"]))
+    print(f"paired CPU ratios after/before per round: median {statistics.median(paired):.3f}, "
+          f"range {paired[0]:.3f}-{paired[-1]:.3f}")
     return 0
 
 

@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 
 MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
 APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge
-              libsimgrid-dev)   # SimGrid 3.32: smpicc and smpirun come with the -dev package
+              libsimgrid-dev    # SimGrid 3.32: smpicc and smpirun come with the -dev package
+              gfortran hpcc     # libcollkit-preload's Fortran test and third-party program (docs/preload.md)
+              chromium)         # headless, for the HTML report's browser tests (test_report_browser.py)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 

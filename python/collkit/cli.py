@@ -80,12 +80,19 @@ def _cmd_cancel(ns: argparse.Namespace) -> int:
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    if ns.html or ns.figures is not None or ns.out is not None:
+        if ns.breakdown or ns.out_dir is not None:
+            raise UserError("--breakdown/--out-dir print and draw the breakdowns alone; the --html report "
+                            "includes them: give one or the other")
+        return runner.report_html(ns.dir, ns.html, ns.out, ns.figures)
+    if len(ns.dir) > 1:
+        raise UserError("several campaign directories make one --html report; give --html")
     if ns.breakdown:
         from collkit.analysis import breakdown
-        return breakdown.report(ns.dir, ns.out_dir)
+        return breakdown.report(ns.dir[0], ns.out_dir)
     if ns.out_dir is not None:
         raise UserError("--out-dir is where --breakdown writes its charts; give --breakdown too")
-    return runner.report(ns.dir)
+    return runner.report(ns.dir[0])
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
@@ -143,10 +150,19 @@ def _add_campaign_commands(sub) -> None:
     ca.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
     ca.set_defaults(func=_cmd_cancel)
 
-    rep = sub.add_parser("report", help="print a campaign's summary again",
+    rep = sub.add_parser("report", help="print a campaign's summary again, or write it as an HTML report",
                          description="Per collective, library, rank count and size: the fastest "
-                                     "algorithm, its median time, the default's, and their ratio.")
-    rep.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
+                                     "algorithm, its median time, the default's, and their ratio. "
+                                     "--html: the same and more as one self-contained HTML file.")
+    rep.add_argument("dir", type=Path, nargs="+", metavar="DIR",
+                     help=_DIR_HELP + "; with --html, several: the first is the base of their comparison")
+    rep.add_argument("--html", action="store_true",
+                     help="write one self-contained HTML report (heatmaps, curves, breakdowns, every point; "
+                          "with several DIRs their comparison)")
+    rep.add_argument("--out", type=nonempty_path("--out"), metavar="FILE",
+                     help="where --html writes (default DIR/report.html; an existing file is replaced)")
+    rep.add_argument("--figures", type=nonempty_path("--figures"), metavar="D",
+                     help="also write the report's figures as PNG and SVG files to D, for papers")
     rep.add_argument("--breakdown", action="store_true",
                      help="instrumented campaigns: per algorithm, time in comm / reduce / copy / other "
                           "against message size, as a table and as stacked-bar charts (PNG and SVG)")
@@ -227,6 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_campaign_commands(sub)
     from collkit.traffic import command as traffic_command
     traffic_command.add_parser(sub)
+    from collkit.apply import preload as preload_command
+    preload_command.add_parser(sub)
     return p
 
 

@@ -194,3 +194,13 @@ def test_an_implausible_point_is_flagged_and_never_the_best():
     assert "one-message floor" in table and "knomial" in table.split("warning")[-1]
     by = {r["algorithm"]: r for r in json.loads(results.to_json([fast, real, default]))}
     assert by["knomial"]["implausible"] == why and by["ring"]["implausible"] == ""
+
+
+def test_an_implausible_default_gets_no_ratio():
+    why = "median 1.7 us below the one-message floor 9.0 us measured in this launch"
+    default = rec("default", [1.7] * 30, backend="mpi", implausible=why)
+    real = rec("tree", list(np.linspace(10.0, 12.0, 30)), backend="mpi")
+    lines = results.summarise([default, real])
+    assert lines[0].best == real.label and lines[0].default_implausible
+    row = results.summary_table(lines).splitlines()[2]
+    assert "implausible" in row and "x" not in row.split()[-2]

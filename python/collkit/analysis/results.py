@@ -119,6 +119,7 @@ class SummaryLine:
     # (None where there is nothing to compare: no default, or the default is the best)
     p_value: float | None = None
     checks: tuple[PointCheck, ...] = ()
+    default_implausible: bool = False   # the default's median is below the launch's floor
 
     @property
     def compared(self) -> bool:
@@ -179,7 +180,8 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
                                default.label if default else None,
                                default.time_median_us if default else None, len(members),
                                float(p) if p is not None else None,
-                               tuple(c for r in members for c in point_checks(r))))
+                               tuple(c for r in members for c in point_checks(r)),
+                               bool(default is not None and default.implausible)))
     return out
 
 
@@ -190,6 +192,8 @@ def _us(v: float | None) -> str:
 
 
 def _ratio_cell(s: SummaryLine) -> str:
+    if s.default_implausible:
+        return "implausible"   # no ratio against a time no message could achieve
     if s.tie:
         return "tie"
     return f"{s.ratio:.2f}x" if s.ratio else "-"

@@ -114,6 +114,8 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         if not plan.points and not plan.skipped:
             raise UserError(f"{spec_path}: the spec selects no test point")
         campaign = Campaign.create(out or default_out(spec), spec, plan, platform)
+        # listed at once, as running: a runner killed with -9 leaves it findable
+        update_index(campaign.path.resolve().parent, campaign)
         meta = metadata.collect(spec, platform, argv)
         atomic.write_json(campaign.path / "metadata.json", meta)
         if spec.metadata == "full":
@@ -271,6 +273,12 @@ def cancel(path: Path) -> int:
 
 def report(path: Path) -> int:
     return print_report(Campaign.open(path))
+
+
+def report_html(paths: list[Path], html: bool, out: Path | None, figures: Path | None) -> int:
+    """`report --html` / `--figures`: the campaigns as one HTML file (report/html.py)."""
+    from collkit.report import html as html_report
+    return html_report.run(paths, html, out, figures)
 
 
 def export(path: Path, fmt: str) -> int:

@@ -1,0 +1,92 @@
+/*
+ * libcollkit-preload: internal declarations shared by its files.
+ *
+ * The shim intercepts the MPI collectives through the profiling interface and
+ * either runs a libcollkit algorithm or the library's own (PMPI_*) collective.
+ * Every decision reads only arguments MPI requires to agree across the ranks of
+ * a call (collective, communicator, block bytes, datatype and op of
+ * reductions), so all ranks always choose alike (docs/preload.md).
+ */
+#ifndef COLLKIT_PRELOAD_H
+#define COLLKIT_PRELOAD_H
+
+#include <collkit/collkit.h>
+#include <mpi.h>
+#include <stddef.h>
+
+/* Most algorithms of one collective the shim can name (the registry has <= 12). */
+#define CKP_MAX_ALGS 32
+/* Stats column of the library's own collective, after the algorithms. */
+#define CKP_LIBRARY CKP_MAX_ALGS
+
+/* Why a call chosen for a libcollkit algorithm went to the library instead. */
+typedef enum {
+    CKP_FB_INTERCOMM = 0, /* intercommunicator: the algorithms assume one group */
+    CKP_FB_DATATYPE,      /* reduction on a derived or padded datatype */
+    CKP_FB_OP,            /* non-commutative op, algorithm needs commutativity */
+    CKP_FB_COUNT,         /* block bytes 0, above CK_MAX_COUNT, or below min_count */
+    CKP_FB_RANKS,         /* registry constraint on the rank count (power of two) */
+    CKP_FB_ROOT,          /* root out of range: the library reports the error */
+    CKP_FB_CONSTRAINT,    /* a registry constraint the shim cannot check (e.g. fat tree) */
+    CKP_NUM_REASONS
+} ckp_reason;
+
+const char *ckp_reason_name(ckp_reason r);
+
+/* One line of a rules file: collective, rank range, bytes range, choice. */
+typedef struct {
+    ck_collective coll;
+    int pmin, pmax;         /* inclusive */
+    size_t bmin, bmax;      /* inclusive */
+    int alg;                /* index into ckp_algs[coll], or -1: the library */
+} ckp_rule;
+
+typedef struct {
+    int active;                          /* any forcing or rules: else pass-through */
+    int forced[CK_NUM_COLLECTIVES];      /* algorithm index, or -1 */
+    ckp_rule *rules;
+    size_t nrules;
+    int report;                          /* COLLKIT_REPORT given */
+    char report_path[4096];              /* "" = standard error */
+} ckp_config;
+
+extern ckp_config ckp_cfg;
+/* The registry's algorithms per collective, in registry order. */
+extern const ck_algorithm *ckp_algs[CK_NUM_COLLECTIVES][CKP_MAX_ALGS];
+extern int ckp_nalgs[CK_NUM_COLLECTIVES];
+
+/* Reads COLLKIT_ALGORITHMS, COLLKIT_RULES and COLLKIT_REPORT. Returns 0, or -1
+ * with one line (naming the variable and the fix) in err. */
+int ckp_config_load(char *err, size_t errlen);
+/* Parses a rules file into ckp_cfg.rules; -1 with a message in err. */
+int ckp_rules_load(const char *path, char *err, size_t errlen);
+/* The algorithm index for this call, or -1 (library). */
+int ckp_choose(ck_collective c, int p, size_t bytes);
+
+/* MPI_Init / MPI_Init_thread / MPI_Finalize work around PMPI_Init*. */
+int ckp_after_init(void);
+int ckp_before_finalize(void);
+
+/* The attribute key caching each communicator's helper duplicate (dispatch.c):
+ * made at MPI_Init, released (with MPI_COMM_WORLD's and MPI_COMM_SELF's
+ * duplicates) before PMPI_Finalize. */
+int ckp_keyval_create(void);
+void ckp_release_world(void);
+
+/* The one dispatcher: the uniform argument list of every collective. bcast
+ * passes its buffer, count and datatype as the receive side. */
+int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype,
+                 void *rbuf, int rcount, MPI_Datatype rtype, MPI_Op op, int root,
+                 MPI_Comm comm);
+
+/* Statistics (report.c). */
+void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);
+void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r);
+int ckp_report_write(void);
+
+/* Counters for tests: calls that ran algorithm `alg` of `coll` (alg = -1: the
+ * library), and fallbacks for a reason. Exported, looked up with dlsym. */
+long collkit_preload_calls(int coll, int alg);
+long collkit_preload_fallbacks(int coll, int reason);
+
+#endif

@@ -1,0 +1,179 @@
+/* The C entry points: MPI_Init*, MPI_Finalize and the eight collectives,
+ * each handing its arguments to ckp_dispatch. */
+#include "ck_preload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+
+int ckp_after_init(void)
+{
+    char err[1024] = "";
+    int bad = ckp_config_load(err, sizeof err) != 0;
+    if (!bad && ckp_cfg.active && ckp_keyval_create() != MPI_SUCCESS) {
+        snprintf(err, sizeof err, "could not create the attribute key of its communicators (MPI error)");
+        bad = 1;
+    }
+    /* Agree first: a rules file readable on some ranks only must stop them
+     * all, not leave the others waiting in the program's first collective. */
+    int any_bad = bad, rank = 0;
+    PMPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (any_bad) {
+        if (rank == 0)
+            fprintf(stderr, "collkit-preload: %s\n",
+                    bad ? err : "COLLKIT_RULES or COLLKIT_ALGORITHMS failed on another rank; fix: check the file on every node");
+        fflush(stderr);
+        PMPI_Finalize();
+        exit(2);
+    }
+    return MPI_SUCCESS;
+}
+
+int ckp_before_finalize(void)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (ckp_cfg.report && rank == 0) ckp_report_write();
+    ckp_release_world();
+    return MPI_SUCCESS;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) ckp_after_init();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) ckp_after_init();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    ckp_before_finalize();
+    return PMPI_Finalize();
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_BCAST, NULL, 0, MPI_DATATYPE_NULL, buf, count, dt, MPI_OP_NULL, root, comm);
+}
+
+int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    return ckp_dispatch(CK_REDUCE, sbuf, count, dt, rbuf, count, dt, op, root, comm);
+}
+
+int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_ALLREDUCE, sbuf, count, dt, rbuf, count, dt, op, 0, comm);
+}
+
+int MPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                             MPI_Comm comm)
+{
+    return ckp_dispatch(CK_REDUCE_SCATTER, sbuf, count, dt, rbuf, count, dt, op, 0, comm);
+}
+
+int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+               MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_GATHER, sbuf, scount, stype, rbuf, rcount, rtype, MPI_OP_NULL, root, comm);
+}
+
+int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_SCATTER, sbuf, scount, stype, rbuf, rcount, rtype, MPI_OP_NULL, root, comm);
+}
+
+int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_ALLGATHER, sbuf, scount, stype, rbuf, rcount, rtype, MPI_OP_NULL, 0, comm);
+}
+
+int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, MPI_Comm comm)
+{
+    return ckp_dispatch(CK_ALLTOALL, sbuf, scount, stype, rbuf, rcount, rtype, MPI_OP_NULL, 0, comm);
+}
+
+#if MPI_VERSION >= 4
+/* MPI-4's large-count variants: a program built against an MPI-4 library may
+ * call these instead (mpi4py 4 under MPICH calls only these). A count that
+ * fits an int takes the same path as the int call; a larger one goes to the
+ * library. Ranks cannot disagree: a count above INT_MAX makes the call's
+ * bytes exceed CK_MAX_COUNT, which sends every other rank to the library too. */
+#include <limits.h>
+
+static int fits(MPI_Count n)
+{
+    return n >= 0 && n <= INT_MAX;
+}
+
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    if (!fits(count)) return PMPI_Bcast_c(buf, count, dt, root, comm);
+    return MPI_Bcast(buf, (int)count, dt, root, comm);
+}
+
+int MPI_Reduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root,
+                 MPI_Comm comm)
+{
+    if (!fits(count)) return PMPI_Reduce_c(sbuf, rbuf, count, dt, op, root, comm);
+    return MPI_Reduce(sbuf, rbuf, (int)count, dt, op, root, comm);
+}
+
+int MPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                    MPI_Comm comm)
+{
+    if (!fits(count)) return PMPI_Allreduce_c(sbuf, rbuf, count, dt, op, comm);
+    return MPI_Allreduce(sbuf, rbuf, (int)count, dt, op, comm);
+}
+
+int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                               MPI_Op op, MPI_Comm comm)
+{
+    if (!fits(count)) return PMPI_Reduce_scatter_block_c(sbuf, rbuf, count, dt, op, comm);
+    return MPI_Reduce_scatter_block(sbuf, rbuf, (int)count, dt, op, comm);
+}
+
+int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!fits(scount) || !fits(rcount))
+        return PMPI_Gather_c(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    return MPI_Gather(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm);
+}
+
+int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!fits(scount) || !fits(rcount))
+        return PMPI_Scatter_c(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+    return MPI_Scatter(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm);
+}
+
+int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                    MPI_Datatype rtype, MPI_Comm comm)
+{
+    if (!fits(scount) || !fits(rcount))
+        return PMPI_Allgather_c(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    return MPI_Allgather(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm);
+}
+
+int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                   MPI_Datatype rtype, MPI_Comm comm)
+{
+    if (!fits(scount) || !fits(rcount))
+        return PMPI_Alltoall_c(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    return MPI_Alltoall(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm);
+}
+#endif

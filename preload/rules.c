@@ -1,0 +1,133 @@
+/* The collkit rules format (docs/preload.md): one rule a line,
+ *     COLLECTIVE  RANKS  BYTES  CHOICE
+ * RANKS and BYTES are N, A-B, A-* or *; BYTES is count times the datatype size
+ * (one block for per-block collectives), as in collkit-bench's points; CHOICE
+ * is an algorithm of the collective or `library`. '#' starts a comment; the
+ * first rule that matches a call wins, no rule means the library. */
+#include "ck_preload.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_num(const char *s, unsigned long long *v)
+{
+    if (*s < '0' || *s > '9') return -1;
+    char *end = NULL;
+    errno = 0;
+    *v = strtoull(s, &end, 10);
+    return (errno || *end) ? -1 : 0;
+}
+
+/* "N", "A-B", "A-*", "*" into [lo, hi]; -1 when malformed or empty. */
+static int parse_range(char *s, unsigned long long maxv, unsigned long long *lo, unsigned long long *hi)
+{
+    if (strcmp(s, "*") == 0) {
+        *lo = 0;
+        *hi = maxv;
+        return 0;
+    }
+    char *dash = strchr(s, '-');
+    if (!dash) {
+        if (parse_num(s, lo)) return -1;
+        *hi = *lo;
+    } else {
+        *dash = '\0';
+        if (parse_num(s, lo)) return -1;
+        if (strcmp(dash + 1, "*") == 0) *hi = maxv;
+        else if (parse_num(dash + 1, hi)) return -1;
+    }
+    return (*lo > *hi || *hi > maxv) ? -1 : 0;
+}
+
+static int add_rule(const ckp_rule *r, size_t *cap)
+{
+    if (ckp_cfg.nrules == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        ckp_rule *n = realloc(ckp_cfg.rules, ncap * sizeof *n);
+        if (!n) return -1;
+        ckp_cfg.rules = n;
+        *cap = ncap;
+    }
+    ckp_cfg.rules[ckp_cfg.nrules++] = *r;
+    return 0;
+}
+
+int ckp_rules_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "COLLKIT_RULES: cannot read %s (%s); fix: point it at a collkit rules file",
+                 path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *fields[5] = {0};
+        int n = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 5; t = strtok_r(NULL, " \t\r\n", &save))
+            fields[n++] = t;
+        if (n == 0) continue;
+        ckp_rule r;
+        unsigned long long lo, hi;
+        if (n != 4) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s:%d: expected COLLECTIVE RANKS BYTES CHOICE; fix: see docs/preload.md",
+                     path, lineno);
+            rc = -1;
+            break;
+        }
+        if (ck_collective_parse(fields[0], &r.coll) != 0) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown collective '%s'; fix: use bcast, reduce, gather, "
+                     "scatter, allgather, reduce_scatter, allreduce or alltoall", path, lineno, fields[0]);
+            rc = -1;
+            break;
+        }
+        const int any_ranks = strcmp(fields[1], "*") == 0;
+        if (parse_range(fields[1], INT32_MAX, &lo, &hi) || (lo < 1 && !any_ranks)) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s:%d: bad rank range '%s'; fix: N, A-B, A-* or * with A >= 1",
+                     path, lineno, fields[1]);
+            rc = -1;
+            break;
+        }
+        r.pmin = any_ranks ? 1 : (int)lo;
+        r.pmax = (int)hi;
+        if (parse_range(fields[2], SIZE_MAX, &lo, &hi)) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s:%d: bad byte range '%s'; fix: N, A-B, A-* or *",
+                     path, lineno, fields[2]);
+            rc = -1;
+            break;
+        }
+        r.bmin = (size_t)lo;
+        r.bmax = (size_t)hi;
+        r.alg = -1;
+        if (strcmp(fields[3], "library") != 0) {
+            for (int k = 0; k < ckp_nalgs[r.coll]; k++)
+                if (strcmp(ckp_algs[r.coll][k]->name, fields[3]) == 0) r.alg = k;
+            if (r.alg < 0) {
+                snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown %s algorithm '%s'; fix: a name from "
+                         "`collkit algorithms` or library", path, lineno, fields[0], fields[3]);
+                rc = -1;
+                break;
+            }
+        }
+        if (add_rule(&r, &cap) != 0) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s: out of memory reading the rules", path);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "COLLKIT_RULES: error reading %s; fix: point it at a readable file", path);
+        rc = -1;
+    }
+    fclose(f);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* ck_preload_overhead: the shim's cost per call, side by side in one run at
+ * the same rank count (docs/benchmarks.md). Under libcollkit-preload:
+ *   passthrough (no COLLKIT_ALGORITHMS / COLLKIT_RULES): PMPI_Allreduce, what
+ *       the program runs without the preload, against MPI_Allreduce through
+ *       the shim's pass-through;
+ *   forced (COLLKIT_ALGORITHMS=allreduce=recursive_doubling): calling
+ *       ck_allreduce_recursive_doubling directly against MPI_Allreduce through
+ *       the shim's dispatch to it.
+ * Batches of the two alternate (A, B, A, B, ...) so drift hits both alike;
+ * the result is the median of per-call times and of the paired differences. */
+#define _POSIX_C_SOURCE 200809L
+#include <collkit/collkit.h>
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(double *v, int n, double q)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[(int)(q * (n - 1) + 0.5)];
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int forced = argc > 1 && strcmp(argv[1], "forced") == 0;
+    const int batches = argc > 2 ? atoi(argv[2]) : 200, per = argc > 3 ? atoi(argv[3]) : 200;
+    if (!dlsym(RTLD_DEFAULT, "collkit_preload_calls") || batches < 1 || per < 1) {
+        if (rank == 0) fprintf(stderr, "usage: run under libcollkit-preload: ck_preload_overhead passthrough|forced [BATCHES] [CALLS]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    double *a = malloc(sizeof(double) * (size_t)batches), *b = malloc(sizeof(double) * (size_t)batches);
+    double *d = malloc(sizeof(double) * (size_t)batches);
+    if (!a || !b || !d) MPI_Abort(MPI_COMM_WORLD, 1);
+    double x = rank, y = 0;
+    for (int w = 0; w < 2000; w++) { /* warm-up of both paths (and the shim's duplicate) */
+        MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    for (int i = 0; i < batches; i++) {
+        PMPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int k = 0; k < per; k++) {
+            if (forced) ck_allreduce_recursive_doubling(&x, &y, 1, MPI_DOUBLE, MPI_SUM, dup);
+            else PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
+        a[i] = (MPI_Wtime() - t0) / per * 1e6;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        for (int k = 0; k < per; k++) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        b[i] = (MPI_Wtime() - t0) / per * 1e6;
+        d[i] = b[i] - a[i];
+    }
+    if (y != size * (size - 1) / 2.0) {
+        fprintf(stderr, "rank %d: wrong allreduce result %g\n", rank, y);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (rank == 0) {
+        double d25 = quantile(d, batches, 0.25), d50 = quantile(d, batches, 0.5), d75 = quantile(d, batches, 0.75);
+        printf("%s p=%d batches=%d calls/batch=%d: %s %.3f us, shim %.3f us, difference median %.3f us "
+               "(IQR %.3f..%.3f)\n", forced ? "forced" : "passthrough", size, batches, per,
+               forced ? "ck_allreduce_recursive_doubling" : "PMPI_Allreduce", quantile(a, batches, 0.5),
+               quantile(b, batches, 0.5), d50, d25, d75);
+    }
+    free(a);
+    free(b);
+    free(d);
+    MPI_Comm_free(&dup);
+    MPI_Finalize();
+    return 0;
+}
