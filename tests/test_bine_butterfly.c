@@ -5,16 +5,7 @@
 
 #include <stdio.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (cond) passed++;                                                          \
-        else {                                                                       \
-            failed++;                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
+#include "unit_check.h"
 
 /* nu is a bijection onto [0, p), the doubling tree reaches rank r at the step
  * of nu's top bit from a parent with that bit cleared, and the butterfly

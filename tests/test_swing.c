@@ -5,16 +5,7 @@
 
 #include <stdio.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (cond) passed++;                                                          \
-        else {                                                                       \
-            failed++;                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
+#include "unit_check.h"
 
 /* For every v and k of p2 = 2^s: reach(v, k) is sorted, has 2^(s-k) ranks,
  * and is the disjoint union of reach(v, k+1) and reach(partner(v, k), k+1);
