@@ -76,7 +76,7 @@ def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
 def test_invalid_forced_id_is_refused_before_launch(tmp_path):
     out, recs = run(tmp_path, ["openmpi"], ["99"])
     assert out.returncode == 2 and not recs
-    assert out.stderr.strip().startswith("collkit: error: unknown MPI library algorithm '99'")
+    assert out.stderr.strip().startswith("collkit: error: spec.toml: unknown MPI library algorithm '99'")
     assert len(out.stderr.strip().splitlines()) == 1
 
 
