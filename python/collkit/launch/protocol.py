@@ -21,6 +21,7 @@ platform has them (Slurm)."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from collkit.campaign.platform import Platform, PlatformMPI
@@ -48,7 +49,7 @@ class LaunchStatus:
     summary: str = ""
 
 
-class Launcher:
+class Launcher(ABC):
     """Runs a campaign's launch groups on one platform. Subclasses run one group
     at a time (`run_group`) or override `run` to take them all at once."""
 
@@ -57,9 +58,9 @@ class Launcher:
 
     # ---------------------------------------------------------- choosing
     @classmethod
+    @abstractmethod
     def serves(cls, platform: Platform) -> bool:
         """Whether this launcher runs campaigns on `platform`."""
-        raise NotImplementedError
 
     @classmethod
     def ran(cls, campaign: Campaign) -> bool:
@@ -87,7 +88,9 @@ class Launcher:
 
     def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
                   progress: Progress) -> None:
-        raise NotImplementedError
+        """One launch group, for launchers that keep the default `run`; a launcher
+        that overrides `run` (Slurm: all jobs at once) never reaches this."""
+        raise TypeError(f"{type(self).__name__} overrides run() and runs no single group")
 
     def metadata(self, campaign: Campaign) -> dict:
         """Sections this launcher adds to metadata.json."""
