@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from collkit.common.paths import build_dir
 from collkit.topology import fattree as ft
 from collkit.traffic import linkloads
 
@@ -24,16 +23,7 @@ TABLE1 = [(4, 4), (8, 4), (8, 8), (16, 8), (16, 16), (32, 16), (32, 32)]
 EXTRA = [(8, 4, 2), (4, 4, 4), (2, 8, 4, 2), (3, 5, 2)]
 
 
-def ck_trace() -> Path | None:
-    for mpi in ("openmpi", "mpich"):
-        path = build_dir(mpi) / "tools" / "trace" / "ck_trace"
-        if path.is_file():
-            return path
-    return None
-
-
-needs_ck_trace = pytest.mark.skipif(ck_trace() is None,
-                                    reason="ck_trace is not built (build/<mpi>/tools/trace/ck_trace)")
+from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
 
 
 def summary(alg: str, tree: ft.FatTree) -> dict[int, linkloads.LevelLoad]:

@@ -36,22 +36,12 @@ from pathlib import Path
 
 import pytest
 
-from collkit.common.paths import build_dir
 
 REPO = Path(__file__).resolve().parents[2]
 LEONARDO = REPO / "data" / "leonardo"
 
 
-def ck_trace() -> Path | None:
-    for mpi in ("openmpi", "mpich"):
-        path = build_dir(mpi) / "tools" / "trace" / "ck_trace"
-        if path.is_file():
-            return path
-    return None
-
-
-needs_ck_trace = pytest.mark.skipif(ck_trace() is None,
-                                    reason="ck_trace is not built (build/<mpi>/tools/trace/ck_trace)")
+from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
 
 
 def pof2_of(p: int) -> int:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from collkit.common.errors import UserError
-from collkit.common.paths import build_dir
 from collkit.topology import Node, Topology, read_map
 from collkit.traffic.allocation import from_hostlist, read_allocation
 from collkit.traffic.analysis import allocation_nodes, analyse, placement_for, ranks_only
@@ -37,16 +36,7 @@ LEONARDO = REPO / "data" / "leonardo"
 NODES = LEONARDO / "nodes.txt"
 
 
-def ck_trace() -> Path | None:
-    for mpi in ("openmpi", "mpich"):
-        path = build_dir(mpi) / "tools" / "trace" / "ck_trace"
-        if path.is_file():
-            return path
-    return None
-
-
-needs_ck_trace = pytest.mark.skipif(ck_trace() is None,
-                                    reason="ck_trace is not built (build/<mpi>/tools/trace/ck_trace)")
+from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
 # The Leonardo map and allocations are in the repository (data/leonardo/): their
 # tests never skip, so CI always checks the published figures.
 def needs_leonardo(test):
