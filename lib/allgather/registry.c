@@ -30,5 +30,8 @@ const ck_algorithm ck_allgather_algorithms[] = {
     {CK_ALLGATHER, "swing",
      "Swing butterfly, steps at distance ..., 11, 5, 3, 1, 1 doubling the data, non-contiguous block sets packed; folding for non-power-of-two p",
      "De Sensi et al., Swing (NSDI'24)", 0, 0, {.allgather = ck_allgather_swing}},
+    {CK_ALLGATHER, "parallel_rings",
+     "node-aware: one ring per local rank across the N nodes (N-1 steps), each received block forwarded inside the node during the next ring step; equal ranks per node",
+     "Barati Sedeh, Grant, Afsahi, Parallel Rings (Algorithm 1, on CPUs)", CK_REQUIRES_EQUAL_NODES, 0, {.allgather = ck_allgather_parallel_rings}},
 };
 const size_t ck_allgather_algorithms_n = CK_TABLE_SIZE(ck_allgather_algorithms);

@@ -55,40 +55,9 @@ int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Da
     if (f.vrank < 0) goto out;
     const int v = f.vrank;
 
-    const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
+    const int tag = CK_TAG(CK_ALLREDUCE);
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    CK_SPAN_BEGIN("butterfly");
-    for (int k = 0; k < s; k++) {
-        CK_SPAN_BEGIN_STEP("step", k);
-        int q = ck_bine_fold_peer(v, k, p2, 0, size);
-        CK_TRY(ck_sendrecv(rbuf, count, q, tmp.buf, count, q, dt, tag, comm));
-        CK_TRY(ck_reduce_local(tmp.buf, rbuf, count, dt, op));
-        CK_SPAN_END("step");
-    }
-    CK_SPAN_END("butterfly");
-    /* The butterfly's partners hold overlapping rank sets (0 has {0,1,6,7}
-     * after step 1 at p' = 8, 1 has {0,1,2,3}), so the ranks add the same p'
-     * inputs in p'/4 different trees once p' >= 8, and a float or double sum
-     * differs in its last bits between ranks. MPI wants every rank to return
-     * the same result, and no reordering of the operands at a step can make
-     * the trees agree: virtual rank 0's result is broadcast over the core
-     * instead (binomial, distance halving, log2 p' more steps of n bytes).
-     * At p' <= 4 all trees are one and nothing is sent. */
-    if (p2 >= 8) {
-        CK_SPAN_BEGIN("agree");
-        for (int k = s - 1; k >= 0; k--) {
-            CK_SPAN_BEGIN_STEP("step", s + (s - 1 - k));
-            const int d = 1 << k;
-            if (v % (2 * d) == 0)
-                CK_TRY(ck_send(rbuf, count, dt, ck_fold_rank_of(v + d, CK_FOLD_KEEP_EVEN, 0, size),
-                               tag, comm));
-            else if (v % (2 * d) == d)
-                CK_TRY(ck_recv(rbuf, count, dt, ck_fold_rank_of(v - d, CK_FOLD_KEEP_EVEN, 0, size),
-                               tag, comm));
-            CK_SPAN_END("step");
-        }
-        CK_SPAN_END("agree");
-    }
+    CK_TRY(ck_bine_latency_core(rbuf, tmp.buf, count, dt, op, v, size, NULL, NULL, tag, comm));
     CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);

@@ -46,5 +46,13 @@ const ck_algorithm ck_allreduce_algorithms[] = {
      "bine_bandwidth with reduce-scatter transfers in 64 KiB segments received ahead, reduction overlapping transfer",
      "De Sensi et al., Bine Trees", CK_REQUIRES_COMMUTATIVE, 0,
      {.allreduce = ck_allreduce_bine_bandwidth_seg}},
+    {CK_ALLREDUCE, "parallel_rings",
+     "node-aware: parallel_rings reduce-scatter + parallel_rings allgather on p nearly equal blocks, 2(N-1) ring steps for N nodes; equal ranks per node",
+     "Barati Sedeh, Grant, Afsahi, Parallel Rings (Algorithm 1, on CPUs)", CK_REQUIRES_COMMUTATIVE | CK_REQUIRES_EQUAL_NODES, 0,
+     {.allreduce = ck_allreduce_parallel_rings}},
+    {CK_ALLREDUCE, "bine_hierarchical",
+     "node-aware: binomial reduce to each node's local rank 0, bine_latency butterfly among the node leaders, binomial bcast inside each node; any node shape",
+     "De Sensi et al., Bine Trees; PICO (hierarchical)", CK_REQUIRES_COMMUTATIVE | CK_TRAIT_WHOLE_VECTOR, 0,
+     {.allreduce = ck_allreduce_bine_hierarchical}},
 };
 const size_t ck_allreduce_algorithms_n = CK_TABLE_SIZE(ck_allreduce_algorithms);

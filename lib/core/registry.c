@@ -109,10 +109,12 @@ static void write_algorithm(FILE *f, const ck_algorithm *a)
     json_string(f, a->origin);
     fprintf(f,
             ", \"constraints\": {\"commutative_op\": %s, \"pow2_ranks\": %s, "
-            "\"fattree\": %s, \"min_count\": %zu}, \"traits\": {\"whole_vector\": %s}}",
+            "\"fattree\": %s, \"equal_nodes\": %s, \"min_count\": %zu}, "
+            "\"traits\": {\"whole_vector\": %s}}",
             (a->constraints & CK_REQUIRES_COMMUTATIVE) ? "true" : "false",
             (a->constraints & CK_REQUIRES_POW2_RANKS) ? "true" : "false",
-            (a->constraints & CK_REQUIRES_FATTREE) ? "true" : "false", a->min_count,
+            (a->constraints & CK_REQUIRES_FATTREE) ? "true" : "false",
+            (a->constraints & CK_REQUIRES_EQUAL_NODES) ? "true" : "false", a->min_count,
             (a->constraints & CK_TRAIT_WHOLE_VECTOR) ? "true" : "false");
 }
 

@@ -30,5 +30,9 @@ const ck_algorithm ck_reduce_scatter_algorithms[] = {
      "Swing butterfly, steps at distance 1, 1, 3, 5, 11, ... halving the data, non-contiguous block sets packed; folding for non-power-of-two p",
      "De Sensi et al., Swing (NSDI'24)", CK_REQUIRES_COMMUTATIVE, 0,
      {.reduce_scatter = ck_reduce_scatter_swing}},
+    {CK_REDUCE_SCATTER, "parallel_rings",
+     "node-aware: one ring per local rank across the N nodes (N-1 steps), each block summed over the node during the previous ring step; equal ranks per node",
+     "Barati Sedeh, Grant, Afsahi, Parallel Rings (Algorithm 1, on CPUs)", CK_REQUIRES_COMMUTATIVE | CK_REQUIRES_EQUAL_NODES, 0,
+     {.reduce_scatter = ck_reduce_scatter_parallel_rings}},
 };
 const size_t ck_reduce_scatter_algorithms_n = CK_TABLE_SIZE(ck_reduce_scatter_algorithms);
