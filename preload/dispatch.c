@@ -11,7 +11,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* ---------------------------------------------------------------- helper communicator */
 
@@ -22,7 +21,7 @@
  * the program's communicator. */
 typedef struct {
     MPI_Comm dup; /* MPI_COMM_NULL for an intercommunicator */
-    int size;
+    int size, rank;
     int inter;
 } ckp_comm_info;
 
@@ -56,6 +55,8 @@ static int comm_info(MPI_Comm comm, ckp_comm_info **out)
     info->dup = MPI_COMM_NULL;
     rc = PMPI_Comm_test_inter(comm, &info->inter);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &info->size);
+    /* An intercommunicator's rank is in the local group: never used, it falls back. */
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(comm, &info->rank);
     if (rc == MPI_SUCCESS && !info->inter) rc = PMPI_Comm_dup(comm, &info->dup);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, ckp_keyval, info);
     if (rc != MPI_SUCCESS) {
@@ -88,24 +89,6 @@ void ckp_release_world(void)
     PMPI_Comm_free_keyval(&ckp_keyval);
 }
 
-/* ---------------------------------------------------------------- the library */
-
-static int library(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                   int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
-{
-    switch (c) {
-    case CK_BCAST: return PMPI_Bcast(rbuf, rcount, rtype, root, comm);
-    case CK_REDUCE: return PMPI_Reduce(sbuf, rbuf, rcount, rtype, op, root, comm);
-    case CK_GATHER: return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-    case CK_SCATTER: return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-    case CK_ALLGATHER: return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-    case CK_REDUCE_SCATTER: return PMPI_Reduce_scatter_block(sbuf, rbuf, rcount, rtype, op, comm);
-    case CK_ALLREDUCE: return PMPI_Allreduce(sbuf, rbuf, rcount, rtype, op, comm);
-    case CK_ALLTOALL: return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-    default: return MPI_ERR_ARG;
-    }
-}
-
 /* ---------------------------------------------------------------- buffers as bytes */
 
 static int type_info(MPI_Datatype t, int *size, int *contiguous)
@@ -132,24 +115,25 @@ typedef struct {
     size_t bytes;
 } view;
 
-static int view_open(view *v, void *buf, int count, MPI_Datatype type, int load, MPI_Comm comm,
+static int view_open(view *v, void *buf, size_t count, MPI_Datatype type, int load, MPI_Comm comm,
                      void **ptr)
 {
     int size, contig;
     int rc = type_info(type, &size, &contig);
     if (rc != MPI_SUCCESS) return rc;
     v->user = buf;
-    v->count = count;
     v->type = type;
     v->tmp = NULL;
-    v->bytes = (size_t)count * (size_t)size;
+    v->bytes = count * (size_t)size;
     if (contig) {
         *ptr = buf;
         return MPI_SUCCESS;
     }
+    /* MPI_Pack and MPI_Unpack say counts and sizes in int. */
+    if (count > INT32_MAX || v->bytes > INT32_MAX) return MPI_ERR_COUNT;
+    v->count = (int)count;
     v->tmp = malloc(v->bytes ? v->bytes : 1);
     if (!v->tmp) return MPI_ERR_NO_MEM;
-    if (load && v->bytes > INT32_MAX) return MPI_ERR_COUNT;
     if (load) {
         int pos = 0;
         rc = PMPI_Pack(buf, count, type, v->tmp, (int)v->bytes, &pos, comm);
@@ -175,55 +159,28 @@ static int view_close(view *v, int store, MPI_Comm comm, int rc)
 
 /* ---------------------------------------------------------------- the algorithms */
 
-/* Data movement on bytes: b bytes a block, p blocks where the collective has p. */
-static int run_bytes(const ck_algorithm *a, ck_collective c, const void *sbuf, int scount,
-                     MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                     size_t b, int p, MPI_Comm dup)
+/* Data movement on bytes: b bytes a block. Which buffers this rank passes,
+ * how many elements of its own datatype each holds, and whether the receive
+ * buffer carries input or takes the result are the descriptor's
+ * (ck_mpi_roles_of); only the packing of non-contiguous ones is done here. */
+static int run_bytes(const ck_algorithm *a, const ck_mpi_args *m, const ck_mpi_roles *ro, size_t b,
+                     MPI_Comm dup)
 {
-    int rank;
-    int rc = PMPI_Comm_rank(dup, &rank);
-    if (rc != MPI_SUCCESS) return rc;
-    const int is_root = (rank == root);
-    const int send_in_place = (sbuf == MPI_IN_PLACE);
-    const int recv_in_place = (rbuf == MPI_IN_PLACE);
+    int rc = MPI_SUCCESS;
     view sv = {0}, rv = {0};
     void *s = NULL, *r = NULL;
-    int use_s = 0, load_s = 1, use_r = 0, load_r = 0, store_r = 0, ns = 0, nr = 0;
-    switch (c) {
-    case CK_BCAST:
-        use_r = 1, nr = rcount, load_r = is_root, store_r = !is_root;
-        break;
-    case CK_GATHER:
-        use_s = !send_in_place, ns = scount;
-        use_r = is_root, nr = p * rcount, load_r = send_in_place, store_r = 1;
-        break;
-    case CK_SCATTER:
-        use_s = is_root, ns = p * scount;
-        use_r = !recv_in_place, nr = rcount, store_r = 1;
-        break;
-    case CK_ALLGATHER:
-    case CK_ALLTOALL:
-        use_s = !send_in_place, ns = (c == CK_ALLTOALL) ? p * scount : scount;
-        use_r = 1, nr = p * rcount, load_r = send_in_place, store_r = 1;
-        break;
-    default: return MPI_ERR_ARG;
-    }
-    if (p > 1 && (size_t)ns > SIZE_MAX / 2) return MPI_ERR_COUNT;
-    if (use_s) rc = view_open(&sv, (void *)sbuf, ns, stype, load_s, dup, &s);
-    if (rc == MPI_SUCCESS && use_r) rc = view_open(&rv, rbuf, nr, rtype, load_r, dup, &r);
+    const int use_s = ro->send_elems > 0, use_r = ro->recv_elems > 0;
+    if (use_s) rc = view_open(&sv, (void *)m->sbuf, ro->send_elems, m->stype, 1, dup, &s);
+    if (rc == MPI_SUCCESS && use_r)
+        rc = view_open(&rv, m->rbuf, ro->recv_elems, m->rtype, ro->recv_in, dup, &r);
     if (rc == MPI_SUCCESS) {
-        const void *sarg = use_s ? s : (send_in_place ? MPI_IN_PLACE : sbuf);
-        void *rarg = use_r ? r : (recv_in_place ? MPI_IN_PLACE : rbuf);
-        rc = ck_algorithm_call(a, sarg, rarg, b, MPI_BYTE, MPI_OP_NULL, root, dup);
+        const void *sarg = use_s ? s : m->sbuf;
+        void *rarg = use_r ? r : m->rbuf;
+        rc = ck_algorithm_call(a, sarg, rarg, b, MPI_BYTE, MPI_OP_NULL, m->root, dup);
     }
     rc = view_close(&sv, 0, dup, rc);
-    rc = view_close(&rv, store_r, dup, rc);
+    rc = view_close(&rv, ro->recv_out, dup, rc);
     return rc;
-}
-
-static int is_reduction(ck_collective c)
-{
-    return c == CK_REDUCE || c == CK_ALLREDUCE || c == CK_REDUCE_SCATTER;
 }
 
 /* Why algorithm a cannot run this call correctly, or -1 when it can. Every
@@ -234,7 +191,7 @@ static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_com
     if (info->inter) return CKP_FB_INTERCOMM;
     if (ck_collective_has_root(c) && (root < 0 || root >= info->size)) return CKP_FB_ROOT;
     if (bytes == 0 || bytes > CK_MAX_COUNT) return CKP_FB_COUNT;
-    if (is_reduction(c)) {
+    if (ck_collective_has_op(c)) {
         /* Reductions combine elements, so they keep the datatype: it must be a
          * predefined type laid out without gaps. */
         int ni, na, nd, comb, size, contig;
@@ -257,73 +214,45 @@ static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_com
     return -1;
 }
 
-/* In-place MPI_Reduce_scatter_block leaves the receive buffer past the first
- * block as it was in Open MPI and MPICH, and programs test it (mpi4py does);
- * some libcollkit algorithms use that space as scratch when in place. The
- * input is copied once and the algorithm runs out of place, writing the first
- * block only. */
-static int reduce_scatter_in_place(const ck_algorithm *a, void *rbuf, int count, MPI_Datatype dt,
-                                   MPI_Op op, const ckp_comm_info *info)
+/* Bytes of one block as every rank sees it (see the file's comment), read
+ * on the side the descriptor says is significant at this rank. */
+static int block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes)
 {
-    int size;
-    int rc = PMPI_Type_size(dt, &size);
-    if (rc != MPI_SUCCESS) return rc;
-    const size_t bytes = (size_t)info->size * (size_t)count * (size_t)size;
-    void *in = malloc(bytes ? bytes : 1);
-    if (!in) return MPI_ERR_NO_MEM;
-    memcpy(in, rbuf, bytes);
-    rc = ck_algorithm_call(a, in, rbuf, (size_t)count, dt, op, 0, info->dup);
-    free(in);
-    return rc;
-}
-
-/* Bytes of one block as every rank sees it (see the file's comment). */
-static int block_bytes(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, int rcount,
-                       MPI_Datatype rtype, int root, MPI_Comm comm, size_t *bytes)
-{
-    int size = 0, rc, use_send;
-    switch (c) {
-    case CK_GATHER: {
-        int rank;
-        rc = PMPI_Comm_rank(comm, &rank);
-        if (rc != MPI_SUCCESS) return rc;
-        use_send = !(rank == root && sbuf == MPI_IN_PLACE);
-        break;
-    }
-    case CK_SCATTER: {
-        int rank;
-        rc = PMPI_Comm_rank(comm, &rank);
-        if (rc != MPI_SUCCESS) return rc;
-        use_send = (rank == root);
-        break;
-    }
-    default: use_send = 0; break;
-    }
-    const int count = use_send ? scount : rcount;
-    if (count < 0) return MPI_ERR_COUNT;
-    rc = PMPI_Type_size(use_send ? stype : rtype, &size);
+    const int count = ro->block_from_send ? m->scount : m->rcount;
+    int size = 0;
+    int rc = PMPI_Type_size(ro->block_from_send ? m->stype : m->rtype, &size);
     if (rc != MPI_SUCCESS) return rc;
     *bytes = (size_t)count * (size_t)size;
     return MPI_SUCCESS;
 }
 
+/* Nonzero while this thread runs a libcollkit algorithm. libcollkit's own
+ * helpers may call MPI collectives (ck_nodes_get's allreduce on a split of
+ * the communicator); with -Bsymbolic those bind to this shim, and forcing an
+ * algorithm on them would recurse without end. They go to the library. */
+static _Thread_local int ckp_inside;
+
 int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                  int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
 {
+    const ck_mpi_args m = {sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm};
+    if (ckp_inside) return ck_pmpi_call(c, &m);
     if (!ckp_cfg.active) {
         /* Pass-through: nothing configured, only counted when reporting. */
-        if (!ckp_cfg.report) return library(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
+        if (!ckp_cfg.report) return ck_pmpi_call(c, &m);
         double t0 = PMPI_Wtime();
-        int rc = library(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
+        int rc = ck_pmpi_call(c, &m);
         ckp_stat_call(c, CKP_LIBRARY, 0, PMPI_Wtime() - t0);
         return rc;
     }
     ckp_comm_info *info;
+    ck_mpi_roles ro;
     size_t bytes = 0;
     if (comm == MPI_COMM_NULL || comm_info(comm, &info) != MPI_SUCCESS ||
-        block_bytes(c, sbuf, scount, stype, rcount, rtype, root, comm, &bytes) != MPI_SUCCESS)
+        ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
+        block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
         /* An erroneous call: the library raises the error as it would. */
-        return library(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
+        return ck_pmpi_call(c, &m);
     int k = ckp_choose(c, info->size, bytes);
     int col = CKP_LIBRARY;
     if (k >= 0) {
@@ -336,16 +265,19 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
     double t0 = timed ? PMPI_Wtime() : 0.0;
     int rc;
     if (col == CKP_LIBRARY) {
-        rc = library(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
-    } else if (c == CK_REDUCE_SCATTER && sbuf == MPI_IN_PLACE) {
-        rc = reduce_scatter_in_place(ckp_algs[c][col], rbuf, rcount, rtype, op, info);
-    } else if (is_reduction(c)) {
+        rc = ck_pmpi_call(c, &m);
+    } else if (ck_collective_has_op(c)) {
+        /* Reductions keep their datatype (fallback_reason let through only
+         * predefined contiguous ones); in place is the algorithms' own. */
+        ckp_inside = 1;
         rc = ck_algorithm_call(ckp_algs[c][col], sbuf, rbuf, (size_t)rcount, rtype, op, root, info->dup);
+        ckp_inside = 0;
     } else {
         /* A failed temporary is returned as MPI_ERR_NO_MEM, not turned into a
          * fallback: the other ranks may already be inside the algorithm. */
-        rc = run_bytes(ckp_algs[c][col], c, sbuf, scount, stype, rbuf, rcount, rtype, root, bytes,
-                       info->size, info->dup);
+        ckp_inside = 1;
+        rc = run_bytes(ckp_algs[c][col], &m, &ro, bytes, info->dup);
+        ckp_inside = 0;
     }
     if (timed) ckp_stat_call(c, col, bytes, PMPI_Wtime() - t0);
     else ckp_stat_call(c, col, bytes, 0.0);

@@ -86,7 +86,7 @@ static tally *tallies;
 typedef enum { CASE_PASS, CASE_FAIL, CASE_REFUSED } case_result;
 
 /* Must this algorithm refuse the config (registry constraints)? */
-static int must_refuse(const ck_algorithm *a, const ckv_case *c)
+static int must_refuse(const ck_algorithm *a, const ckv_case *c, MPI_Comm comm)
 {
     if ((a->constraints & CK_REQUIRES_COMMUTATIVE) && c->coll->has_op &&
         !ckv_op_commutative(c->op))
@@ -96,6 +96,12 @@ static int must_refuse(const ck_algorithm *a, const ckv_case *c)
         /* The radices of COLLKIT_FATTREE (ctest sets them per p) must fit p. */
         int m[CK_FATTREE_MAX_LEVELS + 1], levels;
         if (ck_fattree_radices(c->p, m, &levels) != MPI_SUCCESS) return 1;
+    }
+    if (a->constraints & CK_REQUIRES_EQUAL_NODES) {
+        /* The nodes of this communicator (COLLKIT_RANKS_PER_NODE, set per
+         * ctest entry, or shared memory) must all hold the same count. */
+        const ck_nodes *nd;
+        if (ck_nodes_get(comm, &nd) != MPI_SUCCESS || !nd->equal) return 1;
     }
     if (c->count < a->min_count) return 1;
     return 0;
@@ -109,7 +115,7 @@ static case_result run_alg(const ck_algorithm *a, const config *cf, const commct
     ckv_fill(c, b, cf->seed);
     int rc = ck_algorithm_call(a, ckv_send_arg(b), ckv_recv_arg(b), c->count,
                                ck_datatype_mpi(c->dtype), ckv_op_mpi(c->op), c->root, cc->comm);
-    int refuse = must_refuse(a, c);
+    int refuse = must_refuse(a, c, cc->comm);
 
     if (refuse) {
         if (rc == MPI_SUCCESS) {

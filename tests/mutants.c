@@ -102,12 +102,39 @@ static int reduce_scatter_no_op_check(const void *sbuf, void *rbuf, size_t count
     return ck_reduce_scatter_recursive_doubling(sbuf, rbuf, count, dt, op, comm);
 }
 
+/* In place, uses the input's other blocks as scratch: the result is right,
+ * but the receive buffer past it changed (Open MPI and MPICH leave it). */
+static int reduce_scatter_in_place_scratch(const void *sbuf, void *rbuf, size_t count,
+                                           MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    int rc = ck_reduce_scatter_recursive_doubling(sbuf, rbuf, count, dt, op, comm), p = 1;
+    MPI_Aint lb, ext;
+    if (rc != MPI_SUCCESS || sbuf != MPI_IN_PLACE || count == 0) return rc;
+    MPI_Comm_size(comm, &p);
+    MPI_Type_get_extent(dt, &lb, &ext);
+    if (p > 1) memset((char *)rbuf + (MPI_Aint)count * ext, 0x5a, 1);
+    return rc;
+}
+
 /* Accepts an out-of-range root by wrapping it. */
 static int bcast_wraps_root(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int p = 1;
     if (comm != MPI_COMM_NULL) MPI_Comm_size(comm, &p);
     return ck_bcast_linear(buf, count, dt, ((root % p) + p) % p, comm);
+}
+
+/* Parallel Rings that never refuses: on uneven nodes it falls back to the
+ * flat ring, a right answer where the registry promises a refusal, which
+ * would mislead every tool that trusts the constraint (run with
+ * COLLKIT_RANKS_PER_NODE set so that some nodes are short). */
+static int allgather_parallel_rings_no_node_check(const void *sbuf, void *rbuf, size_t count,
+                                                  MPI_Datatype dt, MPI_Comm comm)
+{
+    const ck_nodes *nd;
+    if (comm != MPI_COMM_NULL && ck_nodes_get(comm, &nd) == MPI_SUCCESS && !nd->equal)
+        return ck_allgather_ring(sbuf, rbuf, count, dt, comm);
+    return ck_allgather_parallel_rings(sbuf, rbuf, count, dt, comm);
 }
 
 static const ck_algorithm mutants[] = {
@@ -124,7 +151,11 @@ static const ck_algorithm mutants[] = {
      {.alltoall = alltoall_modifies_input}},
     {CK_REDUCE_SCATTER, "no_op_check", "ignores its commutativity constraint", "test",
      CK_REQUIRES_COMMUTATIVE, 0, {.reduce_scatter = reduce_scatter_no_op_check}},
+    {CK_REDUCE_SCATTER, "in_place_scratch", "writes past its result when in place", "test", 0, 0,
+     {.reduce_scatter = reduce_scatter_in_place_scratch}},
     {CK_BCAST, "wraps_root", "accepts root out of range", "test", 0, 0, {.bcast = bcast_wraps_root}},
+    {CK_ALLGATHER, "parallel_rings_no_node_check", "runs the flat ring on uneven nodes instead of refusing",
+     "test", CK_REQUIRES_EQUAL_NODES, 0, {.allgather = allgather_parallel_rings_no_node_check}},
 };
 
 size_t mutant_count(void) { return sizeof mutants / sizeof mutants[0]; }

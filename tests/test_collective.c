@@ -130,7 +130,7 @@ static void test_traits(void)
         CHECK(!!d->replicated == traits[i].replicated);
         CHECK(!!d->from_root == traits[i].from_root);
         CHECK(!!d->result_is_own_block == traits[i].result_is_own_block);
-        CHECK(d->call != NULL && d->library_call != NULL);
+        CHECK(d->call != NULL && d->library_call != NULL && d->pmpi_call != NULL);
         const int ps[] = {1, 2, 4, 7, 64};
         for (size_t k = 0; k < sizeof ps / sizeof *ps; k++) {
             const int p = ps[k];
@@ -229,9 +229,67 @@ static int expected(ck_collective c, int p, int rank, int root, size_t n, size_t
     }
 }
 
+/* ---------------------------------------------------------------- MPI's arguments */
+
+/* ck_mpi_roles_of at p = 4, root 1, scount 2 and rcount 3 (3 and 3 for the
+ * reductions, whose two counts are one), for the root, the root in place and
+ * a non-root (the collectives without a root: not in place, in place):
+ * send elements, receive elements, rbuf holds input, rbuf takes a result,
+ * the block is read on the send side. Written from the MPI standard. */
+static const struct {
+    ck_collective c;
+    int rank, in_place;
+    size_t send, recv;
+    int in, out, from_send;
+} roles[] = {
+    {CK_BCAST, 1, 0, 0, 3, 1, 0, 0},          {CK_BCAST, 2, 0, 0, 3, 0, 1, 0},
+    {CK_REDUCE, 1, 0, 3, 3, 0, 1, 0},         {CK_REDUCE, 1, 1, 0, 3, 1, 1, 0},
+    {CK_REDUCE, 2, 0, 3, 0, 0, 0, 1},         {CK_GATHER, 1, 0, 2, 12, 0, 1, 0},
+    {CK_GATHER, 1, 1, 0, 12, 1, 1, 0},        {CK_GATHER, 2, 0, 2, 0, 0, 0, 1},
+    {CK_SCATTER, 1, 0, 8, 3, 0, 1, 0},        {CK_SCATTER, 1, 1, 8, 0, 0, 0, 1},
+    {CK_SCATTER, 2, 0, 0, 3, 0, 1, 0},        {CK_ALLGATHER, 2, 0, 2, 12, 0, 1, 0},
+    {CK_ALLGATHER, 2, 1, 0, 12, 1, 1, 0},     {CK_REDUCE_SCATTER, 2, 0, 12, 3, 0, 1, 0},
+    {CK_REDUCE_SCATTER, 2, 1, 0, 12, 1, 1, 0}, {CK_ALLREDUCE, 2, 0, 3, 3, 0, 1, 0},
+    {CK_ALLREDUCE, 2, 1, 0, 3, 1, 1, 0},      {CK_ALLTOALL, 2, 0, 8, 12, 0, 1, 0},
+    {CK_ALLTOALL, 2, 1, 0, 12, 1, 1, 0},
+};
+
+static void test_mpi_roles(void)
+{
+    char sb[1], rb[1];
+    for (size_t i = 0; i < sizeof roles / sizeof *roles; i++) {
+        const ck_collective c = roles[i].c;
+        const int red = ck_collective_has_op(c);
+        ck_mpi_args m = {sb, red ? 3 : 2, MPI_INT, rb, 3, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD};
+        if (roles[i].in_place && c == CK_SCATTER) m.rbuf = MPI_IN_PLACE;
+        else if (roles[i].in_place) m.sbuf = MPI_IN_PLACE;
+        ck_mpi_roles r;
+        CHECK(ck_mpi_roles_of(c, &m, 4, roles[i].rank, &r) == 0);
+        if (r.send_elems != roles[i].send || r.recv_elems != roles[i].recv ||
+            r.recv_in != roles[i].in || r.recv_out != roles[i].out ||
+            r.block_from_send != roles[i].from_send) {
+            fprintf(stderr, "roles of %s rank %d in_place %d: %zu %zu %d %d %d\n",
+                    ck_collective_name(c), roles[i].rank, roles[i].in_place, r.send_elems,
+                    r.recv_elems, r.recv_in, r.recv_out, r.block_from_send);
+            CHECK(!"ck_mpi_roles_of matches the standard");
+        }
+    }
+    /* A count of 0 still reads the block on the side that is significant. */
+    ck_mpi_args z = {NULL, 0, MPI_DATATYPE_NULL, rb, 0, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD};
+    ck_mpi_roles r;
+    CHECK(ck_mpi_roles_of(CK_BCAST, &z, 4, 2, &r) == 0 && !r.block_from_send && r.recv_elems == 0);
+    z.rcount = -1;
+    CHECK(ck_mpi_roles_of(CK_BCAST, &z, 4, 2, &r) == -1);
+    z.rcount = 1;
+    CHECK(ck_mpi_roles_of(CK_NUM_COLLECTIVES, &z, 4, 0, &r) == -1);
+    CHECK(ck_mpi_roles_of(CK_BCAST, NULL, 4, 0, &r) == -1);
+}
+
 /* Runs one call (algorithm a, or the library's collective of c when a is
- * NULL) on every rank and checks this rank's result; returns 0 or 1. */
-static int run_one(ck_collective c, const ck_algorithm *a, size_t n, int root, MPI_Comm comm)
+ * NULL: through ck_library_call, or ck_pmpi_call with MPI's own arguments
+ * when via_pmpi) on every rank and checks this rank's result; returns 0 or 1. */
+static int run_one(ck_collective c, const ck_algorithm *a, size_t n, int root, MPI_Comm comm,
+                   int via_pmpi)
 {
     int rank, p;
     MPI_Comm_rank(comm, &rank);
@@ -248,8 +306,14 @@ static int run_one(ck_collective c, const ck_algorithm *a, size_t n, int root, M
     for (size_t i = 0; i < ns; i++) s[i] = input(rank, i);
     /* bcast has no send buffer: its input is the root's receive buffer. */
     for (size_t i = 0; i < nr; i++) r[i] = c == CK_BCAST && rank == root ? input(rank, i) : -7;
-    int rc = a ? ck_algorithm_call(a, s, r, n, MPI_INT, MPI_SUM, root, comm)
-               : ck_library_call(c, s, r, n, MPI_INT, MPI_SUM, root, comm);
+    /* MPI's arguments: bcast's buffer is the receive side, reductions give
+     * their count and datatype on both sides. */
+    const ck_mpi_args m = {c == CK_BCAST ? NULL : s, c == CK_BCAST ? 0 : (int)n,
+                           c == CK_BCAST ? MPI_DATATYPE_NULL : MPI_INT, r, (int)n, MPI_INT,
+                           MPI_SUM, root, comm};
+    int rc = a          ? ck_algorithm_call(a, s, r, n, MPI_INT, MPI_SUM, root, comm)
+             : via_pmpi ? ck_pmpi_call(c, &m)
+                        : ck_library_call(c, s, r, n, MPI_INT, MPI_SUM, root, comm);
     int bad = rc != MPI_SUCCESS;
     for (size_t i = 0; !bad && i < nres; i++)
         if (r[i] != expected(c, p, rank, root, n, i)) {
@@ -273,14 +337,14 @@ static void test_calls(MPI_Comm comm)
     for (int c = 0; c < CK_NUM_COLLECTIVES; c++) {
         const ck_collective cc = (ck_collective)c;
         const int root = ck_collective_has_root(cc) ? p - 1 : 0;
-        int bad = run_one(cc, NULL, 3, root, comm), any = 0;
+        int bad = run_one(cc, NULL, 3, root, comm, 0) | run_one(cc, NULL, 3, root, comm, 1), any = 0;
         /* Every algorithm of the collective, through the uniform call. */
         for (size_t i = 0; i < ck_algorithm_count(); i++) {
             const ck_algorithm *a = ck_algorithm_at(i);
             if (a->collective != cc) continue;
             if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (p & (p - 1)) != 0) continue;
             const size_t n = a->min_count > 3 ? a->min_count : 3;
-            bad |= run_one(cc, a, n, root, comm);
+            bad |= run_one(cc, a, n, root, comm, 0);
             any = 1;
         }
         int gbad = 0;
@@ -301,6 +365,9 @@ static void test_calls(MPI_Comm comm)
     CHECK(ck_algorithm_call(&stray, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) == MPI_ERR_ARG);
     CHECK(ck_library_call(CK_NUM_COLLECTIVES, buf, buf, 1, MPI_INT, MPI_SUM, 0, comm) ==
           MPI_ERR_ARG);
+    const ck_mpi_args m = {buf, 1, MPI_INT, buf + 1, 1, MPI_INT, MPI_SUM, 0, comm};
+    CHECK(ck_pmpi_call(CK_NUM_COLLECTIVES, &m) == MPI_ERR_ARG);
+    CHECK(ck_pmpi_call(CK_ALLREDUCE, NULL) == MPI_ERR_ARG);
     CHECK(ck_library_call(CK_ALLREDUCE, buf, buf, CK_MAX_COUNT + 1, MPI_INT, MPI_SUM, 0, comm) ==
           MPI_ERR_COUNT);
 }
@@ -317,6 +384,7 @@ int main(int argc, char **argv)
     test_traits();
     test_names();
     test_datatypes();
+    test_mpi_roles();
     test_calls(MPI_COMM_WORLD);
     int gfailed = 0;
     MPI_Allreduce(&failed, &gfailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -221,6 +221,37 @@ static int check_reduced(checker *ck, const char *what, const void *rbuf, size_t
     return 0;
 }
 
+/* In place, input elements that sit in the receive buffer outside the result
+ * (reduce_scatter's p - 1 other blocks) must come back as they went in. MPI
+ * only says the result is the first recvcount elements; Open MPI and MPICH
+ * leave the rest alone and programs check it (mpi4py's test_cco_buf), so
+ * libcollkit promises the same. */
+static int check_input_kept(checker *ck, const input_place *in, const void *rbuf, size_t nres,
+                            uint64_t seed)
+{
+    const ckv_case *c = ck->c;
+    const char *what = "recvbuf (input past the result changed)";
+    size_t len = segment_len(c, in), es = c->dtype->size;
+    for (size_t sg = 0; sg < segments(c, in); sg++) {
+        size_t at = in->offset + sg * len; /* where the segment sits in rbuf */
+        size_t skip = nres > at ? nres - at : 0;
+        if (skip >= len) continue;
+        if (spread_on(c)) {
+            for (size_t j = skip; j < len; j++)
+                if (!spread_same(c, rbuf, at + j, ckv_spread_value(c->rank, seed, sg * len + j))) {
+                    snprintf(ck->msg, ck->msglen, "rank %d: %s element %zu: expected %.9g",
+                             c->rank, what, at + j, ckv_spread_value(c->rank, seed, sg * len + j));
+                    return 1;
+                }
+            continue;
+        }
+        ckv_gen g = segment_gen(c, sg, seed);
+        size_t i = ck->k->diff_gen((const char *)rbuf + (at + skip) * es, len - skip, &g, skip);
+        if (i < len - skip) return mismatch(ck, what, rbuf, at + skip + i, ckv_gen_value(&g, skip + i));
+    }
+    return 0;
+}
+
 int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg, size_t msglen)
 {
     checker ck = {c, ckv_codec_of(c->dtype), msg, msglen};
@@ -239,7 +270,10 @@ int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg,
                              c->rank, j, ckv_spread_value(c->rank, seed, j));
                     return 1;
                 }
-        if (b->lay.result_elems == 0 || b->recv.data == NULL) return 0;
+        if (b->recv.data == NULL) return 0;
+        if (in.in_recv && check_input_kept(&ck, &in, b->recv.data, b->lay.result_elems, seed))
+            return 1;
+        if (b->lay.result_elems == 0) return 0;
         return check_spread(c, rname, b->recv.data, b->lay.result_elems, seed, msg, msglen);
     }
     if (!in.in_recv && b->send.data) {
@@ -254,7 +288,9 @@ int ckv_check(const ckv_case *c, const ckv_buffers *b, uint64_t seed, char *msg,
     }
 
     size_t nres = b->lay.result_elems;
-    if (nres == 0 || b->recv.data == NULL) return 0;
+    if (b->recv.data == NULL) return 0;
+    if (in.in_recv && check_input_kept(&ck, &in, b->recv.data, nres, seed)) return 1;
+    if (nres == 0) return 0;
     return d->has_op ? check_reduced(&ck, rname, b->recv.data, nres, seed)
                      : check_moved(&ck, rname, b->recv.data, nres, seed);
 }

@@ -115,7 +115,8 @@ int ckv_buf_guards(const ckv_buf *b);
 void ckv_fill(const ckv_case *c, ckv_buffers *b, uint64_t seed);
 
 /* Checks this rank after the call: guards intact, the send buffer unchanged,
- * the result equal to the reference. Returns 0, or 1 with the first problem
+ * in place the input past the result unchanged (reduce_scatter's other
+ * blocks, as Open MPI and MPICH leave them), the result equal to the reference. Returns 0, or 1 with the first problem
  * in msg: "rank R: recvbuf element I: expected E, got G" (the buffer is
  * `buffer` for bcast's single one, `sendbuf (input changed)` for an altered
  * input), or "rank R: recvbuf written past its end (N elements)". */

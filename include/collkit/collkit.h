@@ -104,6 +104,9 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
 int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
+/* Node-aware (ck_nodes_get): Barati Sedeh, Grant & Afsahi's Parallel Rings. */
+int ck_allgather_parallel_rings(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+
 /* ---------------------------------------------------------------- reduce_scatter */
 int ck_reduce_scatter_recursive_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
@@ -113,6 +116,8 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count, M
 int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+
+int ck_reduce_scatter_parallel_rings(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- allreduce */
 int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
@@ -127,6 +132,10 @@ int ck_allreduce_bine_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_
 int ck_allreduce_bine_bandwidth_seg(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+
+/* Node-aware (ck_nodes_get). */
+int ck_allreduce_parallel_rings(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_bine_hierarchical(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- alltoall */
 int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
@@ -153,6 +162,41 @@ int ck_alltoall_fattree_opt(const void *sbuf, void *rbuf, size_t count, MPI_Data
 #define CK_FATTREE_MAX_LEVELS 16
 int ck_fattree_radices(int p, int *m, int *levels);
 
+/* ---------------------------------------------------------------- nodes */
+
+/* The node structure of a communicator (lib/core/nodes.c): which ranks share
+ * a node. Nodes are MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups, or,
+ * when the environment variable COLLKIT_RANKS_PER_NODE=k is set (read once
+ * per process; all ranks must see the same value), virtual nodes of k
+ * consecutive ranks of MPI_COMM_WORLD, the last node short when k does not
+ * divide the world size. Nodes are numbered in the order of their lowest
+ * rank, local ranks in rank order. ck_nodes_get is collective on the first
+ * call for a communicator (a split and an allgather); the result is cached on
+ * the communicator and stays valid until it is freed. MPI_ERR_ARG for an
+ * invalid COLLKIT_RANKS_PER_NODE (not a positive integer). */
+#define CK_RANKS_PER_NODE_ENV "COLLKIT_RANKS_PER_NODE"
+typedef struct {
+    int size;               /* ranks in the communicator */
+    int nodes;              /* number of nodes */
+    int node, local_rank;   /* the calling rank's node and rank inside it */
+    int local_size;         /* ranks on the calling rank's node */
+    int equal;              /* every node holds the same number of ranks */
+    int consecutive;        /* every node's ranks are consecutive ranks */
+    int virtual_nodes;      /* declared by COLLKIT_RANKS_PER_NODE */
+    const int *node_of;     /* [size] node of each rank */
+    const int *local_of;    /* [size] local rank of each rank */
+    const int *node_first;  /* [nodes + 1] start of each node in by_node */
+    const int *by_node;     /* [size] ranks by node, then local rank */
+} ck_nodes;
+int ck_nodes_get(MPI_Comm comm, const ck_nodes **nodes);
+/* COLLKIT_RANKS_PER_NODE: *k = 0 when unset; MPI_ERR_ARG when invalid. */
+int ck_ranks_per_node_env(int *k);
+/* The rank of local rank `local` of node `node`. */
+static inline int ck_nodes_rank(const ck_nodes *n, int node, int local)
+{
+    return n->by_node[n->node_first[node] + local];
+}
+
 /* ---------------------------------------------------------------- registry */
 
 typedef enum {
@@ -173,6 +217,7 @@ typedef enum {
 #define CK_REQUIRES_COMMUTATIVE 0x1u /* refuses non-commutative ops (MPI_ERR_OP) */
 #define CK_REQUIRES_POW2_RANKS  0x2u /* refuses p that is not a power of two */
 #define CK_REQUIRES_FATTREE     0x4u /* refuses p unless ck_fattree_radices(p) fits (COLLKIT_FATTREE) */
+#define CK_REQUIRES_EQUAL_NODES 0x8u /* refuses unless every node (ck_nodes_get) has the same number of ranks */
 #define CK_TRAIT_WHOLE_VECTOR   0x100u /* every message is the whole vector (bytes a multiple of n at any count) */
 
 typedef struct {
@@ -221,6 +266,22 @@ typedef enum {
     CK_IN_PLACE_RECV      /* rbuf = MPI_IN_PLACE (scatter) */
 } ck_in_place_kind;
 
+/* One call of a collective with MPI's own arguments, the same struct for all
+ * eight (an interposer on MPI_* fills it from any of them). bcast's buffer is
+ * the receive side; reductions give their count and datatype on both sides;
+ * op and root are ignored where the collective has none. */
+typedef struct ck_mpi_args {
+    const void *sbuf;
+    int scount;
+    MPI_Datatype stype;
+    void *rbuf;
+    int rcount;
+    MPI_Datatype rtype;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+} ck_mpi_args;
+
 typedef struct {
     ck_collective id;
     const char *name;      /* "allreduce" */
@@ -246,6 +307,9 @@ typedef struct {
                 MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
     int (*library_call)(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                         MPI_Op op, int root, MPI_Comm comm);
+    /* The library's collective through PMPI_*, with MPI's own arguments: for
+     * an interposer on MPI_* (libcollkit-preload), which must not call itself. */
+    int (*pmpi_call)(const struct ck_mpi_args *args);
 } ck_collective_desc;
 
 /* The descriptor of a collective; NULL for an invalid value. */
@@ -276,6 +340,27 @@ int ck_algorithm_call(const ck_algorithm *a, const void *sbuf, void *rbuf, size_
 /* The MPI library's own collective with the same argument list. */
 int ck_library_call(ck_collective coll, const void *sbuf, void *rbuf, size_t count,
                     MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm);
+
+/* The library's collective through PMPI_* with MPI's own arguments
+ * (descriptor's pmpi_call). MPI_ERR_ARG for an invalid collective. */
+int ck_pmpi_call(ck_collective coll, const ck_mpi_args *args);
+
+/* What a call's buffers are at one rank, from the descriptor, in elements of
+ * each side's own count and datatype: a buffer with 0 elements is not
+ * significant here or is MPI_IN_PLACE. */
+typedef struct {
+    size_t send_elems, recv_elems;
+    int recv_in;         /* rbuf holds this rank's input (in place, or bcast's root) */
+    int recv_out;        /* rbuf receives a result that is not already there */
+    int block_from_send; /* rbuf is not significant here: the block (one rank's
+                          * count times its datatype's size, equal on every rank
+                          * by MPI's type-signature rule) is read on the send side */
+} ck_mpi_roles;
+
+/* The roles of args' buffers at `rank` of p (MPI_IN_PLACE read from args).
+ * Returns 0, or -1 for an invalid collective or a negative count. */
+int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank,
+                    ck_mpi_roles *roles);
 
 /* ---------------------------------------------------------------- datatypes */
 

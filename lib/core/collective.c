@@ -3,6 +3,7 @@
  * argument list. This is the one place that knows the eight collectives;
  * everything else reads the descriptors (collkit.h). */
 #include "collkit/collkit.h"
+#include "ck_core.h"
 
 #include <string.h>
 
@@ -136,6 +137,50 @@ static int lib_alltoall(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_O
     return MPI_Alltoall(s, c, dt, r, c, dt, comm);
 }
 
+/* The library's collectives through PMPI_*, with MPI's own arguments: an
+ * interposer on MPI_* falls back on these without calling itself. */
+static int pmpi_bcast(const ck_mpi_args *a)
+{
+    return PMPI_Bcast(a->rbuf, a->rcount, a->rtype, a->root, a->comm);
+}
+
+static int pmpi_reduce(const ck_mpi_args *a)
+{
+    return PMPI_Reduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, a->comm);
+}
+
+static int pmpi_gather(const ck_mpi_args *a)
+{
+    return PMPI_Gather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                       a->comm);
+}
+
+static int pmpi_scatter(const ck_mpi_args *a)
+{
+    return PMPI_Scatter(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                        a->comm);
+}
+
+static int pmpi_allgather(const ck_mpi_args *a)
+{
+    return PMPI_Allgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm);
+}
+
+static int pmpi_reduce_scatter(const ck_mpi_args *a)
+{
+    return PMPI_Reduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm);
+}
+
+static int pmpi_allreduce(const ck_mpi_args *a)
+{
+    return PMPI_Allreduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm);
+}
+
+static int pmpi_alltoall(const ck_mpi_args *a)
+{
+    return PMPI_Alltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm);
+}
+
 /* ---------------------------------------------------------------- the table */
 
 #define P CK_BLOCKS_P
@@ -143,24 +188,24 @@ static int lib_alltoall(const void *s, void *r, size_t n, MPI_Datatype dt, MPI_O
 /* Fields: id, name, mpi_name, has_root, has_op, per_block, in_place,
  * send_blocks_root, send_blocks_other, recv_blocks_root, recv_blocks_other,
  * from_root, source_slot_is_dest, result_is_own_block, replicated,
- * busbw_const, busbw_per_p, call, library_call. */
+ * busbw_const, busbw_per_p, call, library_call, pmpi_call. */
 static const ck_collective_desc descriptors[CK_NUM_COLLECTIVES] = {
     {CK_BCAST, "bcast", "MPI_Bcast", 1, 0, 0, CK_IN_PLACE_NONE,
-     0, 0, 1, 1, 1, 0, 0, 1, 1.0, 0.0, call_bcast, lib_bcast},
+     0, 0, 1, 1, 1, 0, 0, 1, 1.0, 0.0, call_bcast, lib_bcast, pmpi_bcast},
     {CK_REDUCE, "reduce", "MPI_Reduce", 1, 1, 0, CK_IN_PLACE_SEND,
-     1, 1, 1, 0, 0, 0, 0, 0, 1.0, 0.0, call_reduce, lib_reduce},
+     1, 1, 1, 0, 0, 0, 0, 0, 1.0, 0.0, call_reduce, lib_reduce, pmpi_reduce},
     {CK_GATHER, "gather", "MPI_Gather", 1, 0, 1, CK_IN_PLACE_SEND,
-     1, 1, P, 0, 0, 0, 0, 0, 0.0, 1.0, call_gather, lib_gather},
+     1, 1, P, 0, 0, 0, 0, 0, 0.0, 1.0, call_gather, lib_gather, pmpi_gather},
     {CK_SCATTER, "scatter", "MPI_Scatter", 1, 0, 1, CK_IN_PLACE_RECV,
-     P, 0, 1, 1, 1, 1, 0, 0, 0.0, 1.0, call_scatter, lib_scatter},
+     P, 0, 1, 1, 1, 1, 0, 0, 0.0, 1.0, call_scatter, lib_scatter, pmpi_scatter},
     {CK_ALLGATHER, "allgather", "MPI_Allgather", 0, 0, 1, CK_IN_PLACE_SEND,
-     1, 1, P, P, 0, 0, 0, 1, 0.0, 1.0, call_allgather, lib_allgather},
+     1, 1, P, P, 0, 0, 0, 1, 0.0, 1.0, call_allgather, lib_allgather, pmpi_allgather},
     {CK_REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter_block", 0, 1, 1, CK_IN_PLACE_SEND,
-     P, P, 1, 1, 0, 0, 1, 0, 0.0, 1.0, call_reduce_scatter, lib_reduce_scatter},
+     P, P, 1, 1, 0, 0, 1, 0, 0.0, 1.0, call_reduce_scatter, lib_reduce_scatter, pmpi_reduce_scatter},
     {CK_ALLREDUCE, "allreduce", "MPI_Allreduce", 0, 1, 0, CK_IN_PLACE_SEND,
-     1, 1, 1, 1, 0, 0, 0, 1, 0.0, 2.0, call_allreduce, lib_allreduce},
+     1, 1, 1, 1, 0, 0, 0, 1, 0.0, 2.0, call_allreduce, lib_allreduce, pmpi_allreduce},
     {CK_ALLTOALL, "alltoall", "MPI_Alltoall", 0, 0, 1, CK_IN_PLACE_SEND,
-     P, P, P, P, 0, 1, 0, 0, 0.0, 1.0, call_alltoall, lib_alltoall},
+     P, P, P, P, 0, 1, 0, 0, 0.0, 1.0, call_alltoall, lib_alltoall, pmpi_alltoall},
 };
 
 #undef P
@@ -273,7 +318,13 @@ int ck_algorithm_call(const ck_algorithm *a, const void *sbuf, void *rbuf, size_
     if (a == NULL) return MPI_ERR_ARG;
     const ck_collective_desc *d = ck_collective_describe(a->collective);
     if (d == NULL || a->fn.bcast == NULL) return MPI_ERR_ARG;
-    return d->call(a, sbuf, rbuf, count, dt, op, root, comm);
+    /* Under SimGrid, local work is charged in batches between messages; the
+     * work after the last message is charged before returning, so it stays
+     * part of this call's time (buffer.c). */
+    int was = ck_local_work_batch(1);
+    int rc = d->call(a, sbuf, rbuf, count, dt, op, root, comm);
+    if (!was) (void)ck_local_work_batch(0);
+    return rc;
 }
 
 int ck_library_call(ck_collective coll, const void *sbuf, void *rbuf, size_t count,
@@ -282,6 +333,41 @@ int ck_library_call(ck_collective coll, const void *sbuf, void *rbuf, size_t cou
     const ck_collective_desc *d = ck_collective_describe(coll);
     if (d == NULL) return MPI_ERR_ARG;
     return d->library_call(sbuf, rbuf, count, dt, op, root, comm);
+}
+
+int ck_pmpi_call(ck_collective coll, const ck_mpi_args *args)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    if (d == NULL || args == NULL) return MPI_ERR_ARG;
+    return d->pmpi_call(args);
+}
+
+/* ---------------------------------------------------------------- MPI's arguments at a rank */
+
+int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank,
+                    ck_mpi_roles *roles)
+{
+    const ck_collective_desc *d = ck_collective_describe(coll);
+    if (d == NULL || args == NULL || args->scount < 0 || args->rcount < 0) return -1;
+    const int root = args->root;
+    const int ip = (d->in_place == CK_IN_PLACE_SEND && args->sbuf == MPI_IN_PLACE) ||
+                   (d->in_place == CK_IN_PLACE_RECV && args->rbuf == MPI_IN_PLACE);
+    const int ip_here = ck_collective_in_place_at(d, ip, rank, root);
+    const size_t scount = (size_t)args->scount, rcount = (size_t)args->rcount;
+    roles->send_elems = ck_collective_send_elems(d, scount, p, rank, root, ip);
+    roles->recv_elems = ck_collective_recv_elems(d, rcount, p, rank, root, ip);
+    /* A rank that contributes input but passes no send buffer keeps it in the
+     * receive buffer: in place, or bcast's root (one buffer for both). */
+    const int source = d->has_op || !d->from_root || (d->has_root && rank == root);
+    const int no_send = ck_collective_send_elems(d, scount, p, rank, root, 0) == 0;
+    roles->recv_in = (ip_here && d->in_place == CK_IN_PLACE_SEND) || (no_send && source);
+    /* bcast's root already holds the result: it is its input. */
+    const int result = ck_collective_result_elems(d, rcount, p, rank, root) > 0;
+    roles->recv_out = roles->recv_elems > 0 && result && !(no_send && source && !ip_here);
+    /* Whether rbuf is significant at all, whatever the count (a count of 0
+     * still names its datatype there). */
+    roles->block_from_send = ck_collective_recv_elems(d, 1, p, rank, root, ip) == 0;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- datatypes */

@@ -37,14 +37,14 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
         return MPI_SUCCESS;
     }
 
-    /* In place, rbuf holds all p blocks and serves as the work area; out of
-     * place it only has room for one, and sbuf must stay untouched. */
-    char *wbuf = rbuf;
-    if (sbuf != MPI_IN_PLACE) {
-        CK_TRY(ck_tmp_alloc(&work, n, dt));
-        wbuf = work.buf;
-        CK_TRY(ck_copy(sbuf, wbuf, n, dt));
-    }
+    /* The steps reduce in place over all p blocks, so they work on a copy:
+     * out of place rbuf has room for one block and sbuf must stay untouched;
+     * in place rbuf holds all p, but only its first block is the result and
+     * the rest must come back unchanged, as in Open MPI and MPICH (programs
+     * check it; see docs/preload.md). */
+    CK_TRY(ck_tmp_alloc(&work, n, dt));
+    char *wbuf = work.buf;
+    CK_TRY(ck_copy(in, wbuf, n, dt));
     if (f.partner >= 0) {
         CK_TRY(ck_tmp_alloc(&tmp, n, dt));
         CK_TRY(ck_fold_in(&f, NULL, tmp.buf, wbuf, n, dt, op, tag, comm));
@@ -63,7 +63,6 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
 
     CK_TRY(ck_fold_out(&f, ck_elem(wbuf, (size_t)(rank + 1) * count, ext), NULL, count, dt, tag,
                        comm));
-    /* Block rank sits at rank*count >= count unless rank is 0: no overlap. */
     CK_TRY(ck_copy(ck_elem(wbuf, (size_t)rank * count, ext), rbuf, count, dt));
 out:
     free(off);

@@ -112,6 +112,7 @@ class Constraints:
     pow2_ranks: bool
     min_count: int
     fattree: bool = False  # CK_REQUIRES_FATTREE: COLLKIT_FATTREE's radices must fit p
+    equal_nodes: bool = False  # CK_REQUIRES_EQUAL_NODES: every node holds the same rank count
 
     def describe(self) -> str:
         parts = []
@@ -123,6 +124,8 @@ class Constraints:
             parts.append(f"count >= {self.min_count}")
         if self.fattree:
             parts.append("COLLKIT_FATTREE product divides ranks")
+        if self.equal_nodes:
+            parts.append("equal ranks per node")
         return ", ".join(parts) or "-"
 
 
@@ -163,6 +166,7 @@ class Algorithm:
                 "pow2_ranks": self.constraints.pow2_ranks,
                 "min_count": self.constraints.min_count,
                 "fattree": self.constraints.fattree,
+                "equal_nodes": self.constraints.equal_nodes,
             },
             "traits": {"whole_vector": self.traits.whole_vector},
         }
@@ -228,6 +232,7 @@ def _algorithm(item: dict) -> Algorithm:
             pow2_ranks=bool(c["pow2_ranks"]),
             min_count=int(c["min_count"]),
             fattree=bool(c.get("fattree", False)),
+            equal_nodes=bool(c.get("equal_nodes", False)),
         ),
         traits=Traits(whole_vector=bool(item["traits"]["whole_vector"])),
     )

@@ -123,6 +123,17 @@ int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                  MPI_Datatype rdt, MPI_Comm comm);
 
+/* The same collectives under their profiling names, for the descriptors'
+ * ck_pmpi_call (libcollkit-preload's fallback); they refuse alike. */
+#define PMPI_Bcast MPI_Bcast
+#define PMPI_Reduce MPI_Reduce
+#define PMPI_Gather MPI_Gather
+#define PMPI_Scatter MPI_Scatter
+#define PMPI_Allgather MPI_Allgather
+#define PMPI_Reduce_scatter_block MPI_Reduce_scatter_block
+#define PMPI_Allreduce MPI_Allreduce
+#define PMPI_Alltoall MPI_Alltoall
+
 #ifdef __cplusplus
 }
 #endif
