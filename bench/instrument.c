@@ -334,8 +334,9 @@ int instr_point_end(instr_acc *a, int rank, int p, MPI_Comm ctrl, instr_summary 
     int rc = agree_max(&mark, 1, ctrl);
     if (rc != MPI_SUCCESS) goto done;
     if ((*oom_rank = agree_marked_rank(mark, p)) >= 0) goto done;
-    /* ck_gather_linear, not MPI_Gather: the library's gather may be forced. */
-    rc = ck_gather_linear(hdr, hdrs, H_LEN, MPI_UINT64_T, 0, ctrl);
+    /* libcollkit's gather, not MPI_Gather: the library's gather may be forced;
+     * binomial, for SimGrid's cost of many pending receives (main.c). */
+    rc = ck_gather_binomial(hdr, hdrs, H_LEN, MPI_UINT64_T, 0, ctrl);
     if (rc != MPI_SUCCESS) goto done;
     double room = 1.0;
     if (rank == 0) {

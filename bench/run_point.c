@@ -17,6 +17,10 @@
 #include "sync.h"
 #include "validate.h"
 
+#ifdef CK_NCCL
+#include "device.h"
+#endif
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +69,12 @@ typedef struct {
     int invalid;         /* first mismatch found here */
     char inv_msg[BENCH_TEXT_LEN];
     long validated;
+    int filled;          /* the buffers hold a fill (refill_needed) */
     double test_delay_s; /* test-only slowdown of the measured call (test_delay_of) */
+    bench_device *dev;   /* collkit-bench-nccl: the GPU, NULL otherwise */
+#ifdef CK_NCCL
+    device_mirror dm;    /* nccl points: the device copies of buf */
+#endif
 #ifdef CK_INSTRUMENT
     int record_tags;     /* timed iterations: tags on around the call */
     instr_acc ia;
@@ -82,7 +91,7 @@ static double test_delay_of(const bench_point *pt)
     if (v == NULL || *v == '\0') return 0.0;
     char want[256];
     snprintf(want, sizeof want, "%s/%s:%s=", ck_collective_name(pt->coll),
-             pt->backend == BK_MPI ? "mpi" : "collkit", pt->algorithm);
+             backend_name(pt->backend), pt->algorithm);
     size_t n = strlen(want);
     if (strncmp(v, want, n) != 0) return 0.0;
     double us = strtod(v + n, NULL);
@@ -101,6 +110,20 @@ static int preflight(runner *r, point_result *res)
             res->status = ST_FAILED;
             snprintf(res->reason, sizeof res->reason, "unknown collkit algorithm '%s' for %s",
                      pt->algorithm, ck_collective_name(pt->coll));
+            return 1;
+        }
+    }
+    if (pt->backend == BK_NCCL) {
+        /* main.c refuses nccl points before any runs where they cannot
+         * (no NCCL in this build, no GPU): these are per-point limits. */
+#ifdef CK_NCCL
+        const char *why = r->dev == NULL ? "no GPU was set up for this launch" : device_unsupported(pt);
+#else
+        const char *why = "this collkit-bench was built without NCCL (COLLKIT_NCCL)";
+#endif
+        if (why != NULL) {
+            res->status = ST_FAILED;
+            snprintf(res->reason, sizeof res->reason, "nccl %s: %s", ck_collective_name(pt->coll), why);
             return 1;
         }
     }
@@ -154,6 +177,13 @@ static int allocate(runner *r, point_result *res, int *ok)
         snprintf(msg, sizeof msg, "out of memory: rank %d cannot allocate its buffers (%zu + %zu bytes)",
                  r->rank, lay.send_elems * es, lay.recv_elems * es);
     }
+#ifdef CK_NCCL
+    char why[BENCH_TEXT_LEN / 2]; /* room for the prefix in msg */
+    if (!failed && r->pt->backend == BK_NCCL && device_mirror_alloc(&r->buf, &r->dm, why, sizeof why) != 0) {
+        failed = 1;
+        snprintf(msg, sizeof msg, "rank %d cannot allocate its device buffers: %s", r->rank, why);
+    }
+#endif
     double mark = agree_mark(failed, r->rank, r->p);
     int rc = agree_max(&mark, 1, r->ctrl);
     if (rc != MPI_SUCCESS) return rc;
@@ -176,11 +206,62 @@ static void note_error(runner *r, int code)
     snprintf(r->err_msg, sizeof r->err_msg, "%s", s);
 }
 
+#ifdef CK_NCCL
+/* An error of the device side (NCCL or CUDA), reported like an MPI one. */
+static void note_error_text(runner *r, const char *text)
+{
+    if (r->err_code != MPI_SUCCESS) return;
+    r->err_code = MPI_ERR_OTHER;
+    snprintf(r->err_msg, sizeof r->err_msg, "%s", text);
+}
+#endif
+
+/* The measured call by backend; for nccl the stream is synchronised
+ * before it returns. */
+static int measured_call(runner *r)
+{
+    const void *sarg = ckv_send_arg(&r->buf);
+    void *rarg = ckv_recv_arg(&r->buf);
+    switch (r->pt->backend) {
+    case BK_MPI: return backend_mpi_call(&r->call, sarg, rarg, r->comm);
+    case BK_COLLKIT: return backend_collkit_call(r->alg, &r->call, sarg, rarg, r->comm);
+    default: break;
+    }
+#ifdef CK_NCCL
+    char why[BENCH_TEXT_LEN];
+    if (backend_nccl_call(r->dev, r->pt, &r->buf, &r->dm, r->rank, r->p, why, sizeof why) != 0) {
+        note_error_text(r, why);
+        return r->err_code;
+    }
+    return MPI_SUCCESS;
+#else
+    return MPI_ERR_OTHER; /* preflight refused the point */
+#endif
+}
+
 static void validate(runner *r, long it)
 {
     r->validated++;
     if (!r->invalid && ckv_check(&r->vc, &r->buf, (uint64_t)it, r->inv_msg, sizeof r->inv_msg))
         r->invalid = 1;
+}
+
+/* Whether this iteration fills the buffers. A fill is only needed for a
+ * result to be checked against: when nothing of the point is validated, one
+ * fill serves every iteration (filling was over 90 % of the host time of
+ * large simulated points, issue #21; untimed either way). In-place points
+ * refill anyway: their call overwrites its own input, and results fed back
+ * as inputs could drift into values (floating-point overflow, subnormals)
+ * that change the measured time. Under SimGrid an unvalidated point is not
+ * filled at all: simulated time never depends on the contents (local work is
+ * charged by bytes, lib/core/buffer.c), and untouched pages of the
+ * simulated ranks' buffers cost the host neither time nor memory. */
+static int refill_needed(const runner *r)
+{
+#ifdef SMPI_H
+    if (r->pt->validate == VAL_NONE) return 0;
+#endif
+    return !r->filled || r->pt->validate != VAL_NONE || r->pt->in_place;
 }
 
 typedef enum { SEP_DISSEMINATION, SEP_BARRIER, SEP_WINDOW } separator;
@@ -199,7 +280,15 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
     o->seconds = 0.0;
     o->late = 0;
     double c0 = MPI_Wtime();
-    ckv_fill(&r->vc, &r->buf, (uint64_t)it);
+    if (refill_needed(r)) {
+        ckv_fill(&r->vc, &r->buf, (uint64_t)it);
+        r->filled = 1;
+    }
+#ifdef CK_NCCL
+    char why[BENCH_TEXT_LEN];
+    if (r->pt->backend == BK_NCCL && r->err_code == MPI_SUCCESS && device_push(&r->buf, &r->dm, why, sizeof why) != 0)
+        note_error_text(r, why);
+#endif
     double c1 = MPI_Wtime();
     /* Only the dissemination barrier tells every rank about an error at
      * once; otherwise a rank with an error keeps calling like the others, so
@@ -228,10 +317,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         if (r->record_tags) ck_spans_enable(1);
 #endif
         double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
-        const void *sarg = ckv_send_arg(&r->buf);
-        void *rarg = ckv_recv_arg(&r->buf);
-        int rc = r->pt->backend == BK_MPI ? backend_mpi_call(&r->call, sarg, rarg, r->comm)
-                                          : backend_collkit_call(r->alg, &r->call, sarg, rarg, r->comm);
+        int rc = measured_call(r);
         if (r->test_delay_s > 0.0)
             for (double until = MPI_Wtime() + r->test_delay_s; MPI_Wtime() < until;) continue;
         double t1 = MPI_Wtime();
@@ -239,6 +325,14 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         ck_spans_enable(0);
 #endif
         o->seconds = t1 - t0;
+#ifdef CK_NCCL
+        /* Always back to the host, not only when checking: the warm-up's
+         * window sizing checks the host buffers too. */
+        if (rc == MPI_SUCCESS && r->pt->backend == BK_NCCL && device_pull(&r->buf, &r->dm, why, sizeof why) != 0) {
+            note_error_text(r, why);
+            rc = r->err_code;
+        }
+#endif
         if (rc != MPI_SUCCESS) note_error(r, rc);
         else if (check) validate(r, it);
     }
@@ -418,7 +512,7 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
     return MPI_SUCCESS;
 }
 
-int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result *res)
+int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device *dev, point_result *res)
 {
     memset(res, 0, sizeof *res);
     res->status = ST_OK;
@@ -427,6 +521,7 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result 
     r.pt = pt;
     r.comm = comm;
     r.ctrl = ctrl;
+    r.dev = dev;
     r.err_code = MPI_SUCCESS;
     int rc = MPI_Comm_rank(comm, &r.rank);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &r.p);
@@ -467,6 +562,9 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result 
         res->instr = NULL;
     }
     instr_acc_free(&r.ia);
+#endif
+#ifdef CK_NCCL
+    device_mirror_free(&r.dm);
 #endif
     ckv_buffers_free(&r.buf);
     return rc;

@@ -27,11 +27,16 @@ typedef struct {
 #endif
 } point_result;
 
+typedef struct bench_device bench_device;
+
 /* Runs pt: the measured call on comm (which returns errors rather than
  * aborting), the harness's agreement and synchronisation messages on ctrl, a
- * duplicate of it. Returns MPI_SUCCESS, or the error code of the harness's
- * own traffic, after which the ranks can no longer be assumed to be in step. */
-int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, point_result *res);
+ * duplicate of it; dev is the GPU and NCCL communicator of
+ * collkit-bench-nccl (bench/device.h), NULL in the CPU build and in a launch
+ * without nccl points. Returns MPI_SUCCESS, or the error code of the
+ * harness's own traffic, after which the ranks can no longer be assumed to
+ * be in step. */
+int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device *dev, point_result *res);
 void point_result_free(point_result *res);
 const char *status_name(point_status s);
 

@@ -108,6 +108,19 @@ int ck_rotate(const void *src, void *dst, int shift, int nblocks, size_t count, 
  * first in rank order, which matters for non-commutative ops. */
 int ck_reduce_local(const void *in, void *inout, size_t count, MPI_Datatype dt, MPI_Op op);
 
+/* Under SimGrid: charge the simulated time of the local work (copies,
+ * reductions) done since the last message, in one action (buffer.c); called
+ * before every message. ck_local_work_batch(1) starts batching (returns the
+ * previous state), ck_local_work_batch(0) flushes and stops: ck_algorithm_call
+ * brackets the algorithm with them. Nothing outside SimGrid builds. */
+#ifdef SMPI_H
+void ck_local_work_flush(void);
+int ck_local_work_batch(int on);
+#else
+#define ck_local_work_flush() ((void)0)
+#define ck_local_work_batch(on) ((void)(on), 0)
+#endif
+
 /* ------------------------------------------------------------- point-to-point */
 
 int ck_send(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag, MPI_Comm comm);

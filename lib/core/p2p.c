@@ -4,10 +4,12 @@
 #include "ck_core.h"
 #include "collkit/spans.h"
 
-/* The MPI call inside a "comm" tag; the count checks stay outside (they are
+/* The local work charged so far goes first (SimGrid builds, buffer.c), then
+ * the MPI call inside a "comm" tag; the count checks stay outside (they are
  * not communication, and an early return must not leave the tag open). */
 #define CK_COMM(call)                                                           \
     do {                                                                        \
+        ck_local_work_flush();                                                  \
         CK_SPAN_BEGIN("comm");                                                   \
         int ck_comm_rc_ = (call);                                               \
         CK_SPAN_END("comm");                                                     \
