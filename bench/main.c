@@ -16,6 +16,11 @@
 #include "run_point.h"
 #include "sync.h"
 
+#ifdef CK_NCCL
+#include "device.h"
+#include <nccl.h>
+#endif
+
 #include <collkit/collkit.h>
 
 #include <errno.h>
@@ -29,6 +34,8 @@
 #include <limits.h>
 static const char usage[] = "usage: collkit-bench-instr --points FILE --out FILE (or --out - for stdout) "
                             "[--tag-capacity N] | --version";
+#elif defined(CK_NCCL)
+static const char usage[] = "usage: collkit-bench-nccl --points FILE --out FILE (or --out - for stdout) | --version";
 #else
 static const char usage[] = "usage: collkit-bench --points FILE --out FILE (or --out - for stdout) | --version";
 #endif
@@ -69,7 +76,12 @@ static int parse_args(int argc, char **argv, options *opt)
         }
 #endif
         if (strcmp(a, "--version") == 0) {
+#ifdef CK_NCCL
+            printf("collkit-bench %s (nccl backend, NCCL %d.%d.%d headers)\n", COLLKIT_VERSION, NCCL_MAJOR,
+                   NCCL_MINOR, NCCL_PATCH);
+#else
             printf("collkit-bench %s\n", COLLKIT_VERSION);
+#endif
             return 1;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -164,8 +176,12 @@ static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor
     char *all = NULL;
     if (rank == 0 && !(all = calloc((size_t)p, MPI_MAX_PROCESSOR_NAME)))
         die(comm, "out of memory gathering host names");
-    /* ck_gather_linear, not MPI_Gather: the library's gather may be forced. */
-    int rc = ck_gather_linear(name, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+    /* libcollkit's gather, not MPI_Gather: the library's gather may be forced.
+     * Binomial, not linear: a root waiting on p - 1 receives at once costs
+     * SimGrid 3.32 time cubic in p (its waitall is a loop of waitany, each
+     * scanning every pending request): at 4,096 simulated ranks this one
+     * gather did not finish in 15 minutes (issue #21). */
+    int rc = ck_gather_binomial(name, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
     if (rc != MPI_SUCCESS) die_mpi(comm, "gathering host names", rc);
     if (rank != 0) return;
 
@@ -198,7 +214,9 @@ typedef struct {
     record_kv *kv;
     size_t n;
     char *names; /* one copy of the list, split in place */
-    char (*values)[256];
+    /* Room for a path: a tuning file's name read back (campaign/tuning.py) lies
+     * deep in a campaign directory, and a cut one would not match the launch's. */
+    char (*values)[1024];
 } effective_list;
 
 static void effective_free(effective_list *e)
@@ -226,7 +244,15 @@ static int effective_read(const mpit_session *s, const char *list, MPI_Comm comm
     memcpy(e->names, list, len);
     char *save = NULL;
     for (char *tok = strtok_r(e->names, ",", &save); tok && e->n < n; tok = strtok_r(NULL, ",", &save)) {
-        mpit_read(s, tok, comm, e->values[e->n], sizeof e->values[e->n]);
+        if (strncmp(tok, "NCCL_", 5) == 0) {
+            /* NCCL's knobs are environment variables read at communicator
+             * creation, not MPI_T variables: the record shows what this
+             * launch ran under ("<unset>": NCCL's own choice). */
+            const char *v = getenv(tok);
+            snprintf(e->values[e->n], sizeof e->values[e->n], "%s", v != NULL ? v : "<unset>");
+        } else {
+            mpit_read(s, tok, comm, e->values[e->n], sizeof e->values[e->n]);
+        }
         e->kv[e->n].name = tok;
         e->kv[e->n].value = e->values[e->n];
         e->n++;
@@ -319,10 +345,50 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* The GPU and NCCL communicator, once per launch and only when a point
+     * asks for nccl: a launch without nccl points runs on a machine without
+     * a GPU like the CPU build. No GPU (or no NCCL in this build) ends the
+     * launch before any point with one line, exit 2, like a bad points file
+     * (and, like it, before the output file is opened). */
+    int want_nccl = 0;
+    for (size_t i = 0; i < pl.n; i++) want_nccl |= pl.v[i].backend == BK_NCCL;
+    bench_device *dev = NULL;
+#ifdef CK_NCCL
+    if (want_nccl) {
+        err[0] = '\0';
+        dev = device_open(ctrl, rank, p, err, sizeof err);
+        if (dev == NULL) {
+            if (rank == 0) fprintf(stderr, "%s\n", err);
+            points_free(&pl);
+            MPI_Comm_free(&ctrl);
+            MPI_Finalize();
+            return 2;
+        }
+        if (rank == 0) {
+            char what[512];
+            device_describe(dev, what, sizeof what);
+            fprintf(stderr, "collkit-bench: rank 0 on %s\n", what);
+        }
+    }
+#else
+    if (agree_problem(want_nccl,
+                      "collkit-bench: the points ask for the nccl backend, which this collkit-bench was built "
+                      "without; launch collkit-bench-nccl (configure with -DCOLLKIT_NCCL=ON, docs/gpu.md)",
+                      rank, p, ctrl)) {
+        points_free(&pl);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 2;
+    }
+#endif
+
     FILE *out = NULL;
     err[0] = '\0';
     if (rank == 0) out = open_out(opt.out, err, sizeof err);
     if (agree_problem(rank == 0 && out == NULL, err, rank, p, ctrl)) {
+#ifdef CK_NCCL
+        device_close(dev);
+#endif
         points_free(&pl);
         MPI_Comm_free(&ctrl);
         MPI_Finalize();
@@ -393,7 +459,7 @@ int main(int argc, char **argv)
             rc = agree_text_to_root(src, why, res.reason, rank, ctrl);
             if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
         } else {
-            rc = run_point(pt, comm, ctrl, &res);
+            rc = run_point(pt, comm, ctrl, dev, &res);
             if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
         }
         for (size_t k = nsaved; k-- > 0;) mpit_restore(&mpit, &saved[k]);
@@ -404,6 +470,9 @@ int main(int argc, char **argv)
     }
 
     mpit_close(&mpit);
+#ifdef CK_NCCL
+    device_close(dev);
+#endif
 #ifdef CK_INSTRUMENT
     instr_teardown();
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-static const char *const backend_names[] = {"mpi", "collkit"};
+static const char *const backend_names[] = {"mpi", "collkit", "nccl"};
 static const char *const sync_names[] = {"dissemination", "mpi_barrier", "window"};
 static const char *const validate_names[] = {"first", "all", "none"};
 
@@ -205,7 +205,7 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
                              "allreduce or alltoall");
         return 0;
     case K_BACKEND:
-        if (pick(c, key, val, backend_names, NAMES_N(backend_names), "mpi or collkit", &e)) return -1;
+        if (pick(c, key, val, backend_names, NAMES_N(backend_names), "mpi, collkit or nccl", &e)) return -1;
         pt->backend = (bench_backend)e;
         return 0;
     case K_ALGORITHM:

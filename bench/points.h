@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { BK_MPI, BK_COLLKIT } bench_backend;
+/* BK_NCCL runs only in collkit-bench-nccl (COLLKIT_NCCL, bench/device.h);
+ * the CPU build refuses a points file that asks for it. */
+typedef enum { BK_MPI, BK_COLLKIT, BK_NCCL } bench_backend;
 typedef enum { SYNC_DISSEMINATION, SYNC_MPI_BARRIER, SYNC_WINDOW } bench_sync;
 typedef enum { VAL_FIRST, VAL_ALL, VAL_NONE } bench_validate;
 

@@ -22,6 +22,7 @@ step "matrix under Open MPI" ctest --test-dir build/openmpi --output-on-failure
 step "matrix under MPICH" ctest --test-dir build/mpich --output-on-failure
 step "sanitizers (ASan+UBSan)" bash scripts/sanitize.sh
 step "install + find_package + pkg-config" bash scripts/install_check.sh
+step "GPU variant: collkit-bench-nccl builds, GPU-free tests" bash scripts/gpu_check.sh
 step "python tests" .venv/bin/python -m pytest -q
 
 printf '\n%d passed, %d failed\n' "$passed" "$failed"
