@@ -245,7 +245,51 @@ def build_parser() -> argparse.ArgumentParser:
     traffic_command.add_parser(sub)
     from collkit.apply import preload as preload_command
     preload_command.add_parser(sub)
+    _add_tune_commands(sub)
     return p
+
+
+def _cmd_model(ns: argparse.Namespace) -> int:
+    from collkit.tune import command as tune_command
+    coll = registry.check_collective(ns.collective) if ns.collective else None
+    return tune_command.model(ns.dir, coll, ns.points)
+
+
+def _cmd_tune(ns: argparse.Namespace) -> int:
+    from collkit.tune import command as tune_command
+    # the command as parsed (main() may be called with an argv other than sys.argv)
+    argv = ["tune", *map(str, ns.dir), "--format", ns.format, "--out", str(ns.out)]
+    argv += (["--mpi", ns.mpi] if ns.mpi else []) + (["--validate"] if ns.validate else [])
+    argv += ["--repeats", str(ns.repeats)] if ns.repeats is not None else []
+    return tune_command.tune(ns.dir, ns.format, ns.out, ns.validate, ns.mpi, argv, ns.repeats)
+
+
+def _add_tune_commands(sub) -> None:
+    """`collkit model` and `collkit tune` (python/collkit/tune/, docs/tuning.md)."""
+    m = sub.add_parser("model", help="fit each algorithm's alpha-beta-gamma cost model to a campaign",
+                       description="Per library, collective and algorithm: alpha, beta, gamma of its schedule's "
+                                   "cost terms fitted to the measured medians (robust, weighted by each point's "
+                                   "confidence interval), the fit error, and predicted against measured times.")
+    m.add_argument("dir", type=Path, nargs="+", metavar="DIR", help=_DIR_HELP)
+    m.add_argument("--collective", metavar="C", help=_collective_help())
+    m.add_argument("--points", action="store_true", help="predicted against measured at every point "
+                   "(default: per algorithm and rank count, the smallest and largest size and the worst fit)")
+    m.set_defaults(func=_cmd_model)
+    t = sub.add_parser("tune", help="write a tuning file (Open MPI rules, MPICH JSON, collkit rules) from campaigns",
+                       description="Per collective, rank count and size range: the fastest algorithm where it "
+                                   "beats the library default significantly, else the default; cutoffs where the "
+                                   "fitted models cross; unmeasured rank counts from the models. --validate runs "
+                                   "the file in the library at held-out rank counts and sizes and reports regret.")
+    t.add_argument("dir", type=Path, nargs="+", metavar="DIR", help=_DIR_HELP)
+    t.add_argument("--format", required=True, metavar="F", help="openmpi, mpich or collkit")
+    t.add_argument("--out", required=True, type=nonempty_path("--out"), metavar="FILE",
+                   help="the tuning file to write (never overwritten); FILE.provenance.json beside it")
+    t.add_argument("--mpi", choices=MPI_NAMES, help="--format collkit: the library whose default is the baseline")
+    t.add_argument("--validate", action="store_true",
+                   help="then run a validation campaign with the file loaded and report regret per point")
+    t.add_argument("--repeats", type=int, metavar="N",
+                   help="--validate: launch every variant N times, interleaved (4 to 20, default 6)")
+    t.set_defaults(func=_cmd_tune)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -65,8 +65,9 @@ def test_impossible_sizes_are_refused():
 
 
 def test_unknown_backend_and_missing_keys():
-    with pytest.raises(UserError, match="unknown key 'nccl' in \\[backends\\]"):
-        specs.parse(GOOD.replace('collkit = "all"', 'nccl = "all"'))
+    # nccl is a backend (tests/python/test_nccl_backend.py); AMD's rccl is not
+    with pytest.raises(UserError, match="unknown key 'rccl' in \\[backends\\]"):
+        specs.parse(GOOD.replace('collkit = "all"', 'rccl = "all"'))
     with pytest.raises(UserError, match="missing required key 'sizes'"):
         specs.parse(GOOD.replace('sizes = "8B..1KiB x4"', ""))
     with pytest.raises(UserError, match="not valid TOML"):

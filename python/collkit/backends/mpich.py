@@ -183,6 +183,28 @@ def default_readback(collective: str) -> tuple[str, ...]:
     return (algorithm_cvar(collective), "MPIR_CVAR_DEVICE_COLLECTIVES", "MPIR_CVAR_COLLECTIVE_FALLBACK")
 
 
+TUNING_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+
+
+def tuned_env(offer: LibraryOffer, json_file: str) -> dict[str, str]:
+    """The environment of a `tuned:FILE` launch: the MPIR-level selection file,
+    every collective's algorithm CVAR at `auto` (the file is consulted only
+    there; set in the environment, as nothing is forced, it also holds for
+    MPI_Init's own collectives, which the file must cover anyway), the device
+    layer kept from overriding it, and an inapplicable choice an error rather
+    than silently replaced (FORCE_ENV)."""
+    env = dict(FORCE_ENV)
+    env[TUNING_CVAR] = json_file
+    for coll in sorted({a.collective for a in offer.algorithms}):
+        env[algorithm_cvar(coll)] = "auto"
+    return env
+
+
+def tuned_readback(collective: str) -> tuple[str, ...]:
+    """MPI_T variables of a `tuned:FILE` point: the default's, and the file MPICH was given."""
+    return (*default_readback(collective), TUNING_CVAR)
+
+
 def _value_name(cvar: Cvar | None) -> str:
     """The current value of an enumerated CVAR by name (mpivars prints the index)."""
     if cvar is None:

@@ -238,6 +238,25 @@ def default_readback(collective: str) -> tuple[str, ...]:
     return ("coll_tuned_use_dynamic_rules", f"coll_tuned_{tuned_param(collective)}_algorithm")
 
 
+def tuned_env(offer: LibraryOffer, rules_file: str) -> dict[str, str]:
+    """The environment of a `tuned:FILE` launch: tuned's dynamic rules on, read
+    from `rules_file`, and every collective's algorithm parameter at 0 ("ignore",
+    not forced), so that the file decides even where the caller's environment
+    forces one; components ranked above tuned are excluded as for forcing."""
+    env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+           "OMPI_MCA_coll_tuned_dynamic_rules_filename": rules_file}
+    for alg in offer.algorithms:
+        if "OMPI_MCA_coll" in alg.env:
+            env["OMPI_MCA_coll"] = alg.env["OMPI_MCA_coll"]
+        env[f"OMPI_MCA_coll_tuned_{tuned_param(alg.collective)}_algorithm"] = "0"
+    return env
+
+
+def tuned_readback(collective: str) -> tuple[str, ...]:
+    """MPI_T variables of a `tuned:FILE` point: the default's, and the file name as Open MPI holds it."""
+    return (*default_readback(collective), "coll_tuned_dynamic_rules_filename")
+
+
 def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
     where = f" ({tool})" if tool else ""
     if "tuned" not in info.components or not info.enumerators:

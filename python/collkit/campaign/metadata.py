@@ -135,6 +135,15 @@ def mpi_info(pm) -> dict:
     }
 
 
+def _cuda_aware(pm) -> dict:
+    from collkit.backends import gpu_mpi
+    from collkit.common.errors import UserError
+    try:
+        return gpu_mpi.detect(pm.install).to_json()
+    except UserError as exc:
+        return {"aware": None, "how": str(exc)}
+
+
 def library_listing(pm) -> str:
     """The library's full parameter listing (metadata level `full`): ompi_info or
     mpivars output, as the library prints it. Empty when the tool is missing."""
@@ -159,6 +168,13 @@ def collect(spec, platform, argv: list[str]) -> dict:
         "instrument": getattr(spec, "instrument", False),
         "mpis": {name: mpi_info(platform.mpi(name)) for name in spec.mpis},
     }
+    if getattr(spec, "tuning", ()):
+        # tuned:FILE selections: which file, for which library, copied where, with which sha256
+        meta["tuning_files"] = [tf.describe() for tf in spec.tuning]
+    if "nccl" in getattr(spec, "backends", {}):
+        from collkit.backends import nccl
+        meta["gpu"] = nccl.metadata()
+        meta["gpu"]["mpi_cuda_aware"] = {name: _cuda_aware(platform.mpi(name)) for name in spec.mpis}
     if level != "minimal":
         meta["environment"] = environment()
     return meta

@@ -7,15 +7,17 @@ points with the reason, so the campaign records them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
+from collkit.campaign import tuning as tunings
 from collkit.campaign.platform import Platform
 from collkit.campaign.points import Plan, Point
 from collkit.campaign.spec import Spec
 from collkit.common import machine
 from collkit.common.errors import UserError, did_you_mean
 from collkit.library.registry import Algorithm, collective, datatype_size
-from collkit.topology import fattree
+from collkit.topology import fattree, nodes
 
 
 def _split(name: str) -> tuple[str | None, str]:
@@ -73,6 +75,8 @@ def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Poi
                         reason = f"collkit {coll}/{name} needs a power-of-two rank count"
                     elif alg.constraints.fattree and (why := fattree.misfit(ranks)):
                         reason = f"collkit {coll}/{name}: {why}"
+                    elif alg.constraints.equal_nodes and (why := nodes.misfit(ranks)):
+                        reason = f"collkit {coll}/{name} needs equal ranks per node: {why}"
                     elif base["count"] < alg.constraints.min_count:
                         reason = f"collkit {coll}/{name} needs count >= {alg.constraints.min_count}"
                     out.append(Point(backend="collkit", mpi=mpi, algorithm=name, skip_reason=reason, **base))
@@ -95,7 +99,8 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
         return {a.name for offer in offers.values() for a in offer.for_collective(c)} | known.get(c, set())
 
     selection = spec.backends["mpi"]
-    chosen = _select(tuple(n for n in selection if n != "all"), spec, offered_any, "MPI library")
+    chosen = _select(tuple(n for n in selection if n != "all" and not tunings.is_tuned(n)), spec, offered_any,
+                     "MPI library")
     out = []
     for mpi, offer in offers.items():
         for ranks in spec.ranks:
@@ -129,6 +134,78 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                                          skip_reason=f"{offer.library} {coll}/{alg.name}: {why}" if why else "",
                                          **base))
     return out
+
+
+def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[Point]:
+    """Points of `tuned:FILE` selections: the library's own choice with the file
+    loaded and nothing forced, only under the library the file is for (a file of
+    the other library gets no point there: it would not be read). The launch
+    reads the campaign's copy (campaign_dir/tuning/NAME); without a campaign
+    directory (a plan only looked at) the file where the spec named it."""
+    from collkit.backends import mpich, openmpi
+    out = []
+    for tf in spec.tuning:
+        if tf.library not in offers:
+            kind = "an Open MPI rules file" if tf.library == "openmpi" else "an MPICH JSON selection file"
+            raise UserError(f"backends.mpi 'tuned:{tf.name}' is {kind}, but the spec measures "
+                            f"{', '.join(offers) or 'no MPI library'}; add \"{tf.library}\" to mpi = [...]")
+        offer = offers[tf.library]
+        if tf.library == "openmpi":
+            _check_ompi_ids(tf, offer)
+        else:
+            # A user file replaces MPICH's whole built-in tree: a collective it does
+            # not cover aborts at its first call (MPI_Init's and collkit-bench's own
+            # collectives too, which only a run shows; docs/tuning-files.md).
+            lacking = [c for c in spec.collectives if mpich.CVAR_STEM.get(c, c.upper()).lower()
+                       not in tf.collectives]
+            if lacking:
+                raise UserError(f"{tf.source} has no rules for {', '.join(lacking)}, which the spec measures: "
+                                "MPICH aborts on a collective its selection file does not cover; add "
+                                f"\"collective={mpich.CVAR_STEM.get(lacking[0], lacking[0].upper()).lower()}\"")
+        path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
+        lib = openmpi if tf.library == "openmpi" else mpich
+        env = tuple(sorted(lib.tuned_env(offer, path).items()))
+        for ranks in spec.ranks:
+            for coll in spec.collectives:
+                for size in spec.sizes:
+                    out.append(Point(backend="mpi", mpi=tf.library, algorithm=tf.algorithm, env=env,
+                                     readback=tuple(lib.tuned_readback(coll)),
+                                     tuning_file=f"{tunings.DIRECTORY}/{tf.name}", tuning_sha256=tf.sha256,
+                                     **_base(spec, coll, ranks, size)))
+    return out
+
+
+def _check_ompi_ids(tf, offer) -> None:
+    """Every algorithm id of an Open MPI rules file is one this Open MPI has: an
+    unknown id is not checked when Open MPI parses the file, and makes the call
+    fail with MPI_ERR_ARG (0 means: tuned's fixed rules)."""
+    from collkit.backends.openmpi import tuned_param
+    from collkit.library.registry import COLLECTIVES
+    stems = {tuned_param(c): c for c in COLLECTIVES}
+    for coll, comms in tunings.rules(tf.data).items():
+        ours = stems.get(coll)
+        if ours is None:
+            continue    # a collective collkit does not measure: its ids are not listed here
+        ids = {int(a.native_id) for a in offer.for_collective(ours)} | {0}
+        for comm, msgs in comms:
+            for size, alg in msgs:
+                if alg not in ids:
+                    raise UserError(f"{tf.source}: {coll} at {comm} ranks, {size} B names algorithm {alg}, "
+                                    f"which {offer.library} does not have (ids: {', '.join(map(str, sorted(ids)))}; "
+                                    "0: the fixed rules)")
+
+
+def _nccl_points(spec: Spec, platform: Platform) -> list[Point]:
+    """NCCL on GPUs (backends/nccl.py), launched with the spec's first MPI's
+    mpirun. A machine without a GPU is refused here, before anything launches;
+    on a cluster, collkit-bench-nccl checks the nodes' GPUs when it starts."""
+    from collkit.backends import nccl
+    if platform.simgrid is not None:
+        raise UserError("backends.nccl cannot run on a simulated platform (SimGrid simulates MPI, not NCCL); "
+                        "run it on a GPU machine (docs/gpu.md)")
+    offer = nccl.discover()
+    gpus_here = len(nccl.require_gpus()) if platform.slurm is None else None
+    return nccl.points(spec, spec.mpis[0], offer, gpus_here, _base)
 
 
 def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
@@ -197,8 +274,9 @@ def _local(points: list[Point]) -> list[Point]:
 
 
 def build(spec: Spec, platform: Platform, registry: list[Algorithm],
-          discover: Callable | None = None) -> Plan:
-    """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer."""
+          discover: Callable | None = None, campaign_dir: Path | None = None) -> Plan:
+    """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer.
+    `campaign_dir`: where the campaign will live (its copies of tuning files)."""
     for mpi in spec.mpis:
         platform.mpi(mpi)  # UserError when the platform lacks it
     points: list[Point] = []
@@ -211,9 +289,21 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
             discover = lambda pm: lib_discover(pm.install)  # noqa: E731
         offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
         points += _mpi_points(spec, offers, _portable_names(registry) if platform.simgrid is not None else None)
+        named = [s for s in spec.backends["mpi"] if tunings.is_tuned(s)]
+        if named and not spec.tuning:
+            # parse() of text alone cannot place a relative FILE: the spec must come from load()
+            raise UserError(f"backends.mpi {named[0]!r}: tuning files are read when the spec is loaded from its "
+                            "file (collkit run SPEC.toml); a resumed campaign reads its own copies")
+        if spec.tuning:
+            if platform.simgrid is not None:
+                raise UserError("backends.mpi 'tuned:FILE' cannot run on a simulated platform (SMPI reads no "
+                                "Open MPI or MPICH tuning file); run it on a real platform")
+            points += _tuned_points(spec, offers, campaign_dir)
     if "collkit" in spec.backends:
         for mpi in spec.mpis:
             points += _collkit_points(spec, registry, mpi)
+    if "nccl" in spec.backends:
+        points += _nccl_points(spec, platform)
 
     if platform.simgrid is not None:
         points = _simulated(points, spec)

@@ -11,14 +11,14 @@ from collkit.campaign.spec import Measure
 
 
 def label(backend: str, mpi: str, algorithm: str) -> str:
-    """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
-    return f"{'collkit' if backend == 'collkit' else mpi}:{algorithm}"
+    """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default', 'nccl:ring.ll128'."""
+    return f"{backend if backend in ('collkit', 'nccl') else mpi}:{algorithm}"
 
 
 @dataclass(frozen=True)
 class Point:
     collective: str
-    backend: str                 # "mpi" | "collkit"
+    backend: str                 # "mpi" | "collkit" | "nccl"
     mpi: str                     # MPI library the launch uses
     algorithm: str               # canonical name; "default" for the library's own choice
     ranks: int
@@ -33,6 +33,10 @@ class Point:
     cvars: tuple[tuple[str, str], ...] = ()     # MPI_T settings made for this point only
     readback: tuple[str, ...] = ()              # MPI_T variables reported back
     skip_reason: str = ""        # non-empty: not run, recorded as skipped
+    # algorithm "tuned:NAME": the library chooses with a tuning file (campaign/tuning.py),
+    # the campaign's copy (relative to the campaign directory) and its sha256
+    tuning_file: str = ""
+    tuning_sha256: str = ""
 
     @property
     def id(self) -> str:
@@ -69,7 +73,7 @@ class Point:
             "in_place": self.in_place, "env": dict(self.env), "cvars": dict(self.cvars),
             "readback": list(self.readback),
             "skip_reason": self.skip_reason,
-        }
+        } | ({"tuning_file": self.tuning_file, "tuning_sha256": self.tuning_sha256} if self.tuning_file else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Point":
@@ -78,7 +82,8 @@ class Point:
                    ranks=d["ranks"], count=d["count"], bytes=d["bytes"], dtype=d["dtype"], op=d["op"],
                    root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
                    env=tuple(sorted(d.get("env", {}).items())), cvars=tuple(sorted(d.get("cvars", {}).items())),
-                   readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""))
+                   readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""),
+                   tuning_file=d.get("tuning_file", ""), tuning_sha256=d.get("tuning_sha256", ""))
 
 
 @dataclass

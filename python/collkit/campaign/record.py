@@ -137,6 +137,12 @@ class Record:
         out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env),
                    cvars=dict(point.cvars), launch=launch, recorded=now())
         out["in_place"] = bool(out.get("in_place", point.in_place))
+        if point.tuning_file:
+            # What the library reports its tuning-file variable to be (MPI_T), beside the copy launched
+            from collkit.campaign.tuning import FILE_VARIABLE
+            effective = out.get("effective") if isinstance(out.get("effective"), dict) else {}
+            out.update(tuning_file=point.tuning_file, tuning_sha256=point.tuning_sha256,
+                       tuning_file_cvar=effective.get(FILE_VARIABLE.get(point.mpi, ""), ""))
         out.update(extra)
         return cls.from_json(out)
 

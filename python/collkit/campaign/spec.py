@@ -14,7 +14,13 @@
 
     [backends]
     mpi = ["default", "all"]        # the library's choice, and every forceable algorithm
+                                    # "tuned:FILE": the library's choice with a tuning file
+                                    # (Open MPI rules or MPICH JSON; docs/tuning-files.md)
     collkit = "all"                 # libcollkit: "all" or names ("ring", "allreduce/ring")
+    nccl = ["default", "ring.ll128"] # NCCL on GPUs (collkit-bench-nccl, docs/gpu.md)
+
+    [gpu]
+    device = "local_rank"           # nccl: local rank modulo the node's GPUs, or a list of device numbers
 
     [measure]
     warmup = 2
@@ -32,9 +38,10 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from collkit.campaign import tuning as tunings
 from collkit.campaign.sizes import parse_sizes
 from collkit.common.safe import check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
@@ -44,7 +51,7 @@ from collkit.library.registry import COLLECTIVES, check_collective
 OPS = ("sum", "max", "min", "prod")
 SYNCS = ("dissemination", "mpi_barrier", "window")
 VALIDATIONS = ("first", "all", "none")
-BACKENDS = ("mpi", "collkit")
+BACKENDS = ("mpi", "collkit", "nccl")
 METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
 INT_MAX = 2**31 - 1    # collkit-bench reads warm-ups, iterations and roots as C ints
@@ -53,7 +60,7 @@ MAX_TIMEOUT_S = 7 * 86400.0  # a point silent for longer is hung, whatever the m
 MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata", "instrument", "platforms")
+             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu")
 # Keys a user plausibly writes for something the spec says another way.
 _MEANT = {
     "algorithms": "algorithms are chosen per backend, e.g. [backends] collkit = [\"ring\"], mpi = [\"default\", \"all\"]",
@@ -96,6 +103,11 @@ class Spec:
     text: str                        # the spec exactly as written, kept in the campaign
     instrument: bool = False         # launch collkit-bench-instr: records carry tag breakdowns
     platforms: tuple[str, ...] = ()  # platforms the spec runs on when --platform is not given
+    gpu_device: str = "local_rank"   # [gpu] device: the nccl backend's device per rank (backends/nccl.py)
+    # the tuning files of backends.mpi's "tuned:FILE" entries, read when the spec is
+    # loaded from a file (load()); a spec parsed from a campaign's copy has none: its
+    # points, with the campaign's copies, are in resolved.json
+    tuning: tuple[tunings.TuningFile, ...] = ()
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
@@ -169,14 +181,17 @@ def _measure(raw: object) -> Measure:
     return m
 
 
-def parse(text: str, source: str = "spec", default_name: str = "campaign") -> Spec:
+def parse(text: str, source: str = "spec", default_name: str = "campaign", spec_dir: Path | None = None) -> Spec:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{source} is not valid TOML: {exc}") from None
     try:
         refuse_control({k: v for k, v in raw.items() if k != "description"}, "")
-        return _parse(raw, text, default_name)
+        spec = _parse(raw, text, default_name)
+        if spec_dir is not None and "mpi" in spec.backends:
+            spec = replace(spec, tuning=tunings.resolve(spec.backends["mpi"], spec_dir))
+        return spec
     except UserError as exc:
         raise UserError(f"{source}: {exc}") from None
 
@@ -228,6 +243,17 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         backends[key] = _str_list(value, f"backends.{key}")
     if "collkit" in backends and "default" in backends["collkit"]:
         _raise("backends.collkit has no 'default'; use 'all' or algorithm names")
+    if "gpu" in raw and "nccl" not in backends:
+        _raise("[gpu] chooses the devices of the nccl backend, and [backends] has no nccl")
+    gpu_device = "local_rank"
+    if "gpu" in raw:
+        from collkit.backends import nccl
+        gpu_device = nccl.parse_gpu_table(raw["gpu"])
+    if "collkit" in backends and any(tunings.is_tuned(s) for s in backends["collkit"]):
+        _raise("backends.collkit has no tuning files; write \"tuned:FILE\" under backends.mpi")
+    for sel in backends.get("mpi", ()):
+        if sel == tunings.PREFIX:
+            _raise("backends.mpi 'tuned:' names no file; write \"tuned:PATH\" (relative to the spec or absolute)")
 
     mpis = _str_list(raw.get("mpi", "openmpi"), "mpi")
     if "name" in raw:
@@ -255,6 +281,7 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         text=text,
         instrument=instrument,
         platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
+        gpu_device=gpu_device,
     )
 
 
@@ -265,7 +292,7 @@ def load(path: Path) -> Spec:
         raise UserError(f"cannot read spec {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise UserError(f"{path}: not a UTF-8 text file; a spec is TOML text") from None
-    return parse(text, source=str(path), default_name=path.stem)
+    return parse(text, source=str(path), default_name=path.stem, spec_dir=path.resolve().parent)
 
 
 __all__ = ["Spec", "Measure", "parse", "load", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",

@@ -8,6 +8,7 @@
     DIR/launches.jsonl   one record per launch of collkit-bench (library, hosts)
     DIR/results.csv      the consolidated table (`collkit export` format)
     DIR/library-<mpi>.txt  with metadata = "full": ompi_info / mpivars output
+    DIR/tuning/NAME      the tuning files of `tuned:FILE` selections, as loaded (campaign/tuning.py)
     DIR/raw/launch-NNNN.{points,jsonl,stderr}   what each launch was given and wrote
     DIR/.lock, DIR/runner.json, DIR/raw/running.json   the runner's lock and what it runs (ownership.py)
 
@@ -24,7 +25,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from collkit.campaign import ownership
+from collkit.campaign import ownership, tuning
 from collkit.campaign.points import Plan, Point
 from collkit.campaign.record import STATUSES, Counts, Record, now  # noqa: F401  (now: launchers' timestamps)
 from collkit.common import atomic
@@ -60,6 +61,7 @@ class Campaign:
         index_writable(path.resolve().parent)
         c.raw.mkdir(exist_ok=True)
         atomic.write_text(path / "spec.toml", spec.text)
+        tuning.write_copies(getattr(spec, "tuning", ()), path)   # DIR/tuning/NAME: what tuned: points load
         atomic.write_json(path / "resolved.json", resolved(spec, plan, platform))
         c.set_state("running", created=now())
         return c
@@ -189,6 +191,7 @@ def resolved(spec, plan: Plan, platform) -> dict:
             "op": spec.op, "root": spec.root, "in_place": spec.in_place,
             "backends": {k: list(v) for k, v in spec.backends.items()}, "metadata": spec.metadata,
             "instrument": getattr(spec, "instrument", False),
+            **({"tuning": [tf.describe() for tf in spec.tuning]} if getattr(spec, "tuning", ()) else {}),
         },
         "measure": asdict(spec.measure),
         "platform": {"name": platform.name, "source": platform.source,

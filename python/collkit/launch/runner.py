@@ -90,6 +90,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         spec = dataclasses.replace(spec, instrument=was_instrumented)
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
+        platform = _nccl_platform(spec, platform)
         plan = campaign.plan()
         for mpi in spec.mpis:
             platform.mpi(mpi)
@@ -106,14 +107,16 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             spec = dataclasses.replace(spec, instrument=True)
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
+        platform = _nccl_platform(spec, platform)
+        target = out or default_out(spec)
         try:
-            plan = planner.build(spec, platform, registry.load())
+            plan = planner.build(spec, platform, registry.load(), campaign_dir=target)
         except UserError as exc:
             # planning errors (an unknown algorithm for this library, ...) name the spec they come from
             raise UserError(exc if str(exc).startswith(str(spec_path)) else f"{spec_path}: {exc}") from None
         if not plan.points and not plan.skipped:
             raise UserError(f"{spec_path}: the spec selects no test point")
-        campaign = Campaign.create(out or default_out(spec), spec, plan, platform)
+        campaign = Campaign.create(target, spec, plan, platform)
         # listed at once, as running: a runner killed with -9 leaves it findable
         update_index(campaign.path.resolve().parent, campaign)
         meta = metadata.collect(spec, platform, argv)
@@ -167,6 +170,17 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         status = "cancelled"   # `collkit cancel` said so while we followed the jobs
     _close(campaign, meta, plan, status, launcher)
     return print_report(campaign)
+
+
+def _nccl_platform(spec, platform):
+    """A spec with nccl points launches collkit-bench-nccl (it runs every backend)."""
+    if "nccl" not in spec.backends:
+        return platform
+    if spec.instrument:
+        raise UserError("instrument = true and backends.nccl cannot be combined: collkit-bench-nccl has no "
+                        "instrumented variant; run them as two campaigns")
+    from collkit.backends import nccl
+    return nccl.with_nccl_bench(platform, spec.mpis[:1])
 
 
 def _read_metadata(path: Path) -> dict | None:

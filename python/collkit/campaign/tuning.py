@@ -1,0 +1,278 @@
+"""Tuning files measured in place: `[backends] mpi = ["default", "tuned:FILE"]`.
+
+A tuning file is one a library reads to choose its algorithms itself: Open MPI's
+classic coll/tuned rules file (`coll_tuned_dynamic_rules_filename`) or MPICH's JSON
+selection file (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`). Which library a file is
+for is told by its content, never its name: rows of integers are an Open MPI rules
+file, a JSON object whose keys are `collective=...` an MPICH one, anything else is
+refused. A file is measured only under the library it is for; the spec's other
+libraries get no point for it (docs/tuning-files.md).
+
+The file is read once, when the spec is loaded; the campaign keeps that copy
+(DIR/tuning/NAME, written by store.py) and its sha256, and the launch reads the
+copy, so a campaign stays what it measured if the original is edited later.
+
+Both checks here are stricter than the libraries: Open MPI's release builds ignore a
+malformed rules file without a word (its diagnostics are compiled out) and fall back
+to their fixed rules, which a measurement would silently report as "tuned"."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collkit.common.errors import UserError
+
+PREFIX = "tuned:"
+DIRECTORY = "tuning"     # inside the campaign directory
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
+MAX_BYTES = 16 << 20     # far above any real rules file; a larger file is a mistake
+
+# Open MPI's coll/tuned collective ids (coll_base_functions.h), by the MPI call's
+# name: collkit's reduce_scatter is MPI_Reduce_scatter_block, id 13.
+OMPI_COLLECTIVE_IDS = {
+    0: "allgather", 1: "allgatherv", 2: "allreduce", 3: "alltoall", 4: "alltoallv", 5: "alltoallw",
+    6: "barrier", 7: "bcast", 8: "exscan", 9: "gather", 10: "gatherv", 11: "reduce",
+    12: "reduce_scatter", 13: "reduce_scatter_block", 14: "scan", 15: "scatter", 16: "scatterv",
+}
+
+# The control variable naming the file, read back through MPI_T into each record.
+FILE_VARIABLE = {"openmpi": "coll_tuned_dynamic_rules_filename",
+                 "mpich": "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"}
+
+_FIX_FORMAT = ("write an Open MPI rules file (rows of integers: collectives, then per collective its id "
+               "and rules) or an MPICH JSON selection file ({\"collective=allreduce\": ...})")
+
+
+@dataclass(frozen=True)
+class TuningFile:
+    name: str                 # basename: points are recorded as algorithm "tuned:<name>"
+    source: str               # the path the spec named, resolved
+    library: str              # "openmpi" | "mpich"
+    sha256: str
+    collectives: tuple[str, ...]   # what the file has rules for (the library's names)
+    data: bytes = field(repr=False, compare=False)
+
+    @property
+    def algorithm(self) -> str:
+        return PREFIX + self.name
+
+    def describe(self) -> dict:
+        return {"name": self.name, "source": self.source, "library": self.library, "sha256": self.sha256,
+                "copy": f"{DIRECTORY}/{self.name}", "collectives": list(self.collectives)}
+
+
+def is_tuned(selection: str) -> bool:
+    return selection.startswith(PREFIX)
+
+
+def _ompi_tokens(text: str) -> list[str] | None:
+    """The file's numbers in order, or None when a row holds anything else."""
+    tokens: list[str] = []
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if not all(re.fullmatch(r"-?\d+", w) for w in words):
+            return None
+        tokens += words
+    return tokens
+
+
+def _ompi_structure(tokens: list[str], where: str) -> tuple[str, ...]:
+    """Walk the nesting as Open MPI's parser does; UserError naming the first fault.
+    Returns the collectives the file has rules for."""
+    for t in tokens:
+        if len(t.lstrip("-")) > 1 and t.lstrip("-").startswith("0"):
+            # Open MPI reads with %li: a leading 0 makes the number octal.
+            raise UserError(f"{where}: '{t}' has a leading zero, which Open MPI reads as octal; "
+                            "write the number without it")
+    values = [int(t) for t in tokens]
+    pos = 0
+
+    def take(what: str) -> int:
+        nonlocal pos
+        if pos >= len(values):
+            raise UserError(f"{where}: the file ends where Open MPI expects {what}; "
+                            "complete the rules or correct the counts above")
+        pos += 1
+        return values[pos - 1]
+
+    covered: list[str] = []
+    ncoll = take("the number of collectives")
+    if ncoll < 1:
+        raise UserError(f"{where}: the file declares {ncoll} collectives; declare at least one")
+    for _ in range(ncoll):
+        cid = take("a collective id")
+        if cid not in OMPI_COLLECTIVE_IDS:
+            raise UserError(f"{where}: collective id {cid} is not one of Open MPI's "
+                            f"(0-{max(OMPI_COLLECTIVE_IDS)}); see docs/tuning-files.md")
+        name = OMPI_COLLECTIVE_IDS[cid]
+        if name in covered:
+            raise UserError(f"{where}: collective {name} (id {cid}) has rules twice; merge them")
+        covered.append(name)
+        ncomm = take(f"the number of communicator sizes of {name}")
+        if ncomm < 1:
+            raise UserError(f"{where}: {name} declares {ncomm} communicator sizes; declare at least one")
+        last_comm = 0
+        for _ in range(ncomm):
+            comm = take(f"a communicator size of {name}")
+            if comm < 1 or comm <= last_comm:
+                raise UserError(f"{where}: {name} communicator size {comm} is not above the previous "
+                                f"one ({last_comm}); sizes ascend from 1")
+            last_comm = comm
+            nmsg = take(f"the number of message rules of {name} at {comm} ranks")
+            if nmsg < 1:
+                raise UserError(f"{where}: {name} at {comm} ranks declares {nmsg} message rules; "
+                                "declare at least one")
+            last_size = -1
+            for i in range(nmsg):
+                size = take(f"a message size of {name} at {comm} ranks")
+                alg = take("an algorithm id")
+                take("a fan-in/out")
+                take("a segment size")
+                if i == 0 and size != 0:
+                    raise UserError(f"{where}: the first message rule of {name} at {comm} ranks starts at "
+                                    f"{size} B; Open MPI rejects the whole file unless it starts at 0")
+                if size <= last_size:
+                    raise UserError(f"{where}: {name} at {comm} ranks: message size {size} is not above "
+                                    f"the previous one ({last_size}); sizes ascend")
+                if alg < 0:
+                    raise UserError(f"{where}: {name} at {comm} ranks, {size} B: algorithm {alg} is "
+                                    "negative; use the ids `ompi_info --all` lists (0: the fixed rules)")
+                last_size = size
+    if pos != len(values):
+        raise UserError(f"{where}: {len(values) - pos} numbers follow the last rule; the counts above "
+                        "declare fewer rules than the file holds")
+    return tuple(covered)
+
+
+def rules(data: bytes) -> dict[str, list[tuple[int, list[tuple[int, int]]]]]:
+    """An Open MPI rules file as {collective: [(comm size, [(msg size, alg id)])]}
+    (already checked by read())."""
+    tokens = [int(t) for t in _ompi_tokens(data.decode("ascii")) or []]
+    out: dict[str, list[tuple[int, list[tuple[int, int]]]]] = {}
+    pos = 1
+    for _ in range(tokens[0]):
+        cid, ncomm = tokens[pos], tokens[pos + 1]
+        pos += 2
+        comms = []
+        for _ in range(ncomm):
+            comm, nmsg = tokens[pos], tokens[pos + 1]
+            pos += 2
+            msgs = []
+            for _ in range(nmsg):
+                msgs.append((tokens[pos], tokens[pos + 1]))
+                pos += 4
+            comms.append((comm, msgs))
+        out[OMPI_COLLECTIVE_IDS[cid]] = comms
+    return out
+
+
+def _mpich_structure(doc: object, where: str) -> tuple[str, ...] | None:
+    """The collectives of an MPICH selection file, or None when doc is not one."""
+    if not isinstance(doc, dict) or not doc or not all(isinstance(k, str) for k in doc):
+        return None
+    if not all(k.startswith("collective=") for k in doc):
+        bad = next(k for k in doc if not k.startswith("collective="))
+        raise UserError(f"{where}: top-level key '{bad}' is not 'collective=NAME'; MPICH aborts on it "
+                        "(every top-level key of a selection file names a collective)")
+    return tuple(k.split("=", 1)[1] for k in doc)
+
+
+def read(text_path: str, spec_dir: Path) -> TuningFile:
+    """The file a `tuned:FILE` selection names (FILE relative to the spec's folder)."""
+    raw = text_path[len(PREFIX):]
+    if not raw:
+        raise UserError(f"backends.mpi '{text_path}' names no file; write \"tuned:PATH\" "
+                        "(relative to the spec or absolute)")
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = spec_dir / path
+    path = path.resolve()
+    if not _NAME.fullmatch(path.name):
+        raise UserError(f"backends.mpi '{text_path}': the file name '{path.name}' becomes the algorithm "
+                        "label; rename it to letters, digits, '.', '_', '+' or '-'")
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise UserError(f"{path}: {path.stat().st_size} bytes is not a tuning file (above {MAX_BYTES} B)")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"backends.mpi '{text_path}': cannot read {path}: {exc.strerror}; "
+                        "give the path relative to the spec file or absolute") from None
+    where = str(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{where}: not a text file; {_FIX_FORMAT}") from None
+    library, covered = _detect(text, where)
+    return TuningFile(name=path.name, source=str(path), library=library,
+                      sha256=hashlib.sha256(data).hexdigest(), collectives=covered, data=data)
+
+
+def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(stripped)
+        except ValueError as exc:
+            # MPICH would silently load an empty tree from it and assert on the first collective.
+            raise UserError(f"{where}: not valid JSON ({exc}); an MPICH selection file must parse") from None
+        covered = _mpich_structure(doc, where)
+        if covered is None:
+            raise UserError(f"{where}: a JSON file that is not an object of 'collective=NAME' keys; "
+                            f"{_FIX_FORMAT}")
+        return "mpich", covered
+    tokens = _ompi_tokens(text)
+    if tokens is None:
+        if "rule-file-version" in text:
+            raise UserError(f"{where}: rules-file versions above 1 are read only by Open MPI >= 4.1.8 "
+                            "(older ones fall back to their fixed rules); write the version 1 format")
+        raise UserError(f"{where}: neither an Open MPI rules file nor an MPICH JSON selection file; "
+                        f"{_FIX_FORMAT}")
+    if not tokens:
+        raise UserError(f"{where}: the file holds no rules; {_FIX_FORMAT}")
+    return "openmpi", _ompi_structure(tokens, where)
+
+
+def resolve(selections: tuple[str, ...], spec_dir: Path) -> tuple[TuningFile, ...]:
+    """Every tuned:FILE of a backends.mpi list, read and checked; two files of one
+    basename would share a label and are refused."""
+    files: list[TuningFile] = []
+    for sel in selections:
+        if not is_tuned(sel):
+            continue
+        tf = read(sel, spec_dir)
+        for other in files:
+            if other.name == tf.name and other.source != tf.source:
+                raise UserError(f"backends.mpi names two tuning files called {tf.name} ({other.source} and "
+                                f"{tf.source}); both would be recorded as '{tf.algorithm}': rename one")
+        if all(other.source != tf.source for other in files):
+            files.append(tf)
+    return tuple(files)
+
+
+def write_copies(files: tuple[TuningFile, ...], campaign_dir: Path) -> None:
+    """DIR/tuning/NAME: the bytes the spec was loaded with (the launch reads these)."""
+    if not files:
+        return
+    folder = campaign_dir / DIRECTORY
+    folder.mkdir(exist_ok=True)
+    for tf in files:
+        # Byte for byte (the recorded sha256 is of these bytes), never half-written.
+        tmp = folder / f".{tf.name}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(tf.data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / tf.name)
+
+
+def copy_path(tf: TuningFile, campaign_dir: Path) -> Path:
+    return campaign_dir.resolve() / DIRECTORY / tf.name
+
+
+__all__ = ["TuningFile", "PREFIX", "is_tuned", "read", "resolve", "rules", "write_copies", "copy_path",
+           "OMPI_COLLECTIVE_IDS"]

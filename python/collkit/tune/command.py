@@ -1,0 +1,207 @@
+"""`collkit model DIR` and `collkit tune DIR... --format F --out FILE [--validate]`."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from collkit.campaign.sizes import format_size
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.common.table import render
+from collkit.tune import data, decide, fit
+from collkit.tune.decide import DEFAULT, Candidate, Rule
+
+FORMATS = ("openmpi", "mpich", "collkit")
+
+
+# ---------------------------------------------------------------- model
+def model(dirs: list[Path], collective: str | None, every_point: bool = False) -> int:
+    camp = data.load(dirs, refuse_failed=False)
+    points = [m for m in camp.points if collective is None or m.collective == collective]
+    if collective is not None and not points:
+        raise UserError(f"{', '.join(map(str, dirs))}: no ok point of {collective}; "
+                        "choose a collective the campaign measured")
+    models, too_few = fit.fit_all(points)
+    if not models:
+        raise UserError(f"too few points to fit: every algorithm with a cost model needs at least "
+                        f"{fit.MIN_POINTS} ok points at {fit.MIN_SIZES} or more sizes; measure more sizes")
+    rows = []
+    for key, f in sorted(models.items()):
+        rows.append([f.collective, f"{f.mpi}:{f.algorithm}" if f.backend == "mpi" else f"collkit:{f.algorithm}",
+                     f"{f.alpha_us:.3g}", f"{f.beta_us_per_byte * 1e3:.3g}", f"{f.gamma_us_per_byte * 1e3:.3g}",
+                     str(f.points), f"{100 * f.median_error:.0f}%", f"{100 * f.max_error:.0f}%",
+                     " ".join(f"{p}:{100 * e:.0f}%" for p, e in sorted(f.errors_by_ranks.items()))])
+    print(render(["collective", "algorithm", "alpha_us", "beta_ns/B", "gamma_ns/B", "points", "median err",
+                  "max err", "median err by ranks"], rows, right={2, 3, 4, 5, 6, 7}))
+    print("T(p, n) = alpha a(p) + beta b(p) n + gamma c(p) n; terms per algorithm in "
+          "python/collkit/tune/costs.py; err: |predicted - measured| / measured")
+    if too_few:
+        print("not fitted (too few points): " + ", ".join(f"{k[1]}:{k[4]} {k[3]}" for k in too_few))
+    by_key = fit.group(points)
+    grid = []
+    for key, f in sorted(models.items()):
+        label = f"{f.mpi}:{f.algorithm}" if f.backend == "mpi" else f"collkit:{f.algorithm}"
+        mine = sorted(by_key[key], key=lambda m: (m.ranks, m.bytes))
+        if every_point:
+            grid += [[f.collective, label, str(m.ranks), format_size(m.bytes), f"{m.median_us:.1f}",
+                      f"{f.predict(m.ranks, m.bytes):.1f}"] for m in mine]
+            continue
+        for p in sorted({m.ranks for m in mine}):
+            at = [m for m in mine if m.ranks == p]
+            worst = max(at, key=lambda m: abs(f.predict(p, m.bytes) - m.median_us) / m.median_us)
+            cells = [f"{format_size(m.bytes)} {m.median_us:.1f}/{f.predict(p, m.bytes):.1f}"
+                     for m in (at[0], at[-1])]
+            grid.append([f.collective, label, str(p), *cells,
+                         f"{format_size(worst.bytes)} {worst.median_us:.1f}/{f.predict(p, worst.bytes):.1f}"])
+    print()
+    if every_point:
+        print(render(["collective", "algorithm", "ranks", "size", "measured_us", "predicted_us"], grid,
+                     right={2, 3, 4, 5}))
+    else:
+        print(render(["collective", "algorithm", "ranks", "smallest size", "largest size", "worst fit"], grid,
+                     right={2}))
+        print("cells: size measured_us/predicted_us; every point with --points")
+    return 0
+
+
+# ---------------------------------------------------------------- tune
+@dataclass(frozen=True)
+class Target:
+    fmt: str
+    mpi: str                              # the library whose default is the baseline
+    backend: str                          # "mpi" (the library's algorithms) or "collkit"
+    candidates: dict[str, list[Candidate]]
+    library: str                          # e.g. "Open MPI 4.1.4"
+    extra: object = None                  # OmpiInfo / (tree, names)
+
+
+def _library_target(fmt: str) -> Target:
+    from collkit.backends import discover
+    from collkit.library.mpi import find
+    mpi = find(fmt)
+    offer = discover(mpi)
+    cands: dict[str, list[Candidate]] = {}
+    if fmt == "openmpi":
+        from collkit.backends import openmpi as ompi
+        from collkit.backends import run_tool
+        from collkit.tune.writers import openmpi as w
+        tool = ompi.find_tool(mpi)
+        info = ompi.parse(run_tool([str(tool), "--parsable", "--all", "--level", "9"], env=mpi.environment()))
+        for a in offer.algorithms:
+            c = Candidate(a.name, a.native, a.native_id, a.requires)
+            if w.expressible(a.collective, c):
+                cands.setdefault(a.collective, []).append(c)
+        return Target(fmt, fmt, "mpi", cands, offer.library, info)
+    from collkit.tune.writers import mpich as w
+    tree, names = w.builtin_tree(w.libmpi(mpi.mpirun))
+    for a in offer.algorithms:
+        c = Candidate(a.name, a.native, a.native_id, a.requires)
+        if w.expressible(a.collective, c, names):
+            cands.setdefault(a.collective, []).append(c)
+    return Target(fmt, fmt, "mpi", cands, offer.library, (tree, names))
+
+
+def _collkit_target(points, mpi: str | None) -> Target:
+    from collkit.library import registry
+    from collkit.tune.writers.collkit import COLLECTIVES
+    with_default = sorted({m.mpi for m in points if m.algorithm == DEFAULT})
+    if mpi is None:
+        if len(with_default) > 1:
+            raise UserError(f"the campaigns hold defaults of {' and '.join(with_default)}: say which library the "
+                            "rules are for with --mpi")
+        mpi = with_default[0] if with_default else "openmpi"
+    cands: dict[str, list[Candidate]] = {}
+    for a in registry.load():
+        if a.collective in COLLECTIVES:
+            req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
+            cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
+    return Target("collkit", mpi, "collkit", cands, f"libcollkit over {mpi}")
+
+
+def _sidecar_path(out: Path) -> Path:
+    return out.with_name(out.name + ".provenance.json")
+
+
+def _header(argv: list[str], target: Target, dirs: list[Path]) -> list[str]:
+    return [f"written by: collkit {' '.join(shlex.quote(a) for a in argv)}",
+            f"for {target.library}; campaigns: {', '.join(str(d) for d in dirs)}",
+            "each rule says its source: measured (significantly faster than the default, Mann-Whitney U, "
+            "Holm, alpha 0.01) or model (a rank count not measured); provenance in the .provenance.json beside"]
+
+
+def table(rules: list[Rule]) -> str:
+    rows = []
+    for r in rules:
+        hi = "inf" if r.bytes_hi is None else format_size(r.bytes_hi + 1)
+        speed = f"{r.speedup:.2f}x" if r.speedup and r.choice != DEFAULT else "-"
+        rows.append([r.collective, str(r.ranks), f"{format_size(r.bytes_lo)}..{hi}", r.choice, r.source,
+                     r.cutoff or "-", speed])
+    return render(["collective", "ranks", "size range", "chosen", "source", "cutoff", "expected vs default"],
+                  rows, right={1, 6})
+
+
+def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict]:
+    points = [m for m in camp.points if m.mpi == target.mpi
+              and (m.backend == target.backend or (m.backend == "mpi" and m.algorithm == DEFAULT))
+              and not m.algorithm.startswith("tuned:")]
+    if not any(m.algorithm == DEFAULT for m in points):
+        raise UserError(f"{', '.join(map(str, camp.dirs))}: no point of {target.mpi}'s default was measured, so "
+                        "there is nothing to compare against; add \"default\" to [backends] mpi and run again")
+    if not any(m.algorithm != DEFAULT for m in points):
+        raise UserError(f"{', '.join(map(str, camp.dirs))}: no {target.backend} algorithm of {target.mpi} was "
+                        "measured besides the default; add them to [backends] and run again")
+    models, _ = fit.fit_all(points)
+    by_name = {(k[3], k[4]): f for k, f in models.items() if k[2] == target.backend}
+    tuned = {m.collective for m in points if m.algorithm != DEFAULT}
+    cands = {c: v for c, v in target.candidates.items() if c in tuned}
+    rules = decide.Decider([m for m in points if m.collective in cands], cands, by_name).all_rules()
+    if not rules:
+        raise UserError(f"{', '.join(map(str, camp.dirs))}: no collective {target.fmt} can tune was measured "
+                        "with its default and an alternative")
+    return rules, by_name
+
+
+def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None, argv: list[str],
+         repeats: int | None = None) -> int:
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
+    if repeats is not None and not validate:
+        raise UserError(f"--repeats {repeats} sets how often --validate relaunches; add --validate or drop --repeats")
+    if validate:
+        from collkit.tune import validate as v
+        repeats = v.check_repeats(v.REPEATS if repeats is None else repeats)
+    if validate and fmt == "collkit":
+        raise UserError("--validate runs a library with its own tuning file loaded: give --format openmpi or "
+                        "mpich (a collkit rules file is run by `collkit preload --rules FILE`)")
+    for path in (out, _sidecar_path(out)):
+        if path.exists():
+            raise UserError(f"{path} already exists; choose another --out (tune never overwrites a tuning file)")
+    if not out.parent.is_dir():
+        raise UserError(f"--out {out}: the directory {out.parent} does not exist; create it first")
+    camp = data.load(dirs)
+    if fmt != "collkit" and mpi not in (None, fmt):
+        raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
+    target = _collkit_target(camp.points, mpi) if fmt == "collkit" else _library_target(fmt)
+    rules, models = decide_rules(camp, target)
+    header = _header(argv, target, dirs)
+    if fmt == "openmpi":
+        from collkit.tune.writers import openmpi as w
+        text = w.write(rules, target.candidates, target.extra, header)
+    elif fmt == "mpich":
+        from collkit.tune.writers import mpich as w
+        text = w.write(rules, target.candidates, target.extra[0], header)
+    else:
+        from collkit.tune.writers import collkit as w
+        text = w.write(rules, header)
+        w.parse(text)   # what the preload would reject must never be written
+    from collkit.tune.writers import sidecar
+    atomic.write_text(out, text)
+    atomic.write_json(_sidecar_path(out), sidecar.provenance(rules, target, models, dirs, argv, out))
+    print(table(rules))
+    n_model = sum(r.source == "model" for r in rules)
+    print(f"wrote {out} ({target.library}, {len(rules)} rules, {n_model} from models) and {_sidecar_path(out).name}")
+    if validate:
+        return v.run(dirs, out, target, rules, repeats)
+    return 0

@@ -1,0 +1,287 @@
+"""Which algorithm, per collective, rank count and message-size range.
+
+* Measured rank counts: at each measured size, the fastest candidate (an algorithm the
+  target can express, measured ok and plausible) against the library's default:
+  Mann-Whitney U on the two points' iterations, Holm-adjusted over every comparison of
+  the run, alpha 0.01 (analysis/stats.py). Chosen only where significantly faster,
+  else the default.
+* Cutoffs: between two measured sizes with different choices, where the two curves
+  cross (an algorithm's curve is its fitted model at that rank count; the default's,
+  which has no schedule, the measured medians interpolated on log-log axes); the
+  geometric midpoint only where the curves do not cross in between (said in the rule).
+* Rank counts between the measured ones, not measured: decided from the models alone,
+  the default's time interpolated between the neighbouring measured rank counts, an
+  algorithm chosen only where it is predicted MODEL_MARGIN faster.
+Every rule says where it came from: "measured" or "model".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from collkit.analysis import stats
+from collkit.tune.data import Measured
+from collkit.tune.fit import ModelFit
+
+DEFAULT = "default"
+MODEL_MARGIN = 1.10      # predicted speed-up a model-only choice needs (the fits' errors are large)
+# Types in a tuning file's byte ranges are unknown (any datatype may call): a
+# requirement on the count is met for every type when bytes >= 16 x the count needed.
+MAX_TYPE_BYTES = 16
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An algorithm the target file can name."""
+    name: str                        # canonical
+    native: str
+    native_id: str
+    requires: tuple[str, ...] = ()
+
+
+@dataclass
+class Rule:
+    collective: str
+    ranks: int
+    bytes_lo: int                    # inclusive, in collkit-bench bytes (one block for allgather)
+    bytes_hi: int | None             # inclusive; None: no upper bound
+    choice: str                      # canonical name or "default"
+    source: str                      # "measured" | "model"
+    cutoff: str = ""                 # how bytes_lo was found: "", "models cross", "midpoint", "requirement"
+    speedup: float | None = None     # expected default / chosen time
+    p_value: float | None = None     # Holm-adjusted, measured choices
+    at_bytes: list[int] = field(default_factory=list)   # measured sizes behind the rule
+
+
+@dataclass(frozen=True)
+class Decision:
+    collective: str
+    ranks: int
+    bytes: int
+    choice: str
+    source: str
+    speedup: float | None
+    p_value: float | None
+
+
+def _allowed(c: Candidate, p: int) -> bool:
+    from collkit.backends import _met
+    for r in c.requires:
+        if r in ("count_ge_ranks", "count_ge_pow2", "in_place", "one_rank_per_node"):
+            continue
+        if not _met(r, p, 1 << 30, False, p):
+            return False
+    return True
+
+
+def min_bytes(c: Candidate, p: int) -> int:
+    """The smallest byte count at which every datatype meets the candidate's count requirement."""
+    need = 0
+    if "count_ge_ranks" in c.requires:
+        need = p
+    if "count_ge_pow2" in c.requires:
+        need = max(need, 1 << (p.bit_length() - 1))
+    return need * MAX_TYPE_BYTES
+
+
+def _interp_loglog(xs: list[float], ys: list[float]) -> Callable[[float], float]:
+    lx, ly = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
+
+    def f(x: float) -> float:
+        return float(np.exp(np.interp(math.log(x), lx, ly)))
+    return f
+
+
+def _crossing(f: Callable[[float], float], g: Callable[[float], float], lo: float, hi: float) -> int | None:
+    """The first size in (lo, hi) where f stops being below g (f chosen at lo, g at hi)."""
+    xs = np.geomspace(lo, hi, 25)
+    d = [math.log(f(x)) - math.log(g(x)) for x in xs]
+    for i in range(1, len(xs)):
+        if d[i - 1] <= 0 < d[i] or (d[i - 1] < 0 <= d[i]):
+            a, b = xs[i - 1], xs[i]
+            for _ in range(40):
+                m = math.sqrt(a * b)
+                if math.log(f(m)) - math.log(g(m)) <= 0:
+                    a = m
+                else:
+                    b = m
+            return max(int(math.ceil(b)), int(lo) + 1)
+    return None
+
+
+class Decider:
+    def __init__(self, points: list[Measured], candidates: dict[str, list[Candidate]],
+                 models: dict[tuple[str, str], ModelFit]):
+        """points: one library's (or libcollkit's plus the library default's) measurements;
+        candidates: per collective, what the file may choose; models: (collective, name) -> fit."""
+        self.candidates = candidates
+        self.models = models
+        self.calibration: dict[tuple[str, int, str], Callable[[float], float]] = {}
+        self.by: dict[tuple[str, int, int], dict[str, Measured]] = {}
+        for m in points:
+            self.by.setdefault((m.collective, m.ranks, m.bytes), {})[m.algorithm] = m
+
+    # ------------------------------------------------------------ measured
+    def measured(self) -> list[Decision]:
+        rows = []
+        for (coll, p, n), algs in sorted(self.by.items()):
+            default = algs.get(DEFAULT)
+            if default is None:
+                continue
+            names = {c.name: c for c in self.candidates.get(coll, []) if _allowed(c, p) and n >= min_bytes(c, p)}
+            cands = [m for a, m in algs.items() if a in names and not m.implausible]
+            best = min(cands, key=lambda m: m.median_us) if cands else None
+            rows.append((coll, p, n, default, best))
+        tested = [i for i, r in enumerate(rows) if r[4] is not None and r[4].median_us < r[3].median_us]
+        _, raw = stats.mann_whitney([rows[i][4].times_us for i in tested], [rows[i][3].times_us for i in tested])
+        adj = dict(zip(tested, stats.holm(raw)))
+        out = []
+        for i, (coll, p, n, default, best) in enumerate(rows):
+            pv = adj.get(i)
+            if pv is not None and pv < stats.ALPHA:
+                out.append(Decision(coll, p, n, best.algorithm, "measured", default.median_us / best.median_us,
+                                    float(pv)))
+            else:
+                out.append(Decision(coll, p, n, DEFAULT, "measured", 1.0, float(pv) if pv is not None else None))
+        return out
+
+    # ------------------------------------------------------------ curves
+    def _default_curve(self, coll: str, p: int) -> Callable[[float], float] | None:
+        pts = sorted((n, algs[DEFAULT].median_us) for (c, q, n), algs in self.by.items()
+                     if c == coll and q == p and DEFAULT in algs)
+        if not pts:
+            return None
+        return _interp_loglog([x for x, _ in pts], [y for _, y in pts])
+
+    def _measured_curve(self, coll: str, p: int, alg: str) -> Callable[[float], float] | None:
+        pts = sorted((n, algs[alg].median_us) for (c, q, n), algs in self.by.items()
+                     if c == coll and q == p and alg in algs)
+        return _interp_loglog([x for x, _ in pts], [y for _, y in pts]) if len(pts) >= 2 else None
+
+    def curve(self, coll: str, p: int, alg: str, default_curve=None) -> Callable[[float], float] | None:
+        if alg == DEFAULT:
+            return default_curve or self._default_curve(coll, p)
+        model = self.models.get((coll, alg))
+        if model is None:
+            return self._measured_curve(coll, p, alg)
+        if (coll, p, alg) in self.calibration:
+            return self.calibration[(coll, p, alg)]
+        return lambda n, m=model: max(m.predict(p, n), 1e-9)
+
+    def _calibrated(self, coll: str, p: int, alg: str, lower: int, upper: int, w: float):
+        """The model at an unmeasured p, times its measured/predicted ratio at the
+        neighbouring measured rank counts (interpolated in log p): the model gives the
+        shape in p, the measurements its level on this machine."""
+        model = self.models[(coll, alg)]
+        sides = []
+        for q, weight in ((lower, 1 - w), (upper, w)):
+            meas = self._measured_curve(coll, q, alg)
+            if meas is not None:
+                sides.append((q, weight, meas))
+        if not sides:
+            return lambda n: max(model.predict(p, n), 1e-9)
+        total = sum(weight for _, weight, _ in sides) or 1.0
+
+        def f(n: float) -> float:
+            log_r = sum(weight * math.log(meas(n) / max(model.predict(q, n), 1e-9)) for q, weight, meas in sides)
+            return max(model.predict(p, n), 1e-9) * math.exp(log_r / total)
+        return f
+
+    # ------------------------------------------------------------ rules
+    def rules_for(self, coll: str, p: int, decisions: list[Decision], default_curve=None) -> list[Rule]:
+        """Size ranges from one rank count's decisions (sorted by size)."""
+        rules: list[Rule] = []
+        for d in decisions:
+            if rules and rules[-1].choice == d.choice:
+                r = rules[-1]
+                r.at_bytes.append(d.bytes)
+                if d.speedup and r.speedup:
+                    r.speedup = min(r.speedup, d.speedup)   # the conservative expectation of the range
+                if d.p_value is not None:
+                    r.p_value = max(r.p_value or 0.0, d.p_value)
+                continue
+            lo, cutoff = 0, ""
+            if rules:
+                prev = rules[-1]
+                a_curve = self.curve(coll, p, prev.choice, default_curve)
+                b_curve = self.curve(coll, p, d.choice, default_curve)
+                left = prev.at_bytes[-1]
+                cross = _crossing(a_curve, b_curve, left, d.bytes) if a_curve and b_curve else None
+                if cross is not None:
+                    lo, cutoff = cross, "models cross"
+                else:
+                    lo, cutoff = int(round(math.sqrt(left * d.bytes))), "midpoint"
+                prev.bytes_hi = lo - 1
+            rules.append(Rule(coll, p, lo, None, d.choice, d.source, cutoff, d.speedup, d.p_value, [d.bytes]))
+        return self._enforce_requirements(coll, p, rules)
+
+    def _enforce_requirements(self, coll: str, p: int, rules: list[Rule]) -> list[Rule]:
+        names = {c.name: c for c in self.candidates.get(coll, [])}
+        out: list[Rule] = []
+        for r in rules:
+            need = min_bytes(names[r.choice], p) if r.choice in names else 0
+            if need > r.bytes_lo and (r.bytes_hi is None or need <= r.bytes_hi):
+                out.append(Rule(coll, p, r.bytes_lo, need - 1, DEFAULT, r.source, r.cutoff, 1.0, None, []))
+                r.bytes_lo, r.cutoff = need, "requirement"
+            elif r.bytes_hi is not None and need > r.bytes_hi:
+                r.choice, r.speedup, r.cutoff = DEFAULT, 1.0, r.cutoff
+            out.append(r)
+        merged: list[Rule] = []
+        for r in out:
+            if merged and merged[-1].choice == r.choice:
+                merged[-1].bytes_hi = r.bytes_hi
+                merged[-1].at_bytes += r.at_bytes
+            else:
+                merged.append(r)
+        return merged
+
+    # ------------------------------------------------------------ model-only rank counts
+    def modelled(self, coll: str, p: int, measured_ranks: list[int], sizes: list[int]) -> tuple[list[Decision], object]:
+        lower = max(q for q in measured_ranks if q < p)
+        upper = min(q for q in measured_ranks if q > p)
+        lo_c, hi_c = self._default_curve(coll, lower), self._default_curve(coll, upper)
+        if lo_c is None or hi_c is None:
+            return [], None
+        w = (math.log(p) - math.log(lower)) / (math.log(upper) - math.log(lower))
+
+        def default_curve(n: float) -> float:
+            return math.exp((1 - w) * math.log(lo_c(n)) + w * math.log(hi_c(n)))
+
+        for c in self.candidates.get(coll, []):
+            if (coll, c.name) in self.models:
+                self.calibration[(coll, p, c.name)] = self._calibrated(coll, p, c.name, lower, upper, w)
+        out = []
+        for n in sizes:
+            dflt = default_curve(n)
+            best, best_t = None, math.inf
+            for c in self.candidates.get(coll, []):
+                if (coll, c.name) not in self.models or not _allowed(c, p) or n < min_bytes(c, p):
+                    continue
+                t = self.calibration[(coll, p, c.name)](n)
+                if 0 < t < best_t:
+                    best, best_t = c.name, t
+            if best is not None and dflt / best_t >= MODEL_MARGIN:
+                out.append(Decision(coll, p, n, best, "model", dflt / best_t, None))
+            else:
+                out.append(Decision(coll, p, n, DEFAULT, "model", 1.0, None))
+        return out, default_curve
+
+    def all_rules(self) -> list[Rule]:
+        measured = self.measured()
+        rules: list[Rule] = []
+        for coll in sorted({d.collective for d in measured}):
+            mine = [d for d in measured if d.collective == coll]
+            ranks = sorted({d.ranks for d in mine})
+            sizes = sorted({d.bytes for d in mine})
+            for p in range(ranks[0], ranks[-1] + 1):
+                if p in ranks:
+                    rules += self.rules_for(coll, p, [d for d in mine if d.ranks == p])
+                else:
+                    ds, dcurve = self.modelled(coll, p, ranks, sizes)
+                    if ds:
+                        rules += self.rules_for(coll, p, ds, dcurve)
+        return rules

@@ -1,0 +1,68 @@
+"""The collkit rules format (docs/preload.md): COLLECTIVE RANKS BYTES CHOICE, the first
+matching line wins, BYTES as collkit-bench counts them (one block for allgather).
+`parse` reads it back with the same grammar as the preload's C parser, for the tests
+and for `collkit tune` to check its own output."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from collkit.tune.decide import DEFAULT, Rule
+
+COLLECTIVES = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
+_RANGE = re.compile(r"^(\*|\d+|\d+-\d+|\d+-\*)$")
+
+
+@dataclass(frozen=True)
+class Line:
+    collective: str
+    ranks: tuple[int, int | None]     # inclusive; None: no upper bound
+    bytes: tuple[int, int | None]
+    choice: str
+
+
+def _range(text: str) -> tuple[int, int | None]:
+    if text == "*":
+        return 0, None
+    if "-" in text:
+        a, b = text.split("-", 1)
+        return int(a), None if b == "*" else int(b)
+    return int(text), int(text)
+
+
+def parse(text: str) -> list[Line]:
+    """ValueError naming the line on anything the preload would reject."""
+    out = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        f = line.split()
+        if len(f) != 4 or f[0] not in COLLECTIVES or not _RANGE.match(f[1]) or not _RANGE.match(f[2]):
+            raise ValueError(f"line {no}: {raw!r}")
+        r, b = _range(f[1]), _range(f[2])
+        if (r[1] is not None and r[1] < r[0]) or (b[1] is not None and b[1] < b[0]):
+            raise ValueError(f"line {no}: empty range in {raw!r}")
+        out.append(Line(f[0], r, b, f[3]))
+    return out
+
+
+def lookup(lines: list[Line], collective: str, ranks: int, nbytes: int) -> str:
+    for ln in lines:
+        if ln.collective == collective and ln.ranks[0] <= ranks and (ln.ranks[1] is None or ranks <= ln.ranks[1]) \
+                and ln.bytes[0] <= nbytes and (ln.bytes[1] is None or nbytes <= ln.bytes[1]):
+            return ln.choice
+    return "library"
+
+
+def write(rules: list[Rule], header: list[str]) -> str:
+    out = [f"# {h}" for h in header]
+    out.append("# collkit rules v1: COLLECTIVE  RANKS  BYTES  CHOICE")
+    for r in rules:
+        hi = "*" if r.bytes_hi is None else str(r.bytes_hi)
+        choice = "library" if r.choice == DEFAULT else r.choice
+        speed = f", expected {r.speedup:.2f}x" if r.speedup and r.choice != DEFAULT else ""
+        cut = f", cutoff: {r.cutoff}" if r.cutoff else ""
+        out.append(f"{r.collective:<14} {r.ranks:<4} {f'{r.bytes_lo}-{hi}':<20} {choice:<24} # {r.source}{cut}{speed}")
+    return "\n".join(out) + "\n"
