@@ -12,6 +12,7 @@ import csv
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from collkit.topology import fattree as ft
@@ -133,3 +134,104 @@ def test_plan_skips_fattree_points_that_would_be_refused(monkeypatch):
     monkeypatch.delenv(ft.ENV)
     p = planner.build(specs.parse(text), platform, reg, discover=lambda pm: None)
     assert not p.skipped
+
+
+# Per physical link under SimGrid's FAT_TREE routing (--routing dmodk).
+
+def hand_trace(messages: list[tuple[int, int, int]], ranks: int):
+    """A messages-format trace of (src, dst, step) triples, one int8 each."""
+    from collkit.traffic.trace import Trace, TraceKey
+    src, dst, step = (np.array(col, dtype=np.int32) for col in zip(*messages))
+    return Trace(TraceKey("alltoall", "hand", ranks, 1, fmt="messages"), 1, len(messages), src, dst,
+                 np.ones(len(messages), dtype=np.int64), step)
+
+
+def test_dmodk_rule_by_hand():
+    """XGFT(2; 4,2; 1,2): a leaf's uplink port is the destination's position mod 2
+    and the top switch reached goes down to the destination's leaf on its one link;
+    with one top switch and 2 parallel links instead, up is the same rule and down
+    takes the parallel link source mod 2."""
+    msgs = [(0, 5, 0), (1, 7, 0), (2, 4, 0), (3, 3, 0), (5, 0, 1)]
+    rows = {(r.level, r.step): r for r in linkloads.link_loads(hand_trace(msgs, 8), linkloads.parse_xgft("2;4,2;1,2"))}
+    # step 0: 5 and 7 share leaf 0's port 1 and top switch 1's link into leaf 1; 3 -> 3 is the loopback.
+    assert (rows[1, 0].max_up, rows[1, 0].max_down, rows[1, 0].spread, rows[1, 0].links) == (2, 2, 2, 2)
+    assert (rows[1, 1].max_up, rows[1, 1].max_down, rows[1, 1].spread) == (1, 1, 1)
+    assert (rows[1, None].max_up, rows[1, None].max_down) == (2, 2)
+    par = {(r.level, r.step): r for r in linkloads.link_loads(hand_trace(msgs, 8), linkloads.parse_xgft("2;4,2;1,1;1,2"))}
+    # Down over parallel link src mod 2: 0 -> 5 and 2 -> 4 share link 0, 1 -> 7 takes link 1.
+    assert (par[1, 0].max_up, par[1, 0].max_down, par[1, 0].links) == (2, 2, 2)
+    swapped = [(0, 5, 0), (1, 7, 0), (3, 4, 0)]
+    par = {(r.level, r.step): r for r in linkloads.link_loads(hand_trace(swapped, 8), linkloads.parse_xgft("2;4,2;1,1;1,2"))}
+    assert (par[1, 0].max_up, par[1, 0].max_down) == (2, 2)  # 3 -> 4 on link 1 with 1 -> 7
+
+
+def physical(alg: str, xgft: str) -> dict[int, linkloads.PhysicalLoad]:
+    x = linkloads.parse_xgft(xgft)
+    rows = linkloads.link_loads(linkloads.trace_messages(ck_trace(), alg, ft.FatTree(x.down)), x)
+    return {r.level: r for r in rows if r.step is None}
+
+
+@needs_ck_trace
+@pytest.mark.parametrize("xgft, opt, others", [
+    # 16-node leaves: a leaf's sources send to 2 positions per phase, so D-mod-k
+    # stacks 7 of the 14 leaving messages on one uplink (full and half tree).
+    ("2;16,8;1,16;1,1", (7, 1, 1), (1, 1, 1)),
+    ("2;16,8;1,8;1,1", (7, 2, 2), (2, 2, 2)),
+    # ... and one top switch with parallel links: down by source, 7 and 14.
+    ("2;16,8;1,1;1,16", (7, 7, 1), (1, 1, 1)),
+    ("2;16,8;1,1;1,8", (7, 14, 2), (2, 2, 2)),
+    # Top radix 2: the exchange's 32 leaving messages have 32 positions, one per
+    # uplink even on the half tree, where XOR and linear shift need 2.
+    ("2;64,2;1,32;1,1", (1, 1, 1), (2, 2, 2)),
+    ("2;64,2;1,64;1,1", (1, 1, 1), (1, 1, 1)),
+])
+def test_dmodk_loads_of_the_simulated_trees(xgft, opt, others):
+    """The per-link loads that explain docs/experiments/alltoall-fattree.md's
+    SimGrid times: (max_up, max_down, spread) of the one level of links."""
+    r = physical("fattree_opt", xgft)[1]
+    assert (r.max_up, r.max_down, r.spread) == opt
+    for alg in ("xor", "linear_shift"):
+        r = physical(alg, xgft)[1]
+        assert (r.max_up, r.max_down, r.spread) == others, alg
+
+
+@needs_ck_trace
+def test_dmodk_three_levels_xor_is_contention_free_on_a_full_tree():
+    """D-mod-k routes XOR without contention on a full-bisection XGFT (every
+    level's busiest link carries one message per phase), and never below spread."""
+    for level, r in physical("xor", "3;4,4,2;1,4,4;1,1,1").items():
+        assert (r.max_up, r.max_down, r.spread, r.links) == (1, 1, 1, 4 ** level), level
+    for level, r in physical("fattree_opt", "3;4,4,2;1,4,2;1,1,1").items():
+        assert max(r.max_up, r.max_down) >= r.spread  # pigeonhole: no routing beats spread
+
+
+@needs_ck_trace
+def test_cli_dmodk_csv(collkit):
+    out = collkit("traffic", "--collective", "alltoall", "--algorithm", "fattree_opt", "--algorithm", "xor",
+                  "--xgft", "2;16,8;1,8;1,1", "--link-loads", "--routing", "dmodk", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert list(rows[0]) == ["algorithm", "level", "step", "max_up", "max_down", "spread", "links"]
+    maxes = {r["algorithm"]: (int(r["max_up"]), int(r["max_down"])) for r in rows if r["step"] == "max"}
+    assert maxes == {"fattree_opt": (7, 2), "xor": (2, 2)}
+    assert len(rows) == 2 * (128 + 1)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--fattree", "16,8", "--link-loads", "--routing", "dmodk"], "--xgft"),
+    (["--xgft", "2;16,8;1,8", "--link-loads", "--routing", "dmodk", "--ranks", "256"], "one rank per host"),
+])
+def test_cli_dmodk_errors_are_one_line(collkit, args, words):
+    out = collkit("traffic", "--collective", "alltoall", "--algorithm", "xor", *args)
+    assert out.returncode == 2
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_parse_xgft():
+    from collkit.common.errors import UserError
+    x = linkloads.parse_xgft("2;16,8;1,8")
+    assert (x.down, x.up, x.parallel) == ((16, 8), (1, 8), (1, 1))
+    assert linkloads.parse_xgft("2;16,8;1,1;1,8").parallel == (1, 8)
+    for bad in ("2;16,8", "2;16,8;1", "x;16,8;1,8", "2;16,8;1,0", "2;16,8;2,8", "2;16,8;1,8;1,1;1"):
+        with pytest.raises(UserError, match="--xgft"):
+            linkloads.parse_xgft(bad)

@@ -459,6 +459,13 @@ CONSERVATION = [
     ("alltoall", "bine", POW2, lambda p: Fraction(p * _k(p), 2)),
     # one sendrecv per phase, the own block sent to itself too (steps = phases)
     *[("alltoall", a, ANY, lambda p: p) for a in ("xor", "linear_shift", "fattree_opt")],
+    # node-aware, traced without COLLKIT_RANKS_PER_NODE: one node of p ranks.
+    # Parallel Rings move every block once at any node shape; the hierarchical
+    # Bine allreduce is then a binomial reduce and broadcast inside the node
+    ("allgather", "parallel_rings", ANY, TREE),
+    ("reduce_scatter", "parallel_rings", ANY, TREE),
+    ("allreduce", "parallel_rings", ANY, lambda p: 2 * (p - 1)),
+    ("allreduce", "bine_hierarchical", ANY, lambda p: 2 * (p - 1)),
 ]
 # Bounded rather than exact: the remap variants add a fix-up of one block on
 # ranks whose slot differs from their rank (a local copy otherwise).
@@ -497,6 +504,8 @@ BUSIEST = {
     **{("allreduce", a): lambda p: _k(p) * (1 + (p >= 8)) for a in ("swing_latency", "bine_latency")},
     **{("allreduce", a): _TWICE for a in ("rabenseifner", "rabenseifner_halving", "ring", "binary_blocks", "swing_bandwidth",
                                           "bine_bandwidth", "bine_bandwidth_seg")},
+    ("allgather", "parallel_rings"): _HALF, ("reduce_scatter", "parallel_rings"): _HALF,
+    ("allreduce", "parallel_rings"): _TWICE, ("allreduce", "bine_hierarchical"): _k,
     ("alltoall", "linear"): _HALF, ("alltoall", "pairwise"): _HALF,
     ("alltoall", "bruck"): lambda p: Fraction(_k(p), 2), ("alltoall", "bine"): lambda p: Fraction(_k(p), 2),
     **{("alltoall", a): lambda p: 1 for a in ("xor", "linear_shift", "fattree_opt")},

@@ -180,7 +180,7 @@ def spec_entry(name: str, spec_dir: Path) -> tuple[str, Path]:
 
 
 def load(path: Path) -> Platform:
-    if sim.is_sim(path):   # --platform sim:NAME, a preset machine with default settings
+    if sim.is_sim(path):   # --platform sim:NAME, a preset machine with default settings (sim:NAME+loggp: per-message costs)
         return simulated(str(path), str(path), sim.from_name(str(path)))
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

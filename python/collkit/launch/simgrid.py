@@ -24,6 +24,9 @@ Settings, and why (docs/architecture.md, "Simulated supercomputers"):
   (network_model), recorded either way.
 * network/crosstraffic:0 — SimGrid by default loads every flow's reverse path
   with 5% of its size (TCP acknowledgements); HPC interconnects do not.
+* smpi/os, smpi/ois, smpi/or — only with [simgrid] message_costs (or
+  sim:NAME+loggp): LogGP-like per-message overheads and gap at the endpoints
+  (collkit.simulation.message_costs); none by default, as in CM02.
 * smpirun exits 0 after a deadlock or MPI_Abort: stderr is searched for
   SimGrid's messages, and a hang (SMPI never detects busy loops) is caught by
   the per-point timeout."""
@@ -48,12 +51,15 @@ from collkit.common.progress import Progress
 from collkit.launch import watch
 from collkit.launch.protocol import Groups, Launcher, Outcome
 from collkit.launch.watch import Annotate
-from collkit.simulation import memory
-from collkit.simulation.platform_xml import platform_xml
-from collkit.simulation.settings import SimSettings
+from collkit.simulation import memory, message_costs
+from collkit.simulation.platform_xml import multinic_xml, platform_xml, rank_host
+from collkit.simulation.settings import SimSettings, node_env
 from collkit.topology.synthetic import Instance
 
 SIMDIR = "simgrid"
+# libcollkit (SimGrid builds) charges copies and reductions without performing
+# them when this is "1" (lib/core/buffer.c); set for launches with shared buffers.
+NO_DATA_ENV = "COLLKIT_SIM_NO_DATA"
 LAUNCHES = "launches.jsonl"
 CROSSTRAFFIC = "network/crosstraffic"
 
@@ -71,7 +77,7 @@ MESSAGE = re.compile(r"\[[\w.]+/(WARNING|ERROR|CRITICAL)\] (.*)")
 def base_cfg(settings: SimSettings) -> list[str]:
     cfg = ["smpi/simulate-computation:no", "smpi/wtime:0", f"network/model:{settings.network_model}",
            f"{CROSSTRAFFIC}:{1 if settings.crosstraffic else 0}"]
-    return cfg + list(settings.cfg)
+    return cfg + message_costs.cfg(settings.message_costs) + list(settings.cfg)
 
 
 def _message(line: str) -> str:
@@ -138,6 +144,8 @@ def placement(settings: SimSettings, ranks: int):
         return inst, hosts
     nodes = -(-ranks // ppn)
     inst = settings.machine.instance(nodes)
+    if settings.machine.nics:   # one host per rank; settings allow only block placement here
+        return inst, [rank_host(r // ppn, r % ppn) for r in range(ranks)]
     if settings.placement == "block":
         hosts = [inst.hosts[r // ppn] for r in range(ranks)]
     else:  # cyclic: consecutive ranks on consecutive nodes
@@ -193,9 +201,16 @@ class SimLauncher(Launcher):
         simdir = campaign.path / SIMDIR
         simdir.mkdir(exist_ok=True)
         inst, hosts = placement(self.settings, ranks)
-        xml = simdir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
+        nics = self.settings.machine.nics
+        if nics:   # only the nodes used: the explicit routes grow with the square of the nodes
+            used = -(-ranks // self.settings.ppn)
+            xml = simdir / f"platform-{used}nodes-ppn{self.settings.ppn}-nics{nics}.xml"
+            text = lambda: multinic_xml(inst, used, self.settings.ppn)  # noqa: E731
+        else:
+            xml = simdir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
+            text = lambda: platform_xml(inst, self.settings.ppn)  # noqa: E731
         if not xml.exists():
-            atomic.write_text(xml, platform_xml(inst, self.settings.ppn))
+            atomic.write_text(xml, text())
         hostfile = simdir / f"hostfile-p{ranks}.txt"
         atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
         self._prepared[key] = (xml, hostfile, inst)
@@ -228,7 +243,9 @@ class SimLauncher(Launcher):
                     str(pm.bench), "--points", str(files.points), "--out", str(files.out)]
             # smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after
             # ours (its -tmpdir option is broken in 3.32): TMPDIR makes both agree.
-            env = dict(os.environ, TMPDIR=str(tmp))
+            env = dict(os.environ, TMPDIR=str(tmp), **node_env(self.settings))
+            if shared:   # contents are garbage: libcollkit charges local work without doing it
+                env[NO_DATA_ENV] = "1"
             proc = watch.start(argv, env, log=files.err)
             atomic.append_line(simdir / LAUNCHES, json.dumps(
                 {"launch": files.number, "mpi": pm.name, "ranks": ranks, "nodes": inst.nodes,

@@ -57,3 +57,87 @@ def platform_xml(inst: Instance, ppn: int) -> str:
             f"  <!-- {comment} -->\n"
             f"  <cluster {cluster}/>\n"
             "</platform>\n")
+
+
+# --------------------------------------------------------------------------- multi-NIC nodes
+
+def nic_of(local: int, nics: int) -> int:
+    """The NIC a node's local rank is bound to: round robin, so ranks 0..k-1
+    of a node each get their own NIC (a rail) and further ranks share them."""
+    return local % nics
+
+
+def rank_host(node: int, local: int) -> str:
+    """The SimGrid host of local rank ``local`` of ``node`` on a multi-NIC platform."""
+    return f"{HOST_PREFIX}{node}-c{local}"
+
+
+def multinic_xml(inst: Instance, nodes: int, ppn: int) -> str:
+    """A platform of ``nodes`` nodes with ``inst.machine.nics`` NICs each and
+    ``ppn`` ranks per node, one SimGrid host per rank.
+
+    A ``<cluster>`` puts all ranks of a node on one host behind one link, so
+    each node is written as a zone of its own (SimGrid 3.32, DTD 4.1):
+
+    * host ``node{i}-c{l}`` for local rank l, its own SPLITDUPLEX *intra-node*
+      link ``node{i}-mem{l}`` (loopback_bw/loopback_lat) into the node's memory:
+      a message between two ranks of a node crosses the sender's link up and
+      the receiver's down, and nothing else;
+    * NIC ``node{i}-nic{j}``, a SPLITDUPLEX link of the machine's link_bw and
+      link_lat; rank l reaches the node's gateway router ``node{i}-sw`` through
+      NIC l mod k (:func:`nic_of`), so ranks on different NICs sending off the
+      node at once each get a whole NIC;
+    * between nodes, routes from gateway to gateway cross one link ``switch``
+      of zero latency, FATPIPE (never shared) at the NIC's bandwidth: the
+      machine is one non-blocking switch (a one-level fat tree, the only shape
+      Machine allows with nics >= 1; a rail-optimised network is the same for
+      these flows), so the NICs are the only inter-node bottleneck. SimGrid
+      3.32 forbids a route without links, hence the link.
+
+    The routes within a node and between nodes are listed explicitly (Full
+    routing): O(nodes^2) lines, about 2 MB at 256 nodes."""
+    m = inst.machine
+    nics = m.nics
+    if nics < 1:
+        raise UserError(f"machine {m.name} has no NIC count (nics); it is a cluster platform")
+    if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < nics:
+        raise UserError(f"{nics} NICs per node need at least {nics} ranks per node (one per NIC), not {ppn!r}")
+    if not 1 <= nodes <= inst.nodes:
+        raise UserError(f"{nodes} nodes do not fit the {inst.nodes}-node instance of {m.name}")
+    nic = f"bandwidth=\"{_num(m.link_bw)}Bps\" latency=\"{_num(m.link_lat)}s\" sharing_policy=\"SPLITDUPLEX\""
+    mem = (f"bandwidth=\"{_num(m.loopback_bw)}Bps\" latency=\"{_num(m.loopback_lat)}s\" "
+           "sharing_policy=\"SPLITDUPLEX\"")
+    comment = (f"collkit: {m.name}, {nodes} nodes of {ppn} ranks and {nics} NICs, "
+               "one non-blocking switch").replace("--", "-")
+    out = ["<?xml version='1.0'?>",
+           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">",
+           "<platform version=\"4.1\">",
+           f"  <!-- {comment} -->",
+           "  <zone id=\"machine\" routing=\"Full\">"]
+    for i in range(nodes):
+        node, sw = f"{HOST_PREFIX}{i}", f"{HOST_PREFIX}{i}-sw"
+        out.append(f"    <zone id=\"{node}\" routing=\"Full\">")
+        out.extend(f"      <host id=\"{rank_host(i, l)}\" speed=\"{_num(m.speed)}f\"/>" for l in range(ppn))
+        out.append(f"      <router id=\"{sw}\"/>")
+        out.extend(f"      <link id=\"{node}-nic{j}\" {nic}/>" for j in range(nics))
+        out.extend(f"      <link id=\"{node}-mem{l}\" {mem}/>" for l in range(ppn))
+        for l in range(ppn):
+            h, j = rank_host(i, l), nic_of(l, nics)
+            out.append(f"      <route src=\"{h}\" dst=\"{sw}\" symmetrical=\"NO\">"
+                       f"<link_ctn id=\"{node}-nic{j}\" direction=\"UP\"/></route>")
+            out.append(f"      <route src=\"{sw}\" dst=\"{h}\" symmetrical=\"NO\">"
+                       f"<link_ctn id=\"{node}-nic{j}\" direction=\"DOWN\"/></route>")
+            for o in range(ppn):
+                if o != l:
+                    out.append(f"      <route src=\"{h}\" dst=\"{rank_host(i, o)}\" symmetrical=\"NO\">"
+                               f"<link_ctn id=\"{node}-mem{l}\" direction=\"UP\"/>"
+                               f"<link_ctn id=\"{node}-mem{o}\" direction=\"DOWN\"/></route>")
+        out.append("    </zone>")
+    out.append(f"    <link id=\"switch\" bandwidth=\"{_num(m.link_bw)}Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>")
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            out.append(f"    <zoneRoute src=\"{HOST_PREFIX}{a}\" dst=\"{HOST_PREFIX}{b}\" "
+                       f"gw_src=\"{HOST_PREFIX}{a}-sw\" gw_dst=\"{HOST_PREFIX}{b}-sw\">"
+                       "<link_ctn id=\"switch\"/></zoneRoute>")
+    out += ["  </zone>", "</platform>"]
+    return "\n".join(out) + "\n"

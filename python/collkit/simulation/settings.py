@@ -12,6 +12,16 @@
     network_model = "CM02"         # CM02 (default) | SMPI | LV08
     crosstraffic = false           # SimGrid's 5% reverse-path load of every flow; off by default
     cfg = ["smpi/send-is-detached-thresh:0"]   # more --cfg items, passed as written
+    message_costs = "loggp"        # none (default) | loggp | {o_s_us = .., o_r_us = .., g_us = ..}:
+                                   # per-message endpoint costs (collkit.simulation.message_costs);
+                                   # for a preset: --platform sim:NAME+loggp
+    nics = 4                       # NICs per node (a machine key): one host per rank, rank l on
+                                   # NIC l mod nics, loopback_bw/loopback_lat = each rank's own
+                                   # intra-node link; needs a one-level fattree and block placement
+
+On a multi-NIC machine SimGrid sees one host per rank, so libcollkit is told
+the node shape through COLLKIT_RANKS_PER_NODE = ppn (k consecutive ranks per
+node, :func:`node_env`).
 
 The platform then holds the MPI library ``smpi`` (and ``openmpi``/``mpich`` as
 SMPI with their selection logic, see collkit.backends.smpi) and launches
@@ -24,13 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collkit.common.errors import UserError, did_you_mean
 from collkit.common.paths import build_dir
+from collkit.simulation import message_costs
+from collkit.simulation.message_costs import MessageCosts
 from collkit.topology import synthetic
 
 SIM_PREFIX = "sim:"
 MPI_NAMES = ("smpi", "openmpi", "mpich")
 PLACEMENTS = ("block", "cyclic")
 NETWORK_MODELS = ("CM02", "SMPI", "LV08")
-OWN_KEYS = ("placement", "allocation", "network_model", "crosstraffic", "cfg")   # the rest is the machine
+OWN_KEYS = ("placement", "allocation", "network_model", "crosstraffic", "cfg", "message_costs")   # the rest is the machine
+# libcollkit's virtual nodes: k consecutive ranks per node (lib/core).
+NODE_ENV_VAR = "COLLKIT_RANKS_PER_NODE"
 # Beyond about this many ranks SMPI cannot privatise each rank's globals (one
 # memory map per rank and segment hits the kernel's map count; REFERENCE.md).
 MAX_RANKS = 6500
@@ -46,12 +60,21 @@ class SimSettings:
     network_model: str = "CM02"
     crosstraffic: bool = False
     cfg: tuple[str, ...] = ()
+    message_costs: MessageCosts | None = None     # None: CM02's links only, nothing per message
     smpirun: Path = field(default_factory=lambda: Path(shutil.which("smpirun") or "/usr/bin/smpirun"))
 
     def describe(self) -> dict:
         return {"machine": self.machine.describe(), "ppn": self.ppn, "placement": self.placement,
                 "allocation_file": self.allocation_file, "network_model": self.network_model,
-                "crosstraffic": self.crosstraffic, "extra_cfg": list(self.cfg)}
+                "crosstraffic": self.crosstraffic, "extra_cfg": list(self.cfg),
+                "message_costs": self.message_costs.describe() if self.message_costs else "none"}
+
+
+def node_env(settings: SimSettings) -> dict[str, str]:
+    """Environment for smpirun: on a multi-NIC machine every rank is a host of
+    its own, so MPI_COMM_TYPE_SHARED would see one-rank nodes; the variable
+    gives libcollkit the real shape (ppn consecutive ranks per node)."""
+    return {NODE_ENV_VAR: str(settings.ppn)} if settings.machine.nics else {}
 
 
 def bench_path() -> Path:
@@ -66,8 +89,12 @@ def from_name(arg: str) -> SimSettings:
     name = str(arg)[len(SIM_PREFIX):]
     if not name:
         raise UserError(f"--platform {arg}: name a simulated machine after 'sim:', e.g. sim:marenostrum5-like")
+    costs = None
+    if name.endswith(message_costs.SUFFIX):
+        # the preset with LogGP-like per-message costs (the reference values)
+        name, costs = name[:-len(message_costs.SUFFIX)], message_costs.LOGGP
     machine = synthetic.preset(name)
-    return SimSettings(machine=machine, ppn=machine.ppn)
+    return SimSettings(machine=machine, ppn=machine.ppn, message_costs=costs)
 
 
 def from_table(t: object, path: Path) -> SimSettings:
@@ -113,5 +140,9 @@ def from_table(t: object, path: Path) -> SimSettings:
         if not alloc:
             raise UserError(f"{path}: [simgrid] allocation {f} lists no host")
         alloc_file = str(f)
+    if machine.nics and (placement != "block" or alloc):
+        raise UserError(f"{path}: [simgrid] nics = {machine.nics} needs block placement and no allocation "
+                        f"(libcollkit learns the nodes as {NODE_ENV_VAR} consecutive ranks)")
     return SimSettings(machine=machine, ppn=ppn, placement=placement, allocation=alloc, allocation_file=alloc_file,
-                       network_model=model, crosstraffic=cross, cfg=tuple(cfg))
+                       network_model=model, crosstraffic=cross, cfg=tuple(cfg),
+                       message_costs=message_costs.parse(own.get("message_costs", "none"), path))

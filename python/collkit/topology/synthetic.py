@@ -336,6 +336,12 @@ class Machine:
     max_nodes: int = 0             # nodes of the real machine (0: the shape's capacity)
     source: str = ""               # where the numbers come from
     notes: tuple[str, ...] = field(default=())   # what the model simplifies
+    # NICs per node. 0: the node's ranks are cores of one host behind one link
+    # (a SimGrid <cluster>). k >= 1: one host per rank, k NICs per node, local
+    # rank l on NIC l mod k, loopback_* = each rank's own link into the node's
+    # memory (collkit.simulation.platform_xml.multinic_xml); needs a one-level
+    # fat tree (one non-blocking switch) and ppn >= k.
+    nics: int = 0
 
     def __post_init__(self) -> None:
         for what, value in (("link_bw", self.link_bw), ("link_lat", self.link_lat),
@@ -347,6 +353,16 @@ class Machine:
                 raise UserError(f"machine {self.name}: {what} must be positive, got {value}")
         if isinstance(self.ppn, bool) or not isinstance(self.ppn, int) or self.ppn < 1:
             raise UserError(f"machine {self.name}: ppn must be a positive integer, got {self.ppn!r}")
+        if isinstance(self.nics, bool) or not isinstance(self.nics, int) or self.nics < 0:
+            raise UserError(f"machine {self.name}: nics (NICs per node) must be a non-negative integer, "
+                            f"got {self.nics!r}")
+        if self.nics >= 1 and not (isinstance(self.shape, FatTree) and self.shape.levels == 1):
+            raise UserError(f"machine {self.name}: nics = {self.nics} needs one non-blocking switch "
+                            "(kind = \"fattree\", down = [NODES], up = [1]); multi-NIC nodes are not modelled "
+                            f"on a {self.shape.kind} with more levels")
+        if self.nics > self.ppn:
+            raise UserError(f"machine {self.name}: nics = {self.nics} needs ppn >= {self.nics} "
+                            f"(each NIC serves at least one rank), got ppn = {self.ppn}")
         if self.max_nodes == 0:
             object.__setattr__(self, "max_nodes", self.shape.capacity)
         if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) \
@@ -362,7 +378,7 @@ class Machine:
         return {"name": self.name, "kind": self.kind, **self.shape.describe(),
                 "link_bw_Bps": self.link_bw, "link_lat_s": self.link_lat,
                 "loopback_bw_Bps": self.loopback_bw, "loopback_lat_s": self.loopback_lat,
-                "speed_flops": self.speed, "ppn": self.ppn, "max_nodes": self.max_nodes,
+                "speed_flops": self.speed, "ppn": self.ppn, "nics": self.nics, "max_nodes": self.max_nodes,
                 "capacity": self.shape.capacity, "source": self.source, "notes": list(self.notes)}
 
     def instance(self, nodes: int) -> "Instance":
@@ -517,6 +533,17 @@ def _preset_list() -> list[Machine]:
             notes=("the 6D TofuD network as the 3D torus (X*a, Y*b, Z*c) that Fugaku presents to jobs",
                    "per-hop latency 0.1 us is an assumption")),
         Machine(
+            name="rails4-like",
+            shape=FatTree(down=(64,), up=(1,)),
+            link_bw=25e9, link_lat=0.5e-6, loopback_bw=50e9, loopback_lat=0.2e-6, ppn=4, nics=4,
+            source="generic multi-NIC cluster: 64 nodes of 4 ranks, each rank on its own 200 Gb/s NIC "
+                   "(the Parallel Rings paper's node has 4 GPUs and 4 HCAs); docs/topologies.md",
+            notes=("one non-blocking switch between the NICs (a rail-optimised network with no contention "
+                   "above the NICs)",
+                   "each rank has its own 50 GB/s link into node memory (loopback_bw): an assumption for a "
+                   "CPU node, far below NVLink",
+                   "set nics = 1 or 2 to compare the same node with fewer NICs")),
+        Machine(
             name="fattree-2to1",
             shape=FatTree(down=(16, 64), up=(1, 8)),
             link_bw=25e9, link_lat=0.5e-6,
@@ -547,7 +574,7 @@ def preset(name: str) -> Machine:
 # --------------------------------------------------------------------------- tables
 
 COMMON_KEYS = ("name", "preset", "kind", "link_bw", "link_lat", "loopback_bw", "loopback_lat", "speed", "ppn",
-               "max_nodes")
+               "max_nodes", "nics")
 SHAPE_KEYS = {
     "fattree": ("down", "up", "parallel"),
     "dragonfly": ("groups", "routers", "nodes_per_router", "global_links", "local_links"),
@@ -667,7 +694,7 @@ def from_table(table: dict, source: str) -> Machine:
             loopback_bw=pick("loopback_bw", parse_bandwidth, base.loopback_bw if base else DEFAULT_LOOPBACK_BW),
             loopback_lat=pick("loopback_lat", parse_latency, base.loopback_lat if base else DEFAULT_LOOPBACK_LAT),
             speed=pick("speed", parse_speed, base.speed if base else DEFAULT_SPEED),
-            ppn=ppn, max_nodes=max_nodes,
+            ppn=ppn, max_nodes=max_nodes, nics=table.get("nics", base.nics if base else 0),
             source=source if base is None else f"{base.name} as changed by {source}",
             notes=base.notes if base else ())
     except UserError as exc:

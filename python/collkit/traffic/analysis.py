@@ -52,7 +52,17 @@ def analyse(tracer: Tracer, collective: str, algorithms: list[str], placement: P
     if rooted(collective) and not 0 <= root < p:
         raise UserError(f"--root {root} is not a rank of {p}")
     fmt = "messages" if per_step else "pairs"
-    keys = [trace_key(collective, a, p, root, fmt) for a in algorithms]
+    traces = _traces(tracer, [trace_key(collective, a, p, root, fmt) for a in algorithms])
+    return [count(t, placement.rank_node, topo.node_group, per_step) for t in traces]
+
+
+def message_traces(tracer: Tracer, collective: str, algorithms: list[str], ranks: int, root: int = 0) -> list[Trace]:
+    """Each algorithm's trace in messages format (every send with its step)."""
+    return _traces(tracer, [trace_key(collective, a, ranks, root, "messages") for a in algorithms])
+
+
+def _traces(tracer: Tracer, keys: list) -> list[Trace]:
+    """The traces of keys, in order; the first that failed is a one-line user error."""
     got = tracer.get_many(keys)
     out = []
     for key in keys:
@@ -60,5 +70,5 @@ def analyse(tracer: Tracer, collective: str, algorithms: list[str], placement: P
         if isinstance(res, TraceFailure):
             raise UserError(f"no trace of {key.describe()}: {res.reason}")
         assert isinstance(res, Trace)
-        out.append(count(res, placement.rank_node, topo.node_group, per_step))
+        out.append(res)
     return out

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from collkit.common.argtypes import int_at_least
@@ -16,9 +17,10 @@ from collkit.topology import fattree as ft
 from collkit.topology.synthetic import SIM_PREFIX, Machine, preset
 from collkit.traffic import output
 from collkit.traffic.allocation import from_hostlist, read_allocation
-from collkit.traffic.analysis import analyse, placement_for, ranks_only
+from collkit.simulation.settings import NODE_ENV_VAR
+from collkit.traffic.analysis import analyse, message_traces, placement_for, ranks_only
 from collkit.traffic.jobs import run_jobs
-from collkit.traffic import linkloads
+from collkit.traffic import linkloads, nics as nicload
 from collkit.traffic.placement import PLACEMENTS
 from collkit.traffic.trace import blocked, rooted, trace_count
 from collkit.traffic.tracer import Tracer, find_binary
@@ -61,6 +63,19 @@ placement (which node each rank runs on):
                or without --map that many nodes in one group (all traffic is then
                intra-node or intra-group)
 
+multi-NIC nodes (--nics K, or --map sim:NAME of a machine with nics, e.g. rails4-like):
+  with --ranks and block placement: local rank l of a node on NIC l mod K; a
+  message inside a node takes the intra-node link, any other leaves by the
+  sender's NIC and enters by the receiver's. Adds bytes out/in per NIC index
+  (summed over the nodes), the busiest NIC, balance (busiest / mean; 1.00 =
+  even) and the most off-node sends of one rank (a ring's inter-node steps);
+  --per-step adds bytes out per NIC and step. --format csv then writes the
+  per-NIC rows; json an object {"traffic": [...], "nics": [...]}.
+
+node-aware algorithms (parallel_rings, bine_hierarchical, ...) are traced with
+  COLLKIT_RANKS_PER_NODE = --ppn under block placement, so they see the nodes
+  the counts use.
+
 fat trees (--link-loads, alltoall only):
   --fattree M1,...,ML   FT(L; M1..ML): level-l switches have M_l children, rank i on
                         leaf i; --map sim:NAME of a fat-tree preset gives its children
@@ -69,6 +84,14 @@ fat trees (--link-loads, alltoall only):
                         messages leaving (max_up) / entering (max_down) one level-l
                         subtree, and the paper's bound B_min(l); a row step=max per
                         level. fattree_opt gets the tree through COLLKIT_FATTREE.
+  --routing dmodk       per physical link instead of per subtree, routed as SimGrid
+                        3.32's FAT_TREE does (up: parent port chosen by the
+                        destination's position, D-mod-k; down over parallel links by
+                        the source's): per level and step the busiest uplink and
+                        downlink (max_up, max_down) and `spread`, the busiest link had
+                        each subtree's messages been spread evenly over its `links`
+                        uplinks. Needs the cabling: --xgft 'L;M1,..;W1,..;P1,..'
+                        (SimGrid's topo_parameters) or --map sim:NAME; one rank per host.
 
 results are in multiples of n, the vector size in bytes (for gather, scatter,
 allgather, reduce_scatter and alltoall the p blocks together). Traces use int8
@@ -82,8 +105,12 @@ examples:
       --alloc alloc_128.csv --map nodes.txt
   collkit traffic --collective allreduce --algorithm recursive_doubling --algorithm bine_latency \\
       --nodelist 'lrdn[0001-0064]' --map nodes.txt --ppn 4 --format csv
+  collkit traffic --collective allgather --algorithm ring --algorithm parallel_rings \\
+      --map sim:rails4-like --ranks 64 --per-step
   collkit traffic --collective alltoall --algorithm fattree_opt --algorithm xor \\
       --algorithm linear_shift --fattree 8,4,2 --link-loads --format csv
+  collkit traffic --collective alltoall --algorithm fattree_opt --algorithm xor \\
+      --xgft '2;16,8;1,8;1,1' --link-loads --routing dmodk
   collkit traffic --jobs allocations/ --map nodes.txt --collective allreduce \\
       --algorithm recursive_doubling --algorithm bine_latency --out jobs.csv
 """
@@ -117,10 +144,18 @@ def add_parser(sub) -> None:
                    help="node map: Leonardo format or host,group[,switch] CSV; or sim:NAME, a simulated machine")
     t.add_argument("--ppn", type=int_at_least("--ppn", 1), metavar="K", help="ranks per node (default 1)")
     t.add_argument("--placement", choices=PLACEMENTS, help="block (default), cyclic or explicit")
+    t.add_argument("--nics", type=int_at_least("--nics", 1), metavar="K",
+                   help="NICs per node: bytes per NIC (with --ranks; default: the sim: machine's)")
     t.add_argument("--root", type=_root, default=0, metavar="R", help="root rank of bcast, reduce, gather, scatter (default 0)")
     t.add_argument("--per-step", action="store_true", help="also count each step")
     t.add_argument("--fattree", metavar="M1,M2,...",
                    help="the fat tree FT(L; M1..ML), rank i on leaf i (sets COLLKIT_FATTREE for fattree_opt)")
+    t.add_argument("--xgft", metavar="'L;M..;W..;P..'",
+                   help="with --link-loads: the fat tree as SimGrid's XGFT topo_parameters (children, parents "
+                        "and parallel links per level); its children per switch are the tree's radices")
+    t.add_argument("--routing", choices=("subtree", "dmodk"),
+                   help="with --link-loads: count per subtree (default, routing-free) or per physical link "
+                        "under SimGrid's D-mod-k routing (needs --xgft or --map sim:NAME)")
     t.add_argument("--link-loads", action="store_true",
                    help="alltoall on a fat tree (--fattree or --map sim:NAME of a fat tree): per level and "
                         "step, the most messages leaving/entering a subtree, and the bound B_min")
@@ -161,11 +196,21 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.nodelist is not None:
         alloc = from_hostlist(ns.nodelist)
     machine = _sim_machine(ns.map)
-    if ns.link_loads or ns.fattree:
+    if ns.link_loads or ns.fattree or ns.xgft or ns.routing:
         return _fat_tree(ns, coll, algorithms, machine)
     if ns.alloc is None and ns.nodelist is None and ns.ranks is None and ns.jobs is None:
         raise UserError("one of the arguments --alloc --nodelist --ranks --jobs is required "
                         "(see `collkit traffic --help`)")
+    nics = ns.nics or (machine.nics if machine is not None else 0)
+    if nics:
+        if ns.ranks is None:
+            raise UserError("NIC loads (--nics, or a sim: machine with nics) need --ranks P "
+                            "(block placement on the simulated machine)")
+        if ns.placement not in (None, "block"):
+            raise UserError(f"NIC loads need block placement (ranks of a node consecutive), not {ns.placement}")
+        ppn = ns.ppn or (machine.ppn if machine is not None else 1)
+        if ppn < nics:
+            raise UserError(f"--nics {nics} needs at least {nics} ranks per node (--ppn), not {ppn}")
     topo: Topology | None = None
     if machine is not None:
         if ns.ranks is None:
@@ -204,12 +249,19 @@ def run(ns: argparse.Namespace) -> int:
             raise UserError("an allocation needs --map FILE (which group each node is in)")
         assert alloc is not None
         placement = placement_for(alloc, topo, ns.placement, ns.ppn)
-    results = analyse(tracer, coll, algorithms, placement, topo, ns.root, ns.per_step)
+    with _node_env(placement.ppn if placement.mode == "block" else None):
+        results = analyse(tracer, coll, algorithms, placement, topo, ns.root, ns.per_step)
+        loads = [nicload.nic_load(t, placement.ppn, nics)
+                 for t in message_traces(tracer, coll, algorithms, placement.ranks, ns.root)] if nics else []
     fmt = ns.format or "table"
     if fmt == "csv":
-        _emit(output.csv_text(results, ns.per_step))
+        _emit(nicload.csv_text(loads, ns.per_step) if loads else output.csv_text(results, ns.per_step))
     elif fmt == "json":
-        _emit(output.json_text(results, ns.per_step))
+        if loads:
+            _emit(json.dumps({"traffic": json.loads(output.json_text(results, ns.per_step)),
+                              "nics": nicload.json_obj(loads, ns.per_step)}, indent=2))
+        else:
+            _emit(output.json_text(results, ns.per_step))
     else:
         r = results[0]
         counts = sorted({trace_count(coll, r.ranks, x.algorithm) for x in results})
@@ -222,29 +274,39 @@ def run(ns: argparse.Namespace) -> int:
                    f"({placement.mode}, "
                    f"{placement.ppn} per node); {n}")
         _emit(output.table(results, ns.per_step, context))
+        if loads:
+            _emit(nicload.table(loads, ns.per_step))
     return 0
 
 
 def _fat_tree(ns: argparse.Namespace, coll: str, algorithms: list[str], machine: Machine | None) -> int:
     """--fattree / --link-loads: per-phase link loads of alltoall on FT(L; M1..ML)."""
     if not ns.link_loads:
-        raise UserError("--fattree goes with --link-loads (the tree's link loads per step)")
+        raise UserError("--fattree, --xgft and --routing go with --link-loads (the tree's link loads per step)")
     if coll != "alltoall":
         raise UserError(f"--link-loads counts alltoall exchanges, not {coll}: use --collective alltoall")
     if ns.alloc or ns.nodelist or ns.jobs or ns.per_step or ns.placement or ns.ppn:
         raise UserError("--link-loads takes the tree and optionally --ranks: no allocation, --jobs, "
                         "--per-step (its CSV has every step), --placement or --ppn")
+    xgft = None
+    if sum(1 for x in (ns.fattree, ns.xgft, ns.map) if x) > 1:
+        raise UserError("give the tree once: --fattree M1,M2,..., --xgft 'L;M..;W..;P..' or --map sim:NAME")
     if ns.fattree:
-        if machine is not None or ns.map:
-            raise UserError("give the tree once: --fattree M1,M2,... or --map sim:NAME")
         try:
             tree = ft.parse(ns.fattree)
         except ValueError as exc:
             raise UserError(f"--fattree: {exc}") from None
+    elif ns.xgft:
+        xgft = linkloads.parse_xgft(ns.xgft)
+        tree = ft.FatTree(tuple(xgft.down))
     elif machine is not None and machine.shape.kind == "fattree":
+        xgft = machine.shape
         tree = ft.FatTree(tuple(machine.shape.down))
     else:
-        raise UserError("--link-loads needs the tree: --fattree M1,M2,... or --map sim:NAME of a fat tree")
+        raise UserError("--link-loads needs the tree: --fattree M1,M2,..., --xgft 'L;M..;W..;P..' "
+                        "or --map sim:NAME of a fat tree")
+    if ns.routing == "dmodk":
+        return _dmodk(ns, algorithms, tree, xgft)
     try:
         tree = ft.fit(ns.ranks or tree.leaves, tree)
     except ValueError as exc:
@@ -263,6 +325,47 @@ def _fat_tree(ns: argparse.Namespace, coll: str, algorithms: list[str], machine:
     else:
         _emit(linkloads.table_text(rows, tree))
     return 0
+
+
+def _dmodk(ns: argparse.Namespace, algorithms: list[str], tree: ft.FatTree, xgft: linkloads.Xgft | None) -> int:
+    """--routing dmodk: messages per physical link of the XGFT under SimGrid's routing."""
+    if xgft is None:
+        raise UserError("--routing dmodk needs the cabling: --xgft 'L;M1,..;W1,..;P1,..' (SimGrid's "
+                        "topo_parameters) or --map sim:NAME of a fat tree, not --fattree")
+    if ns.ranks and ns.ranks != tree.leaves:
+        raise UserError(f"--routing dmodk counts one rank per host: --ranks must be {tree.leaves} or left out")
+    if tree.leaves > MAX_TRACE_RANKS:
+        raise UserError(f"the tree has {tree.leaves} leaves, above the {MAX_TRACE_RANKS} ranks ck_trace simulates")
+    binary = find_binary()
+    rows = []
+    for alg in algorithms:
+        rows += linkloads.link_loads(linkloads.trace_messages(binary, alg, tree), xgft)
+    fmt = ns.format or "table"
+    if fmt == "csv":
+        _emit(linkloads.physical_csv_text(rows))
+    elif fmt == "json":
+        _emit(json.dumps({"xgft": xgft.topo_parameters(), "routing": "dmodk",
+                          "rows": linkloads.physical_json_rows(rows)}, indent=1))
+    else:
+        _emit(linkloads.physical_table_text(rows, xgft))
+    return 0
+
+
+@contextmanager
+def _node_env(ppn: int | None):
+    """COLLKIT_RANKS_PER_NODE = ppn while tracing (block placement): node-aware
+    algorithms learn the nodes from it (lib/core/nodes.c) and the tracer's cache
+    keys on it. Restored afterwards, so nothing launched later inherits it."""
+    old = os.environ.get(NODE_ENV_VAR)
+    if ppn is not None:
+        os.environ[NODE_ENV_VAR] = str(ppn)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(NODE_ENV_VAR, None)
+        else:
+            os.environ[NODE_ENV_VAR] = old
 
 
 def _emit(text: str) -> None:

@@ -109,8 +109,11 @@ class Tracer:
         # made under one tree must not answer for another.
         tree = os.environ.get("COLLKIT_FATTREE", "")
         tree = f"-ft{tree}" if tree.replace(",", "").isdigit() else ("-ftbad" if tree else "")
+        # node-aware algorithms depend on COLLKIT_RANKS_PER_NODE the same way
+        k = os.environ.get("COLLKIT_RANKS_PER_NODE", "")
+        k = f"-k{k}" if k.isdigit() else ("-kbad" if k else "")
         return (self.cache_dir / key.collective / key.algorithm
-                / f"p{key.ranks}-c{key.count}-r{key.root}-{key.dtype}-{key.fmt}{tree}.npz")
+                / f"p{key.ranks}-c{key.count}-r{key.root}-{key.dtype}-{key.fmt}{tree}{k}.npz")
 
     def _load(self, key: TraceKey) -> Trace | None:
         if not self.disk:
