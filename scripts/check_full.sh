@@ -8,4 +8,7 @@ for mpi in openmpi mpich; do
     .venv/bin/collkit check --mpi "$mpi" --level full $(for p in $(seq 1 32); do echo -n "-n $p "; done) \
         || status=1
 done
+# Simulated times at SimGrid's default precision against those from before the
+# speed work of issue #21 (tests/python/test_sim_times.py; about 30 s).
+COLLKIT_FULL_TESTS=1 .venv/bin/python -m pytest -q tests/python/test_sim_times.py || status=1
 exit $status

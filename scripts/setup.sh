@@ -47,6 +47,53 @@ if [[ ! -x .mpich/bin/mpicc ]]; then
     "$PYTHON" -m venv .mpich
     .mpich/bin/pip install -q "mpich==$MPICH_VERSION"
 fi
+# mpi4py's binary wheel (its MPICH-ABI module links libmpi.so.12 from .mpich)
+# and its sdist's own tests: the third-party program of the preload tests
+# under MPICH (docs/preload.md). Seconds, no compilation.
+MPI4PY_VERSION=4.1.2
+if ! .mpich/bin/python -c 'from mpi4py import MPI' 2>/dev/null; then
+    say "installing mpi4py $MPI4PY_VERSION (binary wheel) into .mpich"
+    .mpich/bin/pip install -q --only-binary mpi4py "mpi4py==$MPI4PY_VERSION"
+fi
+if [[ ! -f build/mpi4py-$MPI4PY_VERSION/test/runtests.py ]]; then
+    say "fetching mpi4py $MPI4PY_VERSION's tests into build/mpi4py-$MPI4PY_VERSION"
+    mkdir -p build
+    .mpich/bin/pip download -q --no-deps --no-binary :all: "mpi4py==$MPI4PY_VERSION" -d build
+    tar -xzf "build/mpi4py-$MPI4PY_VERSION.tar.gz" -C build "mpi4py-$MPI4PY_VERSION/test"
+fi
+
+# MPICH's Fortran binding for the preload's Fortran tests under MPICH
+# (docs/preload.md): the wheel has none, and MPICH's ABI (libmpi.so.12) is
+# shared across versions, so Debian's libmpichfort.so.12 (MPICH 4.0.2) runs on
+# the wheel's libmpi.so.12. Extracted privately into build/mpich-fortran, never
+# installed: Debian's mpich packages would switch the mpicc/mpirun alternatives.
+mpich_fortran() {
+    local dir=build/mpich-fortran tmp
+    [[ -f $dir/lib/libmpichfort.so.12 && -f $dir/include/mpif.h ]] && return 0
+    command -v gfortran >/dev/null || { say "no gfortran: skipping MPICH's Fortran binding"; return 0; }
+    say "extracting Debian's MPICH Fortran binding (libmpich12, libmpich-dev) into $dir"
+    tmp=$(mktemp -d)
+    if ! (cd "$tmp" && apt-get download -qq libmpich12 libmpich-dev >/dev/null 2>&1); then
+        say "apt-get download libmpich12 libmpich-dev failed: the MPICH Fortran preload tests are skipped"
+        rm -rf "$tmp"; return 0
+    fi
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
+    rm -rf "$dir"; mkdir -p "$dir/lib" "$dir/include"
+    cp -a "$tmp/root/usr/lib/$(gcc -print-multiarch)"/libmpichfort.so.12* "$dir/lib/"
+    # libmpichfort.so.12 needs Debian's name for libmpi.so.12.
+    ln -s "$PWD/.mpich/lib/libmpi.so.12" "$dir/lib/libmpich.so.12"
+    cp "$tmp/root/usr/include/$(gcc -print-multiarch)/mpich/mpif.h" "$dir/include/"
+    # Its `use mpi` modules only if this gfortran reads them (same module version).
+    cp "$tmp/root/usr/include/$(gcc -print-multiarch)"/mpich/*.mod "$dir/include/"
+    rm -rf "$tmp"
+    printf 'program t\nuse mpi\nend program\n' > "$dir/probe.f90"
+    if ! gfortran -fsyntax-only -I "$dir/include" "$dir/probe.f90" 2>/dev/null; then
+        say "Debian's mpi.mod does not fit this gfortran: MPICH Fortran tests use mpif.h only"
+        rm -f "$dir"/include/*.mod
+    fi
+    rm -f "$dir/probe.f90"
+}
+mpich_fortran
 
 build() {  # build <name> <cmake args...>
     local name=$1; shift
