@@ -222,6 +222,11 @@ int device_push(const ckv_buffers *b, const device_mirror *m, char *err, size_t 
     if (m->send_bytes > 0) e = cudaMemcpy(m->send, b->send.mem, m->send_bytes, cudaMemcpyHostToDevice);
     if (e == cudaSuccess && m->recv_bytes > 0)
         e = cudaMemcpy(m->recv, b->recv.mem, m->recv_bytes, cudaMemcpyHostToDevice);
+    /* A copy from pageable host memory may return before its DMA to the
+     * device has finished, and NCCL's stream is non-blocking, so nothing
+     * orders the collective after it: on an H100 a 2 MiB allreduce read a
+     * partly copied input. Wait for the copies here, outside the timed call. */
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         cuda_text(err, errlen, "copying buffers to the device", e);
         return -1;
