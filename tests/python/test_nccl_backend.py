@@ -259,3 +259,11 @@ def test_cli_refuses_instrument_with_nccl(collkit, tmp_path):
     res = collkit("run", str(spec), "--out", str(tmp_path / "c"), env={"COLLKIT_NVIDIA_SMI": fake_smi(tmp_path, 1)})
     assert res.returncode == 2, res.stderr
     assert "instrument = true and backends.nccl cannot be combined" in res.stderr
+
+
+def test_gpu_topology_in_metadata_has_no_terminal_codes():
+    # nvidia-smi topo -m as an H100 machine printed it into a pipe (driver 580.159.04)
+    raw = "\x1b[4mGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\nGPU0\t X \t0-15\t0\t\tN/A\n"
+    clean = nccl.strip_terminal_codes(raw)
+    assert clean == "GPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \t0-15\t0\t\tN/A\n"
+    assert "\x1b" not in clean

@@ -436,6 +436,15 @@ def with_nccl_bench(platform, mpis: tuple[str, ...]):
 
 # ---------------------------------------------------------------- metadata
 
+_TERMINAL_CODE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_terminal_codes(text: str) -> str:
+    """nvidia-smi underlines the header of `topo -m` with terminal escape codes
+    even into a pipe (seen on an H100, driver 580): metadata keeps the text."""
+    return _TERMINAL_CODE.sub("", text)
+
+
 def metadata() -> dict:
     """GPUs, driver, CUDA and NCCL versions, and the GPU topology where
     nvidia-smi shows it; every part that cannot be read is empty, never an error."""
@@ -447,7 +456,7 @@ def metadata() -> dict:
         m = re.search(r"CUDA Version:\s*([0-9.]+)", text) if rc == 0 else None
         info["driver_cuda_version"] = m.group(1) if m else ""
         rc, topo = _run([smi, "topo", "-m"])
-        info["topology"] = topo if rc == 0 else ""
+        info["topology"] = strip_terminal_codes(topo) if rc == 0 else ""
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
     if nvcc:
         rc, text = _run([nvcc, "--version"])
