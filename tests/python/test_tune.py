@@ -413,3 +413,57 @@ def test_preload_accepts_the_collkit_rules(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "0 failed" in proc.stdout
+
+
+def _m(alg, p, n, median, seed):
+    times = median * (1 + 0.01 * np.random.default_rng(seed).standard_normal(30))
+    return data.Measured("local", "mpich", "mpi", "bcast", alg, p, n, float(np.median(times)), None, times, False, alg)
+
+
+def _bcast_points(default_small):
+    """bcast at 2 and 4 ranks, 64 B and 64 KiB: 'binomial' and 'scatter' forced; the
+    default (MPICH's device) takes default_small us at 64 B and 100 us at 64 KiB."""
+    pts, seed = [], 0
+    for p in (2, 4):
+        for n, times in ((64, {"default": default_small, "binomial": 3.0, "scatter": 3.0}),
+                         (65536, {"default": 100.0, "binomial": 60.0, "scatter": 100.0})):
+            for alg, t in times.items():
+                seed += 1
+                pts.append(_m(alg, p, n, t, seed))
+    return pts
+
+
+BCAST_CANDS = {"bcast": [decide.Candidate("binomial", "binomial", "binomial"),
+                         decide.Candidate("scatter", "scatter", "scatter")]}
+
+
+def test_mpich_collective_left_to_the_device_where_its_default_wins():
+    """A device default 3x faster than every MPIR algorithm at small sizes keeps the
+    collective: taking it would lose there (docs/experiments/tuning.md, section 6)."""
+    from collkit.tune import mpich_device
+    owned = mpich_device.ownership(_bcast_points(default_small=1.0), BCAST_CANDS)
+    assert not owned["bcast"].take and owned["bcast"].device_faster == 2 and owned["bcast"].mpir_faster == 2
+    assert mpich_device.environment(owned) == {}
+    assert "left to MPICH's device" in owned["bcast"].why()
+
+
+def test_mpich_collective_taken_over_gets_an_mpir_algorithm_everywhere():
+    from collkit.tune import mpich_device
+    pts = _bcast_points(default_small=3.0)            # small sizes: a tie with the MPIR algorithms
+    owned = mpich_device.ownership(pts, BCAST_CANDS)
+    assert owned["bcast"].take and owned["bcast"].device_faster == 0
+    assert mpich_device.environment(owned) == {"MPIR_CVAR_DEVICE_COLLECTIVES": "percoll",
+                                               "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0"}
+    # without the device, a "default" leaf would be MPIR's built-in choice, never measured:
+    # every measured size gets an algorithm, the tie included
+    plain = decide.Decider(pts, BCAST_CANDS, {}).measured()
+    assert {d.choice for d in plain if d.bytes == 64} == {decide.DEFAULT}
+    owned_rules = decide.Decider(pts, BCAST_CANDS, {}, frozenset({"bcast"})).measured()
+    assert decide.DEFAULT not in {d.choice for d in owned_rules}
+    assert {d.choice for d in owned_rules if d.bytes == 65536} == {"binomial"}
+
+
+def test_mpich_writer_keeps_a_collective_left_to_the_default_untouched():
+    builtin = {"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}
+    rules = [decide.Rule("bcast", 4, 0, None, decide.DEFAULT, "measured")]
+    assert json.loads(mpich_writer.write(rules, BCAST_CANDS, builtin, [])) == builtin

@@ -134,7 +134,10 @@ def test_points_only_for_the_files_library_with_the_campaigns_copy(tmp_path):
     m = next(x for x in tuned if x.mpi == "mpich")
     env = dict(m.env)
     assert env["MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"].endswith("camp/tuning/mpich-ring.json")
-    assert env["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto" and env["MPIR_CVAR_DEVICE_COLLECTIVES"] == "none"
+    assert env["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto"
+    # MPICH as a user runs it with the file: the device keeps its collectives unless
+    # the file's sidecar takes some (none here: no sidecar beside the fixture)
+    assert "MPIR_CVAR_DEVICE_COLLECTIVES" not in env
     assert "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE" in m.readback and not m.cvars
     # resolved.json round trip keeps the tuning fields
     from collkit.campaign.points import Point
@@ -294,3 +297,27 @@ def test_an_mpich_file_without_a_measured_collective_is_refused(tmp_path):
     with pytest.raises(UserError, match=r"part.json has no rules for reduce_scatter, which the spec measures.*"
                                         r"collective=reduce_scatter_block"):
         plan(tmp_path, ["tuned:part.json"], mpis=("mpich",), collectives='["allreduce", "reduce_scatter"]')
+
+
+def test_a_sidecar_environment_goes_with_the_file(tmp_path):
+    """`collkit tune --format mpich` writes the settings the file needs (which
+    collectives it takes from the ch4 device) into FILE.provenance.json; a tuned:FILE
+    launch applies them, and a sidecar with anything but MPICH variables is refused."""
+    f = tmp_path / "mine.json"
+    f.write_bytes(JSON.read_bytes())
+    side = tmp_path / "mine.json.provenance.json"
+    side.write_text(json.dumps({"environment": {"MPIR_CVAR_DEVICE_COLLECTIVES": "percoll",
+                                                "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}}))
+    tf = tuning.read("tuned:mine.json", tmp_path)
+    assert dict(tf.companion) == {"MPIR_CVAR_DEVICE_COLLECTIVES": "percoll",
+                                  "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}
+    env = mpich.tuned_env(OFFERS["mpich"], str(f), dict(tf.companion))
+    assert env["MPIR_CVAR_DEVICE_COLLECTIVES"] == "percoll" and env["MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"] == "0"
+    assert env["MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"] == str(f)
+    for bad in ({"LD_PRELOAD": "/tmp/x.so"}, {"MPIR_CVAR_X": "a b"}, {"MPIR_CVAR_X": 1}, ["x"]):
+        side.write_text(json.dumps({"environment": bad}))
+        with pytest.raises(UserError, match="provenance.json"):
+            tuning.read("tuned:mine.json", tmp_path)
+    side.write_text("{not json")
+    with pytest.raises(UserError, match="not the provenance JSON"):
+        tuning.read("tuned:mine.json", tmp_path)

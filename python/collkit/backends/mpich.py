@@ -186,14 +186,18 @@ def default_readback(collective: str) -> tuple[str, ...]:
 TUNING_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 
 
-def tuned_env(offer: LibraryOffer, json_file: str) -> dict[str, str]:
-    """The environment of a `tuned:FILE` launch: the MPIR-level selection file,
-    every collective's algorithm CVAR at `auto` (the file is consulted only
-    there; set in the environment, as nothing is forced, it also holds for
-    MPI_Init's own collectives, which the file must cover anyway), the device
-    layer kept from overriding it, and an inapplicable choice an error rather
-    than silently replaced (FORCE_ENV)."""
-    env = dict(FORCE_ENV)
+def tuned_env(offer: LibraryOffer, json_file: str, companion: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a `tuned:FILE` launch: MPICH as a user would run it with
+    the file. The MPIR-level selection file, every collective's algorithm CVAR at
+    `auto` (the file is consulted only there; set in the environment, as nothing is
+    forced, it also holds for MPI_Init's own collectives, which the file must cover
+    anyway), an inapplicable choice an error rather than silently replaced, and the
+    file's companion settings (its provenance sidecar's "environment": which
+    collectives it takes from the ch4 device, tune/mpich_device.py). The device is
+    not switched off wholesale as for forcing: where it keeps a collective, the
+    default it runs is the one the tuning compared against."""
+    env = {"MPIR_CVAR_COLLECTIVE_FALLBACK": FORCE_ENV["MPIR_CVAR_COLLECTIVE_FALLBACK"]}
+    env.update(companion or {})
     env[TUNING_CVAR] = json_file
     for coll in sorted({a.collective for a in offer.algorithms}):
         env[algorithm_cvar(coll)] = "auto"

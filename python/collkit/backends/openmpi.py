@@ -238,12 +238,15 @@ def default_readback(collective: str) -> tuple[str, ...]:
     return ("coll_tuned_use_dynamic_rules", f"coll_tuned_{tuned_param(collective)}_algorithm")
 
 
-def tuned_env(offer: LibraryOffer, rules_file: str) -> dict[str, str]:
+def tuned_env(offer: LibraryOffer, rules_file: str, companion: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a `tuned:FILE` launch: tuned's dynamic rules on, read
     from `rules_file`, and every collective's algorithm parameter at 0 ("ignore",
     not forced), so that the file decides even where the caller's environment
-    forces one; components ranked above tuned are excluded as for forcing."""
-    env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+    forces one; components ranked above tuned are excluded as for forcing; the
+    file's companion settings (its sidecar's "environment", none for Open MPI
+    files collkit writes) first, so that they cannot undo the above."""
+    env = dict(companion or {})
+    env |= {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
            "OMPI_MCA_coll_tuned_dynamic_rules_filename": rules_file}
     for alg in offer.algorithms:
         if "OMPI_MCA_coll" in alg.env:

@@ -164,7 +164,7 @@ def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[P
                                 f"\"collective={mpich.CVAR_STEM.get(lacking[0], lacking[0].upper()).lower()}\"")
         path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
         lib = openmpi if tf.library == "openmpi" else mpich
-        env = tuple(sorted(lib.tuned_env(offer, path).items()))
+        env = tuple(sorted(lib.tuned_env(offer, path, dict(tf.companion)).items()))
         for ranks in spec.ranks:
             for coll in spec.collectives:
                 for size in spec.sizes:

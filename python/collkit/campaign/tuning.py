@@ -56,6 +56,10 @@ class TuningFile:
     sha256: str
     collectives: tuple[str, ...]   # what the file has rules for (the library's names)
     data: bytes = field(repr=False, compare=False)
+    # settings the library needs beside the file, from FILE.provenance.json's
+    # "environment" where `collkit tune` wrote one (MPICH: the collectives the file
+    # takes from the ch4 device); empty for a file without a sidecar
+    companion: tuple[tuple[str, str], ...] = ()
 
     @property
     def algorithm(self) -> str:
@@ -63,7 +67,8 @@ class TuningFile:
 
     def describe(self) -> dict:
         return {"name": self.name, "source": self.source, "library": self.library, "sha256": self.sha256,
-                "copy": f"{DIRECTORY}/{self.name}", "collectives": list(self.collectives)}
+                "copy": f"{DIRECTORY}/{self.name}", "collectives": list(self.collectives),
+                "companion": dict(self.companion)}
 
 
 def is_tuned(selection: str) -> bool:
@@ -209,7 +214,35 @@ def read(text_path: str, spec_dir: Path) -> TuningFile:
         raise UserError(f"{where}: not a text file; {_FIX_FORMAT}") from None
     library, covered = _detect(text, where)
     return TuningFile(name=path.name, source=str(path), library=library,
-                      sha256=hashlib.sha256(data).hexdigest(), collectives=covered, data=data)
+                      sha256=hashlib.sha256(data).hexdigest(), collectives=covered, data=data,
+                      companion=companion(path, library))
+
+
+SIDECAR = ".provenance.json"                 # tune/command.py writes FILE + SIDECAR
+_COMPANION_KEY = {"mpich": re.compile(r"MPIR_CVAR_[A-Z0-9_]{1,96}"),
+                  "openmpi": re.compile(r"OMPI_MCA_[a-z0-9_]{1,96}")}
+_COMPANION_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def companion(path: Path, library: str) -> tuple[tuple[str, str], ...]:
+    """The "environment" of the file's provenance sidecar, checked: only the
+    library's own variables, plain values (they reach the launch environment)."""
+    side = path.with_name(path.name + SIDECAR)
+    if not side.is_file():
+        return ()
+    try:
+        env = json.loads(side.read_text(encoding="utf-8")).get("environment", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise UserError(f"{side}: not the provenance JSON `collkit tune` writes ({exc}); "
+                        "remove it or write the tuning file again") from None
+    if not isinstance(env, dict):
+        raise UserError(f"{side}: \"environment\" is not an object of variables; write the tuning file again")
+    for key, value in env.items():
+        if not _COMPANION_KEY[library].fullmatch(str(key)) or not isinstance(value, str) \
+                or not _COMPANION_VALUE.fullmatch(value):
+            raise UserError(f"{side}: environment entry {key!r}: {value!r} is not a {library} setting "
+                            "collkit applies (a library variable with a plain value); correct or remove it")
+    return tuple(sorted(env.items()))
 
 
 def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:

@@ -10,7 +10,7 @@ from collkit.campaign.sizes import format_size
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.table import render
-from collkit.tune import data, decide, fit
+from collkit.tune import data, decide, fit, mpich_device
 from collkit.tune.decide import DEFAULT, Candidate, Rule
 
 FORMATS = ("openmpi", "mpich", "collkit")
@@ -156,11 +156,16 @@ def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict
     by_name = {(k[3], k[4]): f for k, f in models.items() if k[2] == target.backend}
     tuned = {m.collective for m in points if m.algorithm != DEFAULT}
     cands = {c: v for c, v in target.candidates.items() if c in tuned}
-    rules = decide.Decider([m for m in points if m.collective in cands], cands, by_name).all_rules()
+    owned: dict = {}
+    if target.fmt == "mpich":
+        # MPICH's device collectives: a collective is either the file's or the device's
+        owned = mpich_device.ownership(points, cands)
+    no_default = frozenset(c for c, o in owned.items() if o.take)
+    rules = decide.Decider([m for m in points if m.collective in cands], cands, by_name, no_default).all_rules()
     if not rules:
         raise UserError(f"{', '.join(map(str, camp.dirs))}: no collective {target.fmt} can tune was measured "
                         "with its default and an alternative")
-    return rules, by_name
+    return rules, by_name, owned
 
 
 def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None, argv: list[str],
@@ -184,7 +189,8 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     if fmt != "collkit" and mpi not in (None, fmt):
         raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
     target = _collkit_target(camp.points, mpi) if fmt == "collkit" else _library_target(fmt)
-    rules, models = decide_rules(camp, target)
+    rules, models, owned = decide_rules(camp, target)
+    environment = mpich_device.environment(owned)
     header = _header(argv, target, dirs)
     if fmt == "openmpi":
         from collkit.tune.writers import openmpi as w
@@ -198,8 +204,13 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         w.parse(text)   # what the preload would reject must never be written
     from collkit.tune.writers import sidecar
     atomic.write_text(out, text)
-    atomic.write_json(_sidecar_path(out), sidecar.provenance(rules, target, models, dirs, argv, out))
+    atomic.write_json(_sidecar_path(out), sidecar.provenance(rules, target, models, dirs, argv, out, environment))
     print(table(rules))
+    for o in owned.values():
+        print(o.why())
+    if environment:
+        print("the file needs, in the environment of every run that loads it: "
+              + " ".join(f"{k}={v}" for k, v in environment.items()))
     n_model = sum(r.source == "model" for r in rules)
     print(f"wrote {out} ({target.library}, {len(rules)} rules, {n_model} from models) and {_sidecar_path(out).name}")
     if validate:

@@ -115,11 +115,15 @@ def _crossing(f: Callable[[float], float], g: Callable[[float], float], lo: floa
 
 class Decider:
     def __init__(self, points: list[Measured], candidates: dict[str, list[Candidate]],
-                 models: dict[tuple[str, str], ModelFit]):
+                 models: dict[tuple[str, str], ModelFit], no_default: frozenset[str] = frozenset()):
         """points: one library's (or libcollkit's plus the library default's) measurements;
-        candidates: per collective, what the file may choose; models: (collective, name) -> fit."""
+        candidates: per collective, what the file may choose; models: (collective, name) -> fit;
+        no_default: collectives whose file cannot fall back to the measured default (an
+        MPICH collective taken from the device, tune/mpich_device.py): the fastest
+        candidate everywhere, without a test against the default."""
         self.candidates = candidates
         self.models = models
+        self.no_default = no_default
         self.calibration: dict[tuple[str, int, str], Callable[[float], float]] = {}
         self.by: dict[tuple[str, int, int], dict[str, Measured]] = {}
         for m in points:
@@ -136,13 +140,16 @@ class Decider:
             cands = [m for a, m in algs.items() if a in names and not m.implausible]
             best = min(cands, key=lambda m: m.median_us) if cands else None
             rows.append((coll, p, n, default, best))
-        tested = [i for i, r in enumerate(rows) if r[4] is not None and r[4].median_us < r[3].median_us]
+        tested = [i for i, r in enumerate(rows) if r[4] is not None and r[4].median_us < r[3].median_us
+                  and r[0] not in self.no_default]
         _, raw = stats.mann_whitney([rows[i][4].times_us for i in tested], [rows[i][3].times_us for i in tested])
         adj = dict(zip(tested, stats.holm(raw)))
         out = []
         for i, (coll, p, n, default, best) in enumerate(rows):
             pv = adj.get(i)
-            if pv is not None and pv < stats.ALPHA:
+            if coll in self.no_default and best is not None:
+                out.append(Decision(coll, p, n, best.algorithm, "measured", default.median_us / best.median_us, None))
+            elif pv is not None and pv < stats.ALPHA:
                 out.append(Decision(coll, p, n, best.algorithm, "measured", default.median_us / best.median_us,
                                     float(pv)))
             else:
@@ -264,7 +271,7 @@ class Decider:
                 t = self.calibration[(coll, p, c.name)](n)
                 if 0 < t < best_t:
                     best, best_t = c.name, t
-            if best is not None and dflt / best_t >= MODEL_MARGIN:
+            if best is not None and (dflt / best_t >= MODEL_MARGIN or coll in self.no_default):
                 out.append(Decision(coll, p, n, best, "model", dflt / best_t, None))
             else:
                 out.append(Decision(coll, p, n, DEFAULT, "model", 1.0, None))

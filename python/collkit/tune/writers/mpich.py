@@ -11,7 +11,9 @@ replaced by
     comm_size=any -> the built-in intra branch (rank counts beyond the tuned ones)
 
 A range the decision leaves to the default holds a copy of the built-in intra branch,
-so "default" is exactly what MPICH would have chosen. Sizes: avg_msg_size is
+so "default" is exactly what MPICH's MPIR level would have chosen; a collective left
+wholly to the default keeps the built-in branch untouched. Which collectives the file
+takes from the ch4 device, and the settings that go with it, are tune/mpich_device.py's. Sizes: avg_msg_size is
 typesize*count (collkit's bytes) for allreduce, bcast and reduce; allgather has no
 avg_msg_size key and uses total_msg_size, typesize*count*comm_size (collkit's block
 bytes x p). Algorithm names are checked against the strings of the installed libmpi
@@ -96,6 +98,8 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], tree: dict,
     for r in rules:
         by_coll.setdefault(r.collective, {}).setdefault(r.ranks, []).append(r)
     for coll, per in by_coll.items():
+        if all(r.choice == DEFAULT for rs in per.values() for r in rs):
+            continue   # left to MPICH (and its device, tune/mpich_device.py): the built-in branch stays
         names = {c.name: c for c in candidates.get(coll, [])}
         builtin = _intra(tree, coll)
         key = "avg_msg_size" if coll in AVG_KEY else "total_msg_size"

@@ -10,10 +10,14 @@ from collkit import __version__
 from collkit.campaign.record import now
 
 
-def provenance(rules, target, models, dirs: list[Path], argv: list[str], out: Path) -> dict:
+def provenance(rules, target, models, dirs: list[Path], argv: list[str], out: Path,
+               environment: dict[str, str] | None = None) -> dict:
     used = {(r.collective, r.choice) for r in rules}
     return {
         "file": out.name,
+        # settings the library needs beside the file (MPICH: which collectives the file
+        # takes from the device, tune/mpich_device.py); `tuned:FILE` launches apply them
+        "environment": dict(environment or {}),
         "format": target.fmt,
         "library": target.library,
         "baseline": f"{target.mpi}:default",
