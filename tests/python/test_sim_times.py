@@ -33,6 +33,16 @@ FIXTURE = REPO / "tests" / "python" / "fixtures" / "sim_times_before.json"
 needs_simgrid = pytest.mark.skipif(shutil.which("smpirun") is None or not settings.bench_path().exists(),
                                    reason="SimGrid or build/simgrid missing: run `make setup`")
 
+# one timed iteration pair, no warm-up, nothing validated (so no fill)
+MEASURE = """[measure]
+warmup = 0
+min_iterations = 2
+max_iterations = 2
+time_budget_s = 0
+sync = "dissemination"
+validate = "none"
+timeout_s = 120
+"""
 SPEC = """
 name = "sim-times-fixture"
 collectives = ["bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall"]
@@ -43,15 +53,7 @@ dtype = "int32"
 op = "sum"
 [backends]
 collkit = {algorithms}
-[measure]
-warmup = 0
-min_iterations = 2
-max_iterations = 2
-time_budget_s = 0
-sync = "dissemination"
-validate = "none"
-timeout_s = 120
-"""
+""" + MEASURE
 
 PRECISE = """
 name = "lumi-like-precise"
@@ -119,15 +121,7 @@ dtype = "int32"
 op = "sum"
 [backends]
 collkit = ["gather/linear", "allgather/bine_remap"]
-[measure]
-warmup = 0
-min_iterations = 2
-max_iterations = 2
-time_budget_s = 0
-sync = "dissemination"
-validate = "none"
-timeout_s = 120
-"""
+""" + MEASURE
 LOGGP_BEFORE = {
     "gather/collkit/smpi/linear/p24/8B/int32/sum/r0/outofplace": 13.65288,
     "gather/collkit/smpi/linear/p24/8192B/int32/sum/r0/outofplace": 19.46674462,
