@@ -35,7 +35,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
@@ -421,17 +421,13 @@ def with_nccl_bench(platform, mpis: tuple[str, ...]):
     for the given libraries; UserError when this machine has no GPU (checked
     first: that is the answer a GPU-less machine needs) or the program is not
     built here. On a cluster neither is checked here."""
+    from collkit.campaign.platform import with_bench
     if platform.slurm is None and platform.simgrid is None:
         require_gpus()
-    chosen = dict(platform.mpis)
-    for name in mpis:
-        pm = platform.mpi(name)
-        bench = bench_beside(pm.bench)
-        if platform.slurm is None and not bench.exists():
-            raise UserError(f"backends.nccl needs {BENCH_NAME} for {name}, and {bench} is missing: configure "
-                            f"{bench.parent.parent} with -DCOLLKIT_NCCL=ON and build it (docs/gpu.md)")
-        chosen[name] = replace(pm, bench=bench)
-    return replace(platform, mpis=chosen)
+    return with_bench(platform, mpis, bench_beside,
+                      lambda name, bench: f"backends.nccl needs {BENCH_NAME} for {name}, and {bench} is missing: "
+                                          f"configure {bench.parent.parent} with -DCOLLKIT_NCCL=ON and build it "
+                                          "(docs/gpu.md)")
 
 
 # ---------------------------------------------------------------- metadata

@@ -35,6 +35,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from collkit.common.safe import check_env_name, check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
@@ -109,18 +110,27 @@ def instr_bench(bench: Path) -> Path:
     return bench.with_name(bench.name + INSTR_SUFFIX)
 
 
-def instrumented(platform: "Platform", mpis: tuple[str, ...]) -> "Platform":
-    """The same platform launching collkit-bench-instr for the given libraries.
-    On a Slurm platform the paths are the cluster's and are not checked here."""
+def with_bench(platform: "Platform", mpis: tuple[str, ...], program: Callable[[Path], Path],
+               missing: Callable[[str, Path], str]) -> "Platform":
+    """The same platform launching another build of collkit-bench for the given
+    libraries: program(plain bench) is its path, missing(mpi, path) the one-line
+    error when it is not built. On a Slurm platform the paths are the cluster's
+    and are not checked here."""
     chosen = dict(platform.mpis)
     for name in mpis:
         pm = platform.mpi(name)
-        bench = instr_bench(pm.bench)
+        bench = program(pm.bench)
         if platform.slurm is None and not bench.exists():
-            raise UserError(f"instrument = true needs {bench.name} for {name}, and {bench} is missing: "
-                            "run `make setup`")
+            raise UserError(missing(name, bench))
         chosen[name] = replace(pm, bench=bench)
     return replace(platform, mpis=chosen)
+
+
+def instrumented(platform: "Platform", mpis: tuple[str, ...]) -> "Platform":
+    """The same platform launching collkit-bench-instr for the given libraries."""
+    return with_bench(platform, mpis, instr_bench,
+                      lambda name, bench: f"instrument = true needs {bench.name} for {name}, and {bench} is "
+                                          "missing: run `make setup`")
 
 
 def detect() -> Platform:
