@@ -261,7 +261,8 @@ def _cmd_tune(ns: argparse.Namespace) -> int:
     argv = ["tune", *map(str, ns.dir), "--format", ns.format, "--out", str(ns.out)]
     argv += (["--mpi", ns.mpi] if ns.mpi else []) + (["--validate"] if ns.validate else [])
     argv += ["--repeats", str(ns.repeats)] if ns.repeats is not None else []
-    return tune_command.tune(ns.dir, ns.format, ns.out, ns.validate, ns.mpi, argv, ns.repeats)
+    argv += ["--resume"] if ns.resume else []
+    return tune_command.tune(ns.dir, ns.format, ns.out, ns.validate, ns.mpi, argv, ns.repeats, ns.resume)
 
 
 def _add_tune_commands(sub) -> None:
@@ -289,6 +290,9 @@ def _add_tune_commands(sub) -> None:
                    help="then run a validation campaign with the file loaded and report regret per point")
     t.add_argument("--repeats", type=int, metavar="N",
                    help="--validate: launch every variant N times, interleaved (4 to 20, default 6)")
+    t.add_argument("--resume", action="store_true",
+                   help="--validate: go on with FILE's interrupted validation (FILE.validation/) up to --repeats, "
+                        "instead of writing FILE")
     t.set_defaults(func=_cmd_tune)
 
 

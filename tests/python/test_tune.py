@@ -350,6 +350,31 @@ def test_validate_interrupted_analyses_complete_repeats(tmp_path, monkeypatch, c
     assert "8 points, 2 repeats" in out and "interrupted: 2 of 6 repeats complete" in out
 
 
+def test_validate_resume_reruns_the_cut_repeat_and_goes_on(tmp_path, monkeypatch, capsys):
+    from collkit.tune.writers import sidecar   # noqa: F401  (the provenance resume reads)
+    camp, tuned, target, rules, launched = _fake_validation(tmp_path, monkeypatch, stop_at=8)
+    (tmp_path / "t.rules.provenance.json").write_text(json.dumps({"rules": [
+        {"collective": r.collective, "ranks": r.ranks, "bytes_lo": r.bytes_lo, "bytes_hi": r.bytes_hi,
+         "choice": r.choice, "source": r.source} for r in rules]}))
+    assert validate.run([camp], tuned, target, rules, repeats=4) == validate.INTERRUPTED
+    vdir = tmp_path / "t.rules.validation"
+    assert sorted(p.name for p in vdir.glob("repeat-*")) == ["repeat-1", "repeat-2", "repeat-3"]
+    capsys.readouterr()
+    first = len(launched)
+    assert validate.resume(tuned, target, repeats=5) == 0
+    again = launched[first:]
+    # repeat 3 (cut after its second variant) is kept aside and run again whole, in its own order
+    assert again[:3] == [("repeat-3", "forced"), ("repeat-3", "tuned"), ("repeat-3", "default")]
+    assert [r for r, _ in again] == [f"repeat-{k}" for k in (3, 4, 5) for _ in range(3)]
+    assert (vdir / "repeat-3.interrupted").is_dir()
+    out = capsys.readouterr().out
+    assert "resumed at repeat 3 of 5" in out and "8 points, 5 repeats" in out
+    with pytest.raises(Exception, match="already complete"):
+        validate.resume(tuned, target, repeats=5)
+    with pytest.raises(Exception, match="no validation to resume"):
+        validate.resume(tmp_path / "other.rules", target, repeats=5)
+
+
 def tomllib_load(path):
     import tomllib
     return tomllib.loads(path.read_text())
@@ -467,3 +492,61 @@ def test_mpich_writer_keeps_a_collective_left_to_the_default_untouched():
     builtin = {"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}
     rules = [decide.Rule("bcast", 4, 0, None, decide.DEFAULT, "measured")]
     assert json.loads(mpich_writer.write(rules, BCAST_CANDS, builtin, [])) == builtin
+
+
+# Open MPI 4.1's allgather default: recursive doubling at a power of two, Bruck otherwise.
+LIB_TRUE = {"bruck": (10.0, 0.003), "recursive_doubling": (5.0, 0.0008), "ring": (10.0, 0.001)}
+LIB_CANDS = {"allgather": [decide.Candidate("bruck", "bruck", "2"),
+                           decide.Candidate("recursive_doubling", "recursive_doubling", "3", ("pow2_ranks",)),
+                           decide.Candidate("ring", "ring", "4")]}
+
+
+def _lib_time(alg: str, p: int, n: int) -> float:
+    t = costs.terms("allgather", alg, p)
+    a, b = LIB_TRUE[alg]
+    return a * t.a + b * t.b * n
+
+
+def test_default_at_an_unmeasured_count_is_the_model_of_the_algorithm_it_ran(tmp_path):
+    """At 7 ranks the default runs Bruck (recursive doubling needs a power of two): its
+    predicted time is Bruck's model there, not the interpolation between Bruck's time at
+    6 ranks and recursive doubling's at 8, which would hide how slow it is."""
+    recs, seed = [], 0
+    for p in RANKS:
+        for n in SIZES:
+            for alg in LIB_TRUE:
+                if alg == "recursive_doubling" and p & (p - 1):
+                    continue
+                seed += 1
+                recs.append(_record("mpi", "openmpi", alg, p, n, _lib_time(alg, p, n), seed=seed))
+            seed += 1
+            ran = "recursive_doubling" if p & (p - 1) == 0 else "bruck"
+            recs.append(_record("mpi", "openmpi", "default", p, n, _lib_time(ran, p, n), seed=seed))
+    camp = make_campaign(tmp_path / "c")
+    (camp / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    points = data.load([camp]).points
+    models, _ = fit.fit_all(points)
+    by_name = {(k[3], k[4]): f for k, f in models.items()}
+    d = decide.Decider(list(points), LIB_CANDS, by_name)
+    assert d.identity("allgather", 6, 262144) == "bruck"
+    assert d.identity("allgather", 8, 262144) == "recursive_doubling"
+    decisions, default_curve = d.modelled("allgather", 7, list(RANKS), list(SIZES))
+    for n in SIZES:
+        assert default_curve(n) == pytest.approx(_lib_time("bruck", 7, n), rel=0.05)
+    # Bruck is 3x the ring at 256 KiB: the file must not leave 7 ranks to the default there
+    assert [x.choice for x in decisions if x.bytes == 262144] == ["ring"]
+    # 5 ranks: neighbours 4 (recursive doubling, cannot run at 5) and 6 (Bruck)
+    _, default5 = d.modelled("allgather", 5, list(RANKS), list(SIZES))
+    assert default5(16384) == pytest.approx(_lib_time("bruck", 5, 16384), rel=0.05)
+
+
+@pytest.mark.parametrize("extra,expect", [
+    ([], "add --validate"),
+    (["--validate"], "is missing"),
+])
+def test_resume_refusals(tmp_path, capsys, extra, expect):
+    camp = make_campaign(tmp_path / "c")
+    argv = ["tune", str(camp), "--format", "openmpi", "--out", str(tmp_path / "none.rules"), "--resume", *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert expect in err and len(err.splitlines()) == 1

@@ -142,6 +142,18 @@ def table(rules: list[Rule]) -> str:
                   rows, right={1, 6})
 
 
+def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
+    """--validate --resume: FILE stays as written; its validation goes on (tune/validate.py)."""
+    from collkit.tune import validate as v
+    if not validate or fmt == "collkit":
+        raise UserError("--resume goes on with an interrupted --validate of an Open MPI or MPICH file: "
+                        "add --validate (and --format openmpi or mpich)")
+    if not out.is_file() or not _sidecar_path(out).is_file():
+        raise UserError(f"--resume: {out} or {_sidecar_path(out).name} is missing; give the --out of the "
+                        "validation to resume")
+    return v.resume(out, _library_target(fmt), v.check_repeats(v.REPEATS if repeats is None else repeats))
+
+
 def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict]:
     points = [m for m in camp.points if m.mpi == target.mpi
               and (m.backend == target.backend or (m.backend == "mpi" and m.algorithm == DEFAULT))
@@ -169,9 +181,11 @@ def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict
 
 
 def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None, argv: list[str],
-         repeats: int | None = None) -> int:
+         repeats: int | None = None, resume: bool = False) -> int:
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
+    if resume:
+        return _resume(fmt, out, validate, repeats)
     if repeats is not None and not validate:
         raise UserError(f"--repeats {repeats} sets how often --validate relaunches; add --validate or drop --repeats")
     if validate:

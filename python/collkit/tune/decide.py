@@ -10,8 +10,16 @@
   which has no schedule, the measured medians interpolated on log-log axes); the
   geometric midpoint only where the curves do not cross in between (said in the rule).
 * Rank counts between the measured ones, not measured: decided from the models alone,
-  the default's time interpolated between the neighbouring measured rank counts, an
-  algorithm chosen only where it is predicted MODEL_MARGIN faster.
+  an algorithm chosen only where it is predicted MODEL_MARGIN faster than the default.
+  The default's time there: a library's default runs one of the library's own
+  algorithms, picked by rank count and size (Open MPI 4.1's allgather, for one, runs
+  recursive doubling at 4 and 8 ranks and Bruck at 3, 5, 6, 7). Where the default's
+  measured median at a neighbouring rank count matches one candidate's (within
+  IDENTITY_TOLERANCE, the closest), the default is predicted as that candidate's model
+  at the unmeasured count, and a neighbour whose match cannot run there (a power-of-two
+  algorithm at 7 ranks) says nothing about it. Where no candidate matches (MPICH's
+  shared-memory device collectives), the measured defaults of the two neighbours are
+  interpolated in log p.
 Every rule says where it came from: "measured" or "model".
 """
 
@@ -28,7 +36,12 @@ from collkit.tune.data import Measured
 from collkit.tune.fit import ModelFit
 
 DEFAULT = "default"
-MODEL_MARGIN = 1.10      # predicted speed-up a model-only choice needs (the fits' errors are large)
+MODEL_MARGIN = 1.03      # predicted speed-up a model-only choice needs; leave-one-rank-count-out
+                         # cross-validation on the H100 campaign: 1.10 -> median regret 1.050, 1.03 -> 1.034,
+                         # the same worst case against the default (docs/experiments/tuning.md, section 7)
+# The default "is" a candidate at a measured point when their medians agree this closely
+# (the campaign's run-to-run spread of one algorithm's median is a few per cent).
+IDENTITY_TOLERANCE = 1.10
 # Types in a tuning file's byte ranges are unknown (any datatype may call): a
 # requirement on the count is met for every type when bytes >= 16 x the count needed.
 MAX_TYPE_BYTES = 16
@@ -247,6 +260,40 @@ class Decider:
         return merged
 
     # ------------------------------------------------------------ model-only rank counts
+    def identity(self, coll: str, q: int, n: int) -> str | None:
+        """The candidate whose measured median at (coll, q, n) is closest to the
+        default's, if within IDENTITY_TOLERANCE: the algorithm the default ran there."""
+        algs = self.by.get((coll, q, n)) or {}
+        dflt = algs.get(DEFAULT)
+        if dflt is None or dflt.median_us <= 0:
+            return None
+        names = {c.name for c in self.candidates.get(coll, [])}
+        gaps = [(abs(math.log(m.median_us / dflt.median_us)), a) for a, m in algs.items()
+                if a in names and not m.implausible and m.median_us > 0]
+        if not gaps:
+            return None
+        gap, alg = min(gaps)
+        return alg if gap <= math.log(IDENTITY_TOLERANCE) else None
+
+    def _default_at(self, coll: str, p: int, q: int) -> Callable[[float], float | None]:
+        """What the default measured at rank count q says about it at p, per size: the
+        model at p of the candidate it matched at q's nearest measured size; q's own
+        measured default where it matched none; None where its match cannot run at p."""
+        measured = self._default_curve(coll, q)
+        sizes = sorted(n for (c, r, n), algs in self.by.items() if c == coll and r == q and DEFAULT in algs)
+        names = {c.name: c for c in self.candidates.get(coll, [])}
+        ids = {n: self.identity(coll, q, n) for n in sizes}
+
+        def f(n: float) -> float | None:
+            near = min(sizes, key=lambda s: abs(math.log(s / n)))
+            alg = ids[near]
+            if alg is None or (coll, alg) not in self.models:
+                return measured(n)
+            if not _allowed(names[alg], p) or n < min_bytes(names[alg], p):
+                return None
+            return self.calibration[(coll, p, alg)](n)
+        return f
+
     def modelled(self, coll: str, p: int, measured_ranks: list[int], sizes: list[int]) -> tuple[list[Decision], object]:
         lower = max(q for q in measured_ranks if q < p)
         upper = min(q for q in measured_ranks if q > p)
@@ -254,9 +301,15 @@ class Decider:
         if lo_c is None or hi_c is None:
             return [], None
         w = (math.log(p) - math.log(lower)) / (math.log(upper) - math.log(lower))
+        lo_d, hi_d = self._default_at(coll, p, lower), self._default_at(coll, p, upper)
 
         def default_curve(n: float) -> float:
-            return math.exp((1 - w) * math.log(lo_c(n)) + w * math.log(hi_c(n)))
+            sides = [(1 - w, lo_d(n)), (w, hi_d(n))]
+            sides = [(weight, t) for weight, t in sides if t is not None and t > 0]
+            if not sides:    # neither neighbour's algorithm runs at p: their measured defaults
+                sides = [(1 - w, lo_c(n)), (w, hi_c(n))]
+            total = sum(weight for weight, _ in sides) or 1.0
+            return math.exp(sum(weight * math.log(t) for weight, t in sides) / total)
 
         for c in self.candidates.get(coll, []):
             if (coll, c.name) in self.models:

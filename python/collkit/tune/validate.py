@@ -197,7 +197,6 @@ def write_specs(vdir: Path, src: dict, collectives: list[str], mpi: str, ranks: 
 
 
 def run(dirs: list[Path], tuned: Path, target, rules, repeats: int = REPEATS) -> int:
-    from collkit.launch import runner
     check_repeats(repeats)
     if target.fmt not in ("openmpi", "mpich"):
         raise UserError("--validate runs a library with its tuning file loaded: --format openmpi or mpich")
@@ -218,18 +217,61 @@ def run(dirs: list[Path], tuned: Path, target, rules, repeats: int = REPEATS) ->
     specs = write_specs(vdir, src, sorted({r.collective for r in rules}), target.mpi, ranks, sizes, tuned)
     print(f"validation: {vdir} ({repeats} repeats; ranks {', '.join(map(str, ranks))}; "
           f"sizes {', '.join(format_size(s) for s in sizes)})", flush=True)
-    from collkit.tune import proof
-    shown = proof.check(target.fmt, tuned, ranks[0])
-    print("\n".join(shown.lines), flush=True)
-    rc, complete = 0, 0
+    return _repeat(vdir, specs, 0, repeats, tuned, target, rules, ranks[0])
+
+
+COMPLETE = "complete"     # written into repeat-K/ once all three variants of that repeat ran
+
+
+def resume(tuned: Path, target, repeats: int = REPEATS) -> int:
+    """Go on with an interrupted validation of `tuned` (its FILE.validation/ and
+    provenance as the first run left them) up to `repeats` repeats. A repeat cut off
+    half-way is moved aside (repeat-K.interrupted) and run again whole."""
+    check_repeats(repeats)
+    vdir = tuned.with_name(tuned.name + ".validation")
+    specs = {v: vdir / "specs" / f"{v}.toml" for v in VARIANTS}
+    if not all(p.is_file() for p in specs.values()):
+        raise UserError(f"{vdir}: no validation to resume (specs/default.toml, tuned.toml, forced.toml); "
+                        "run --validate without --resume first")
+    rules = rules_from_provenance(tuned.with_name(tuned.name + ".provenance.json"))
+    done = 0
+    while (repeat_dir(vdir, done) / COMPLETE).is_file():
+        done += 1
+    if done >= repeats:
+        raise UserError(f"{vdir}: {done} repeats are already complete; give --repeats above {done} to add more")
+    cut = repeat_dir(vdir, done)
+    if cut.exists():
+        aside = cut.with_name(cut.name + ".interrupted")
+        k = 1
+        while aside.exists():
+            k += 1
+            aside = cut.with_name(f"{cut.name}.interrupted-{k}")
+        cut.rename(aside)
+        print(f"validation: {cut.name} was cut off half-way; kept as {aside.name} and run again", flush=True)
     try:
-        for k in range(repeats):
+        ranks = tomllib.loads(specs["tuned"].read_text())["ranks"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
+        raise UserError(f"{specs['tuned']} cannot be read ({exc}); the validation directory is damaged") from None
+    print(f"validation: {vdir} resumed at repeat {done + 1} of {repeats}", flush=True)
+    return _repeat(vdir, specs, done, repeats, tuned, target, rules, int(ranks[0]))
+
+
+def _repeat(vdir: Path, specs: dict[str, Path], start: int, repeats: int, tuned: Path, target, rules,
+            proof_ranks: int) -> int:
+    from collkit.launch import runner
+    from collkit.tune import proof
+    shown = proof.check(target.fmt, tuned, proof_ranks)
+    print("\n".join(shown.lines), flush=True)
+    rc, complete = 0, start
+    try:
+        for k in range(start, repeats):
             print(f"validation repeat {k + 1} of {repeats}: {', '.join(order(k))}", flush=True)
             for v in order(k):
                 got = runner.run(specs[v], repeat_dir(vdir, k) / v, None, None, sys.argv, False, False)
                 if got == INTERRUPTED:
                     raise KeyboardInterrupt
                 rc = max(rc, got)
+            atomic.write_text(repeat_dir(vdir, k) / COMPLETE, "")
             complete = k + 1
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the repeats that finished are still worth their analysis;
@@ -239,7 +281,7 @@ def run(dirs: list[Path], tuned: Path, target, rules, repeats: int = REPEATS) ->
     text = report(rows, summary)
     if complete < repeats:
         text += (f"\ninterrupted: {complete} of {repeats} repeats complete, analysed above; repeat {complete + 1} "
-                 f"is left in {repeat_dir(vdir, complete)} and not used")
+                 f"is left in {repeat_dir(vdir, complete)} and not used (--resume runs it again)")
     atomic.write_text(vdir / "report.txt", text + "\n")
     print(text)
     if not shown.ok:
