@@ -218,7 +218,7 @@ def read(text_path: str, spec_dir: Path) -> TuningFile:
                       companion=companion(path, library))
 
 
-SIDECAR = ".provenance.json"                 # tune/command.py writes FILE + SIDECAR
+SIDECAR = ".provenance.json"                 # tune/writers/sidecar.py: FILE + SIDECAR
 _COMPANION_KEY = {"mpich": re.compile(r"MPIR_CVAR_[A-Z0-9_]{1,96}"),
                   "openmpi": re.compile(r"OMPI_MCA_[a-z0-9_]{1,96}")}
 _COMPANION_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")

@@ -12,6 +12,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.tune import data, decide, fit, mpich_device
 from collkit.tune.decide import DEFAULT, Candidate, Rule
+from collkit.tune.writers import sidecar
 
 FORMATS = ("openmpi", "mpich", "collkit")
 
@@ -120,10 +121,6 @@ def _collkit_target(points, mpi: str | None) -> Target:
     return Target("collkit", mpi, "collkit", cands, f"libcollkit over {mpi}")
 
 
-def _sidecar_path(out: Path) -> Path:
-    return out.with_name(out.name + ".provenance.json")
-
-
 def _header(argv: list[str], target: Target, dirs: list[Path]) -> list[str]:
     return [f"written by: collkit {' '.join(shlex.quote(a) for a in argv)}",
             f"for {target.library}; campaigns: {', '.join(str(d) for d in dirs)}",
@@ -148,8 +145,8 @@ def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
     if not validate or fmt == "collkit":
         raise UserError("--resume goes on with an interrupted --validate of an Open MPI or MPICH file: "
                         "add --validate (and --format openmpi or mpich)")
-    if not out.is_file() or not _sidecar_path(out).is_file():
-        raise UserError(f"--resume: {out} or {_sidecar_path(out).name} is missing; give the --out of the "
+    if not out.is_file() or not sidecar.path(out).is_file():
+        raise UserError(f"--resume: {out} or {sidecar.path(out).name} is missing; give the --out of the "
                         "validation to resume")
     return v.resume(out, _library_target(fmt), v.check_repeats(v.REPEATS if repeats is None else repeats))
 
@@ -194,7 +191,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     if validate and fmt == "collkit":
         raise UserError("--validate runs a library with its own tuning file loaded: give --format openmpi or "
                         "mpich (a collkit rules file is run by `collkit preload --rules FILE`)")
-    for path in (out, _sidecar_path(out)):
+    for path in (out, sidecar.path(out)):
         if path.exists():
             raise UserError(f"{path} already exists; choose another --out (tune never overwrites a tuning file)")
     if not out.parent.is_dir():
@@ -216,9 +213,8 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         from collkit.tune.writers import collkit as w
         text = w.write(rules, header)
         w.parse(text)   # what the preload would reject must never be written
-    from collkit.tune.writers import sidecar
     atomic.write_text(out, text)
-    atomic.write_json(_sidecar_path(out), sidecar.provenance(rules, target, models, dirs, argv, out, environment))
+    atomic.write_json(sidecar.path(out), sidecar.provenance(rules, target, models, dirs, argv, out, environment))
     print(table(rules))
     for o in owned.values():
         print(o.why())
@@ -226,7 +222,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         print("the file needs, in the environment of every run that loads it: "
               + " ".join(f"{k}={v}" for k, v in environment.items()))
     n_model = sum(r.source == "model" for r in rules)
-    print(f"wrote {out} ({target.library}, {len(rules)} rules, {n_model} from models) and {_sidecar_path(out).name}")
+    print(f"wrote {out} ({target.library}, {len(rules)} rules, {n_model} from models) and {sidecar.path(out).name}")
     if validate:
         return v.run(dirs, out, target, rules, repeats)
     return 0

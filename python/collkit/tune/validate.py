@@ -26,6 +26,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.tune import data, replicated
 from collkit.tune.decide import DEFAULT
+from collkit.tune.writers import sidecar
 
 DTYPE_BYTES = {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
 REPEATS = 6
@@ -94,6 +95,11 @@ def rule_lookup(rules) -> "callable":
                 return r.choice
         return DEFAULT
     return f
+
+
+def validation_dir(tuned: Path) -> Path:
+    """Where --validate keeps the campaigns of the tuning file `tuned`: FILE.validation/."""
+    return tuned.with_name(tuned.name + ".validation")
 
 
 def rules_from_provenance(path: Path) -> list:
@@ -200,7 +206,7 @@ def run(dirs: list[Path], tuned: Path, target, rules, repeats: int = REPEATS) ->
     check_repeats(repeats)
     if target.fmt not in ("openmpi", "mpich"):
         raise UserError("--validate runs a library with its tuning file loaded: --format openmpi or mpich")
-    vdir = tuned.with_name(tuned.name + ".validation")
+    vdir = validation_dir(tuned)
     if vdir.exists():
         raise UserError(f"{vdir} already exists; remove it or write the tuning file elsewhere")
     measured = [r for r in rules if r.source == "measured"]
@@ -228,12 +234,12 @@ def resume(tuned: Path, target, repeats: int = REPEATS) -> int:
     provenance as the first run left them) up to `repeats` repeats. A repeat cut off
     half-way is moved aside (repeat-K.interrupted) and run again whole."""
     check_repeats(repeats)
-    vdir = tuned.with_name(tuned.name + ".validation")
+    vdir = validation_dir(tuned)
     specs = {v: vdir / "specs" / f"{v}.toml" for v in VARIANTS}
     if not all(p.is_file() for p in specs.values()):
         raise UserError(f"{vdir}: no validation to resume (specs/default.toml, tuned.toml, forced.toml); "
                         "run --validate without --resume first")
-    rules = rules_from_provenance(tuned.with_name(tuned.name + ".provenance.json"))
+    rules = rules_from_provenance(sidecar.path(tuned))
     done = 0
     while (repeat_dir(vdir, done) / COMPLETE).is_file():
         done += 1

@@ -8,6 +8,12 @@ from pathlib import Path
 
 from collkit import __version__
 from collkit.campaign.record import now
+from collkit.campaign.tuning import SIDECAR
+
+
+def path(tuned: Path) -> Path:
+    """Where the provenance of the tuning file `tuned` lives: FILE.provenance.json."""
+    return tuned.with_name(tuned.name + SIDECAR)
 
 
 def provenance(rules, target, models, dirs: list[Path], argv: list[str], out: Path,
