@@ -8,7 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from collkit import __version__
 from collkit.analysis import check
 from collkit.campaign import resources
 from collkit.common.argtypes import int_at_least, nonempty_path, seconds
@@ -16,7 +15,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.launch import runner
 from collkit.library import registry
-from collkit.library.mpi import MPI_NAMES, find
+from collkit.mpis import known
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,7 +52,7 @@ def _cmd_check(ns: argparse.Namespace) -> int:
     algs = registry.resolve(registry.load(), ns.algorithm or [], coll)
     if not algs:
         raise UserError("no algorithm selected")
-    mpi = find(ns.mpi)
+    mpi = known.find_install(ns.mpi or known.default_name())
     ranks = ns.ranks or [8]
     for p in ranks:
         why = resources.process_refusal(p)
@@ -204,7 +203,8 @@ def _add_compare_command(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
-    p.add_argument("--version", action="version", version=f"collkit {__version__}")
+    from collkit.common.version import describe
+    p.add_argument("--version", action="version", version=describe())
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints",
@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run every selected algorithm over roots, counts, datatypes, ops, "
                                    "in place and out of place, on two communicators, against an "
                                    "independent reference.")
-    c.add_argument("--mpi", choices=MPI_NAMES, default="openmpi", help="MPI library (default openmpi)")
+    c.add_argument("--mpi", metavar="NAME", help="a known MPI (collkit mpis; default: the only one, or openmpi)")
     c.add_argument("-n", dest="ranks", type=_positive_ranks, action="append", metavar="P",
                    help="number of ranks; repeat for several (default 8)")
     c.add_argument("--algorithm", action="append", metavar="NAME",
@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "default. For backend collkit: libcollkit's registry.")
     ls.add_argument("--backend", choices=("mpi", "collkit"), help="only this backend (default: both)")
     ls.add_argument("--collective", metavar="C", help=_collective_help())
-    ls.add_argument("--mpi", choices=MPI_NAMES, help="only this MPI library (an error if it is missing)")
+    ls.add_argument("--mpi", metavar="NAME", help="only this known MPI (an error if it is missing)")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(func=_cmd_list)
     _add_campaign_commands(sub)
@@ -246,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     from collkit.apply import preload as preload_command
     preload_command.add_parser(sub)
     _add_tune_commands(sub)
+    from collkit.mpis import command as mpis_command
+    mpis_command.add_parsers(sub)
     return p
 
 
@@ -285,7 +287,7 @@ def _add_tune_commands(sub) -> None:
     t.add_argument("--format", required=True, metavar="F", help="openmpi, mpich or collkit")
     t.add_argument("--out", required=True, type=nonempty_path("--out"), metavar="FILE",
                    help="the tuning file to write (never overwritten); FILE.provenance.json beside it")
-    t.add_argument("--mpi", choices=MPI_NAMES, help="--format collkit: the library whose default is the baseline")
+    t.add_argument("--mpi", metavar="NAME", help="--format collkit: the known MPI whose default is the baseline")
     t.add_argument("--validate", action="store_true",
                    help="then run a validation campaign with the file loaded and report regret per point")
     t.add_argument("--repeats", type=int, metavar="N",

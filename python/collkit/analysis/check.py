@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.common.errors import UserError
-from collkit.common.paths import build_dir
 from collkit.common.table import render
 from collkit.launch import watch
-from collkit.library.mpi import MPIInstall
+from collkit.mpis import known
+from collkit.mpis.install import MPIInstall
 from collkit.library.registry import Algorithm
 
 LEVELS = ("quick", "standard", "full")
@@ -46,10 +46,7 @@ class LaunchResult:
 
 
 def matrix_program(mpi: str) -> Path:
-    prog = build_dir(mpi) / "tests" / "ck_matrix"
-    if not prog.exists():
-        raise UserError(f"the correctness matrix is not built for {mpi} ({prog} missing): run `make setup`")
-    return prog
+    return known.find(mpi).part("matrix")
 
 
 def parse_output(ranks: int, exit_code: int, stdout: str) -> LaunchResult:

@@ -14,7 +14,7 @@ from collkit import backends
 from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.library import registry
-from collkit.library.mpi import MPI_NAMES, find
+from collkit.mpis import known
 from collkit.library.registry import COLLECTIVES
 
 BACKENDS = ("mpi", "collkit")
@@ -23,11 +23,11 @@ BACKENDS = ("mpi", "collkit")
 def _offers(mpi: str | None) -> tuple[list[backends.LibraryOffer], list[tuple[str, str]]]:
     """Offers of the requested MPI (its absence is an error) or of every MPI found."""
     if mpi:
-        return [backends.discover(find(mpi))], []
+        return [backends.discover(known.find_install(mpi))], []
     offers, missing = [], []
-    for name in MPI_NAMES:
+    for name in known.names():
         try:
-            offers.append(backends.discover(find(name)))
+            offers.append(backends.discover(known.find_install(name)))
         except UserError as exc:
             missing.append((name, str(exc)))
     return offers, missing

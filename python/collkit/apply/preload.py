@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
-from collkit.common.paths import build_dir
 from collkit.library import registry
-from collkit.library.mpi import MPI_NAMES, find
+from collkit.mpis import known
 
 LIBRARY_NAME = "libcollkit-preload.so"
 
@@ -43,10 +42,7 @@ class PreloadSettings:
 
 
 def library_path(mpi: str) -> Path:
-    path = build_dir(mpi) / "preload" / LIBRARY_NAME
-    if not path.is_file():
-        raise UserError(f"{path} not found: run `make setup` (it builds the preload for {mpi})")
-    return path
+    return known.find(mpi).part("preload")
 
 
 def parse_algorithm(text: str) -> tuple[str, str]:
@@ -111,7 +107,7 @@ def run(ns: argparse.Namespace) -> int:
         command = command[1:]
     settings = settings_from(ns)
     argv = launch_command(settings, command)
-    env = find(ns.mpi).environment()  # run-as-root consent, MPICH's progress throttle
+    env = known.find_install(ns.mpi).environment()  # run-as-root consent, MPICH's progress throttle
     try:
         return subprocess.run(argv, env=env).returncode
     except FileNotFoundError:
@@ -137,7 +133,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("preload", help="run an unmodified MPI program on libcollkit's algorithms",
                        description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mpi", required=True, choices=MPI_NAMES, help="the MPI the program runs on")
+    p.add_argument("--mpi", required=True, metavar="NAME", help="the MPI the program runs on (collkit mpis)")
     p.add_argument("--algorithm", action="append", metavar="C=NAME",
                    help="force algorithm NAME for collective C (repeatable)")
     p.add_argument("--rules", metavar="FILE", help="a collkit rules file (docs/preload.md)")

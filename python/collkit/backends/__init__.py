@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
-from collkit.library.mpi import MPIInstall
+from collkit.mpis.install import MPIInstall
 from collkit.library.registry import COLLECTIVES, check_collective
 
 # Conditions outside which a library does not run an algorithm as named: it
@@ -126,6 +126,7 @@ class LibraryOffer:
     # as plain integers (their position in mpivars' list), Open MPI's as ids.
     enums: dict[str, dict[str, str]] = field(default_factory=dict)
     tool: str = ""             # the program whose output this offer was read from
+    unforceable: str = ""      # set: collkit cannot force this library's algorithms, and why
 
     def for_collective(self, collective: str) -> list[LibraryAlgorithm]:
         coll = check_collective(collective)
@@ -169,6 +170,7 @@ class LibraryOffer:
             "mpi": self.mpi,
             "library": self.library,
             "tool": self.tool,
+            "unforceable": self.unforceable,
             "defaults": {c: {"description": self.defaults[c],
                              "native": self.default_native.get(c, ("", ""))[0],
                              "native_id": self.default_native.get(c, ("", ""))[1]}
@@ -179,16 +181,23 @@ class LibraryOffer:
         }
 
 
-def default_readback(mpi_name: str, collective: str) -> tuple[str, ...]:
-    """MPI_T variables to record for an unforced point, so records show the default settings."""
-    coll = check_collective(collective)
-    if mpi_name == "openmpi":
+def _family_module(family: str):
+    """The backend module of a family ("openmpi", "mpich"), or None."""
+    if family == "openmpi":
         from collkit.backends import openmpi
-        return openmpi.default_readback(coll)
-    if mpi_name == "mpich":
+        return openmpi
+    if family == "mpich":
         from collkit.backends import mpich
-        return mpich.default_readback(coll)
-    raise UserError(f"unknown MPI '{mpi_name}'; choose one of openmpi, mpich")
+        return mpich
+    return None
+
+
+def default_readback(family: str, collective: str) -> tuple[str, ...]:
+    """MPI_T variables to record for an unforced point, so records show the
+    default settings; none for a library collkit cannot force."""
+    coll = check_collective(collective)
+    lib = _family_module(family)
+    return lib.default_readback(coll) if lib else ()
 
 
 # Discovery runs one short program (~0.1-0.3 s here), so an in-memory cache per
@@ -206,22 +215,53 @@ def _cache_key(mpi: MPIInstall, tool: Path) -> tuple:
         mtime = 0
     env = mpi.environment()
     relevant = tuple(sorted((k, v) for k, v in env.items() if k.startswith(_ENV_PREFIXES)))
-    return (mpi.name, str(tool), mtime, relevant)
+    return (mpi.name, mpi.family, str(tool), mtime, relevant)
+
+
+def default_only(mpi: MPIInstall, reason: str) -> LibraryOffer:
+    """What an MPI offers when collkit cannot force its algorithms: its
+    default, with the reason recorded in every listing and campaign."""
+    return LibraryOffer(mpi=mpi.family or mpi.name, library=mpi.name, algorithms=(),
+                        defaults={c: f"the library's own choice (no forcing: {reason})" for c in COLLECTIVES},
+                        tool="", unforceable=reason)
 
 
 def discover(mpi: MPIInstall) -> LibraryOffer:
-    """UserError with one clear line if the tool is missing or fails."""
-    if mpi.name == "openmpi":
-        from collkit.backends import openmpi as lib
-    elif mpi.name == "mpich":
-        from collkit.backends import mpich as lib
-    else:
-        raise UserError(f"unknown MPI '{mpi.name}'; choose one of openmpi, mpich")
-    tool = lib.find_tool(mpi)
+    """The MPI's forcible algorithms, from its family's tool (Open MPI:
+    ompi_info, MPICH and derivatives: mpivars). A derivative whose tool is
+    missing or unreadable offers its default only, with the reason; Open MPI
+    or MPICH itself without its tool is an error (a broken installation)."""
+    lib = _family_module(mpi.family)
+    if lib is None:
+        return default_only(mpi, f"{mpi.kind or mpi.name} is not an Open MPI or MPICH derivative "
+                                 "collkit knows how to force")
+    try:
+        tool = lib.find_tool(mpi)
+    except UserError as exc:
+        if mpi.kind and mpi.kind != mpi.family:
+            return default_only(mpi, str(exc))
+        raise
     key = _cache_key(mpi, tool)
     if key not in _CACHE:
-        _CACHE[key] = lib.discover(mpi, tool)
+        try:
+            _CACHE[key] = lib.discover(mpi, tool)
+        except UserError as exc:
+            if mpi.kind and mpi.kind != mpi.family:
+                return default_only(mpi, str(exc))
+            raise
     return _CACHE[key]
+
+
+def forcing_source(mpi: MPIInstall) -> str:
+    """One line for `collkit mpis`: where forcing comes from, or why there is none."""
+    try:
+        offer = discover(mpi)
+    except UserError as exc:
+        return f"none: {exc}"
+    if offer.unforceable:
+        return f"default only: {offer.unforceable}"
+    how = "MCA variables" if mpi.family == "openmpi" else "CVARs"
+    return f"{offer.library} {how} ({offer.tool}), {len(offer.algorithms)} algorithms"
 
 
 def clear_cache() -> None:

@@ -60,16 +60,17 @@ def from_mpich(version_text: str, vars_text: str, env: dict[str, str]) -> CudaAw
 
 
 def detect(mpi) -> CudaAware:
-    """For an MPIInstall (collkit.library.mpi); UserError when its tool cannot run."""
+    """For an MPIInstall (collkit.mpis.install); UserError when its tool cannot run."""
     from collkit.backends import run_tool
     env = mpi.environment()
-    if mpi.name == "openmpi":
+    if mpi.family == "openmpi":
         tool = Path(mpi.mpirun).with_name("ompi_info")
         if not tool.exists():
             tool = Path("ompi_info")
         return from_ompi_info(run_tool([str(tool), "--parsable", "--all"], env))
-    if mpi.name == "mpich":
+    if mpi.family == "mpich":
         bindir = Path(mpi.mpirun).parent
         return from_mpich(run_tool([str(bindir / "mpichversion")], env),
                           run_tool([str(bindir / "mpivars")], env), env)
-    raise UserError(f"unknown MPI '{mpi.name}'; choose one of openmpi, mpich")
+    raise UserError(f"collkit cannot ask {mpi.name} whether it is CUDA-aware (not an Open MPI or MPICH "
+                    "derivative it knows)")

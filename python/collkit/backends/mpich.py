@@ -31,7 +31,7 @@ from pathlib import Path
 
 from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
 from collkit.common.errors import UserError
-from collkit.library.mpi import MPIInstall
+from collkit.mpis.install import MPIInstall
 from collkit.library.registry import COLLECTIVES
 
 # CVAR stems that are not the collective's name in capitals (looked up when

@@ -38,6 +38,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collkit.campaign.gpu_spec import GPU_KEYS, parse_device, parse_gpu_table  # noqa: F401 (re-exported)
+from collkit.campaign.points import Point
 from collkit.common.errors import UserError, did_you_mean
 
 BENCH_NAME = "collkit-bench-nccl"
@@ -356,30 +358,6 @@ def require_gpus() -> list[Gpu]:
     return found
 
 
-def parse_device(raw: object) -> str:
-    """[gpu] device: "local_rank" or a non-empty list of device numbers, as
-    collkit-bench-nccl's COLLKIT_BENCH_DEVICE."""
-    if raw == "local_rank":
-        return "local_rank"
-    if (isinstance(raw, list) and raw and
-            all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1024 for d in raw)):
-        return ",".join(str(d) for d in raw)
-    raise UserError(f"gpu.device must be \"local_rank\" or a list of device numbers (0..1023), not {raw!r}")
-
-
-GPU_KEYS = ("device",)
-
-
-def parse_gpu_table(raw: object) -> str:
-    if not isinstance(raw, dict):
-        raise UserError("[gpu] must be a table, e.g. [gpu] device = \"local_rank\"")
-    for key in raw:
-        if key not in GPU_KEYS:
-            extra = did_you_mean(key, GPU_KEYS)
-            raise UserError(f"unknown key '{key}' in [gpu]{extra}; allowed: {', '.join(GPU_KEYS)}")
-    return parse_device(raw.get("device", "local_rank"))
-
-
 # ---------------------------------------------------------------- points
 
 def points(spec, mpi: str, offer: Offer, gpus_here: int | None, base) -> list:
@@ -387,7 +365,6 @@ def points(spec, mpi: str, offer: Offer, gpus_here: int | None, base) -> list:
     GPUs of the local machine (None on a cluster, where collkit-bench-nccl
     checks at run time). `base(spec, coll, ranks, size)` is plan.py's common
     fields of a point."""
-    from collkit.campaign.points import Point
     chosen = resolve(spec.backends["nccl"], spec.collectives, offer)
     device = getattr(spec, "gpu_device", "local_rank")
     out = []

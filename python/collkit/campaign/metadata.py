@@ -149,7 +149,10 @@ def library_listing(pm) -> str:
     mpivars output, as the library prints it. Empty when the tool is missing."""
     from collkit.backends import mpich, openmpi, run_tool
     from collkit.common.errors import UserError
-    module, args = (openmpi, ["--parsable", "--all", "--level", "9"]) if pm.name == "openmpi" else (mpich, [])
+    if pm.install.family not in ("openmpi", "mpich"):
+        return f"# not available: collkit reads no parameter listing of {pm.name}\n"
+    module, args = (openmpi, ["--parsable", "--all", "--level", "9"]) if pm.install.family == "openmpi" \
+        else (mpich, [])
     try:
         return run_tool([str(module.find_tool(pm.install)), *args], env=pm.install.environment())
     except UserError as exc:

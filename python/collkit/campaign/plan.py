@@ -124,7 +124,7 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                     for size in spec.sizes:
                         base = _base(spec, coll, ranks, size)
                         if alg is None:
-                            readback = tuple(_default_readback(mpi, coll))
+                            readback = tuple(_default_readback(offer.mpi, coll))
                             out.append(Point(backend="mpi", mpi=mpi, algorithm="default", readback=readback, **base))
                             continue
                         why = alg.unusable(ranks, base["count"], base["in_place"])
@@ -208,12 +208,11 @@ def _nccl_points(spec: Spec, platform: Platform) -> list[Point]:
     return nccl.points(spec, spec.mpis[0], offer, gpus_here, _base)
 
 
-def _default_readback(mpi: str, coll: str) -> tuple[str, ...]:
+def _default_readback(family: str, coll: str) -> tuple[str, ...]:
+    """The offer's family (smpi, a simulated platform's library, and MPIs
+    collkit cannot force have no MPI_T variables to read)."""
     from collkit import backends
-    from collkit.library.mpi import MPI_NAMES
-    fn = getattr(backends, "default_readback", None)
-    # smpi (a simulated platform's library) has no MPI_T variables to read
-    return tuple(fn(mpi, coll)) if fn and mpi in MPI_NAMES else ()
+    return tuple(backends.default_readback(family, coll))
 
 
 def _portable_names(registry: list[Algorithm]) -> dict[str, set[str]]:

@@ -1,8 +1,8 @@
 """Platform descriptors: which MPI libraries exist here and how to launch them.
 
-Without a file, the platform is this machine: Open MPI (``mpirun.openmpi``) and
-MPICH (``.mpich``) as ``collkit.library.mpi`` finds them, with the collkit-bench built
-for each by ``make setup``. A TOML file describes another machine:
+Without a file, the platform is this machine: every MPI collkit knows here
+(collkit.mpis.known, `collkit mpis`), with the collkit-bench built for each.
+A TOML file describes another machine:
 
     name = "workstation"
 
@@ -12,7 +12,10 @@ for each by ``make setup``. A TOML file describes another machine:
     env = { OMPI_MCA_btl = "^openib" }
     bench = "/opt/collkit/openmpi/bin/collkit-bench"
 
-Tables under ``mpi`` are keyed by library (``openmpi`` or ``mpich``).
+Tables under ``mpi`` are keyed by MPI name: a known MPI's name takes its
+launcher, environment and build as defaults; another name needs ``mpirun``
+and ``bench`` (its family then follows the name: ``openmpi``, ``mpich``, or
+none, which runs the library's default algorithms only).
 
 A ``[slurm]`` table makes the platform a Slurm cluster: campaigns are submitted
 as batch jobs (collkit.launch.slurm) and the ``[mpi.<lib>]`` tables then give the
@@ -39,8 +42,9 @@ from typing import Callable
 
 from collkit.common.safe import check_env_name, check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
-from collkit.common.paths import build_dir
-from collkit.library.mpi import MPI_NAMES, MPIInstall, find
+from collkit.mpis import known
+from collkit.mpis.identity import FAMILIES, check_name as check_mpi_name
+from collkit.mpis.install import MPIInstall
 from collkit.simulation import settings as sim
 from collkit.simulation.settings import SimSettings
 
@@ -92,13 +96,9 @@ class Platform:
             return self.mpis[name]
         if name in self.missing:
             raise UserError(self.missing[name])
-        extra = did_you_mean(name, list(self.mpis) + list(MPI_NAMES))
+        extra = did_you_mean(name, list(self.mpis))
         raise UserError(f"MPI '{name}' is not on platform {self.name}{extra}; "
                         f"it has: {', '.join(self.mpis) or 'none'}")
-
-
-def bench_path(mpi: str) -> Path:
-    return build_dir(mpi) / "bench" / "collkit-bench"
 
 
 INSTR_SUFFIX = "-instr"
@@ -136,17 +136,11 @@ def instrumented(platform: "Platform", mpis: tuple[str, ...]) -> "Platform":
 def detect() -> Platform:
     mpis: dict[str, PlatformMPI] = {}
     missing: dict[str, str] = {}
-    for name in MPI_NAMES:
+    for name, k in sorted(known.known().items()):
         try:
-            install = find(name)
+            mpis[name] = PlatformMPI(k.install(), k.part("bench"))
         except UserError as exc:
             missing[name] = str(exc)
-            continue
-        bench = bench_path(name)
-        if not bench.exists():
-            missing[name] = f"collkit-bench is not built for {name} ({bench} missing): run `make setup`"
-            continue
-        mpis[name] = PlatformMPI(install, bench)
     return Platform(name="this machine", source="detected", mpis=mpis, missing=missing)
 
 
@@ -217,16 +211,16 @@ def load(path: Path) -> Platform:
     mpis: dict[str, PlatformMPI] = {}
     base = path.parent
     for lib, t in tables.items():
-        if lib not in MPI_NAMES:
-            raise UserError(f"{path}: unknown MPI library '{lib}'; choose one of {', '.join(MPI_NAMES)}")
+        check_mpi_name(lib, f"{path}: [mpi.{lib}]:")
         if not isinstance(t, dict):
             raise UserError(f"{path}: mpi.{lib} must be a table ([mpi.{lib}] with mpirun, args, env, bench), "
                             f"not {t!r}")
         for key in t:
             if key not in ("mpirun", "args", "env", "bench"):
                 raise UserError(f"{path}: unknown key '{key}' in [mpi.{lib}]; allowed: mpirun, args, env, bench")
+        mine = known.known().get(lib)
         try:
-            default = find(lib)
+            default = mine.install() if mine else None
         except UserError:
             default = None
         for key in ("mpirun", "bench"):
@@ -241,10 +235,19 @@ def load(path: Path) -> Platform:
         for key in env:
             check_env_name(key, str(path), f"[mpi.{lib}] env key")
         args = _strings(t["args"], f"{path}: [mpi.{lib}] args") if "args" in t else (default.flags if default else ())
-        bench = Path(t["bench"]) if "bench" in t else bench_path(lib)
+        if "bench" in t:
+            bench = Path(t["bench"])
+        elif mine is not None and mine.build is not None:
+            bench = mine.build.part("bench")
+        else:
+            raise UserError(f"{path}: [mpi.{lib}] needs bench (the path of collkit-bench): no MPI named '{lib}' "
+                            f"is known here ({known.BUILD_HINT})")
         if not bench.is_absolute():
             bench = (base / bench).resolve()
-        mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=mpirun, flags=args, env=dict(env)), bench)
+        family = mine.family if mine else (lib if lib in FAMILIES else "")
+        kind = mine.kind if mine else family
+        mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=mpirun, flags=args, env=dict(env), family=family,
+                                           kind=kind), bench)
     name = check_name(raw.get("name", path.stem), str(path), "name")
     return Platform(name=str(name), source=str(path), mpis=mpis, slurm=slurm)
 

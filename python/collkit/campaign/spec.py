@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from collkit.campaign import tuning as tunings
+from collkit.campaign.gpu_spec import parse_gpu_table
 from collkit.campaign.sizes import parse_sizes
 from collkit.common.safe import check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
@@ -247,8 +248,7 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         _raise("[gpu] chooses the devices of the nccl backend, and [backends] has no nccl")
     gpu_device = "local_rank"
     if "gpu" in raw:
-        from collkit.backends import nccl
-        gpu_device = nccl.parse_gpu_table(raw["gpu"])
+        gpu_device = parse_gpu_table(raw["gpu"])
     if "collkit" in backends and any(tunings.is_tuned(s) for s in backends["collkit"]):
         _raise("backends.collkit has no tuning files; write \"tuned:FILE\" under backends.mpi")
     for sel in backends.get("mpi", ()):

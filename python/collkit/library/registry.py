@@ -21,7 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
-from collkit.common.paths import build_dir, build_root
 
 BLOCKS_P = -1  # a buffer of p blocks (CK_BLOCKS_P); "p" in the JSON
 _BLOCK_FIELDS = ("send_blocks_root", "send_blocks_other", "recv_blocks_root", "recv_blocks_other")
@@ -185,14 +184,10 @@ class Registry:
 
 
 def registry_file() -> Path:
-    for mpi in ("openmpi", "mpich"):
-        path = build_dir(mpi) / "registry.json"
-        if path.is_file():
-            return path
-    raise UserError(
-        f"no libcollkit build found under {build_root()}: run `make setup` first "
-        "(or point COLLKIT_BUILD_ROOT at a build)"
-    )
+    """libcollkit's registry as a build exported it (any build: the algorithms
+    do not depend on the MPI)."""
+    from collkit.mpis import known
+    return known.any_build("registry")
 
 
 def _blocks(v: object) -> int:
@@ -243,7 +238,7 @@ def _parse(path: Path, _stamp: tuple[int, int]) -> Registry:
     try:
         raw = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"cannot read the registry {path}: {exc}; rebuild with `make setup`") from exc
+        raise UserError(f"cannot read the registry {path}: {exc}; rebuild it (collkit build, or pip install again)") from exc
     try:
         return Registry(collectives=tuple(_collective(c) for c in raw["collectives"]),
                         datatypes=tuple(Datatype(d["name"], int(d["size"]), bool(d["is_float"]))
@@ -252,7 +247,7 @@ def _parse(path: Path, _stamp: tuple[int, int]) -> Registry:
     except (TypeError, KeyError, ValueError):
         # A registry.json from before the descriptors were exported, or a broken one.
         raise UserError(f"the registry {path} is in an older or unknown format; "
-                        "rebuild with `make setup`") from None
+                        "rebuild it (collkit build, or pip install again)") from None
 
 
 def load_registry(path: Path | None = None) -> Registry:

@@ -23,7 +23,7 @@ import numpy as np
 from collkit import __version__
 from collkit.common import machine
 from collkit.common.errors import UserError
-from collkit.common.paths import build_dir, build_root
+from collkit.mpis import known
 from collkit.traffic.trace import (
     Trace,
     TraceFailure,
@@ -49,12 +49,8 @@ MEMORY_MESSAGES = 4_000_000
 
 
 def find_binary() -> Path:
-    for mpi in ("openmpi", "mpich"):
-        path = build_dir(mpi) / "tools" / "trace" / "ck_trace"
-        if path.is_file() and os.access(path, os.X_OK):
-            return path
-    raise UserError(f"ck_trace is not built under {build_root()}: run `make setup` "
-                    "(or point COLLKIT_BUILD_ROOT at a build)")
+    """ck_trace runs libcollkit against a stand-in for MPI: any build's will do."""
+    return known.any_build("trace")
 
 
 def library_version(binary: Path) -> str:
@@ -99,7 +95,7 @@ class Tracer:
     @property
     def cache_dir(self) -> Path:
         env = os.environ.get("COLLKIT_TRACE_CACHE")
-        root = self._cache_root or (Path(env) if env else build_root() / "trace-cache")
+        root = self._cache_root or (Path(env) if env else known.cache_root() / "trace-cache")
         return root / self.version
 
     # ------------------------------------------------------------------ disk

@@ -80,8 +80,8 @@ class Target:
 
 def _library_target(fmt: str) -> Target:
     from collkit.backends import discover
-    from collkit.library.mpi import find
-    mpi = find(fmt)
+    from collkit.mpis import known
+    mpi = known.find_family(fmt).install()
     offer = discover(mpi)
     cands: dict[str, list[Candidate]] = {}
     if fmt == "openmpi":
@@ -94,7 +94,7 @@ def _library_target(fmt: str) -> Target:
             c = Candidate(a.name, a.native, a.native_id, a.requires)
             if w.expressible(a.collective, c):
                 cands.setdefault(a.collective, []).append(c)
-        return Target(fmt, fmt, "mpi", cands, offer.library, info)
+        return Target(fmt, mpi.name, "mpi", cands, offer.library, info)
     from collkit.tune.writers import mpich as w
     tree, names = w.builtin_tree(w.libmpi(mpi.mpirun))
     for a in offer.algorithms:

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.common.errors import UserError
-from collkit.common.paths import build_dir
 from collkit.library import registry
-from collkit.library.mpi import find
+from collkit.mpis import known
 
 BROKEN_ID = "99"
 
@@ -72,10 +71,9 @@ def _labels() -> list[str]:
 
 
 def _matrix(fmt: str, path: Path, ranks: int, timeout: float) -> tuple[int, str]:
-    mpi = find(fmt)
-    prog = build_dir(fmt) / "tests" / "preload" / "ck_matrix_library"
-    if not prog.is_file():
-        raise UserError(f"{prog} not found: run `make setup` (it builds the matrix for {fmt})")
+    target = known.find_family(fmt)
+    mpi = target.install()
+    prog = target.part("matrix_library")
     args = [x for lab in _labels() for x in ("--algorithm", lab)] + ["--level", "quick", "--no-invalid"]
     env = mpi.environment()
     env.update(environment(fmt, path))

@@ -1,0 +1,167 @@
+"""The import graph of collkit, read statically, has no circle through the
+nccl backend and the campaign's spec and points.
+
+Every ``import`` and ``from ... import`` counts, at module level or inside a
+function or an ``if TYPE_CHECKING:`` block: a circle that only works because
+one side imports late is still a circle (spec.py once imported backends.nccl
+inside a function, nccl.py imported campaign.points inside one, and points.py
+imports spec).
+
+Only circles through those three modules fail the test; the rest of the
+package has one more (backends/__init__.py and openmpi.py / mpich.py import
+each other inside functions), left for another change."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "python" / "collkit"
+WATCHED = ("collkit.backends.nccl", "collkit.campaign.points", "collkit.campaign.spec")
+
+
+def _modules() -> dict[str, Path]:
+    """Module name -> file, for every module of the collkit package."""
+    out = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        parts = ("collkit",) + path.relative_to(PACKAGE_DIR).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _owner(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest collkit module that `name` is or lies in ("collkit.x.Y" -> "collkit.x")."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def import_graph() -> dict[str, dict[str, list[int]]]:
+    """importer -> {imported collkit module -> line numbers of the imports}."""
+    modules = _modules()
+    graph: dict[str, dict[str, list[int]]] = {m: {} for m in modules}
+    for mod, path in modules.items():
+        is_package = path.name == "__init__.py"
+        package = mod if is_package else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                for alias in node.names:
+                    # `from collkit.x import y` imports the submodule collkit.x.y
+                    # where there is one, else a name of collkit.x.
+                    sub = f"{source}.{alias.name}"
+                    targets.append(sub if sub in modules else source)
+            for target in targets:
+                owner = _owner(target, modules)
+                if owner is not None and owner != mod:
+                    graph[mod].setdefault(owner, []).append(node.lineno)
+    return graph
+
+
+def _components(graph: dict[str, dict[str, list[int]]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def _cycle_through(graph: dict[str, dict[str, list[int]]], start: str) -> list[str]:
+    """A shortest import path from `start` back to itself ([] when there is none)."""
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for child in sorted(graph[node]):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return list(reversed(path)) + [start]
+                if child not in previous:
+                    previous[child] = node
+                    nxt.append(child)
+        frontier = nxt
+    return []
+
+
+def _describe(graph: dict[str, dict[str, list[int]]], cycle: list[str]) -> str:
+    modules = _modules()
+    root = PACKAGE_DIR.parents[1]
+    steps = []
+    for a, b in zip(cycle, cycle[1:]):
+        where = ", ".join(f"{modules[a].relative_to(root)}:{line}" for line in graph[a][b])
+        steps.append(f"  {a} -> {b}  ({where})")
+    return "\n".join(steps)
+
+
+def test_graph_sees_function_local_and_relative_imports():
+    graph = import_graph()
+    # spec.py imports collkit.campaign.tuning as `from collkit.campaign import tuning`
+    assert "collkit.campaign.tuning" in graph["collkit.campaign.spec"]
+    # backends/__init__.py imports openmpi only inside functions
+    assert "collkit.backends.openmpi" in graph["collkit.backends"]
+
+
+def test_no_cycle_through_nccl_points_spec():
+    graph = import_graph()
+    for name in WATCHED:
+        assert name in graph, f"{name} is not a module of collkit any more; update WATCHED"
+    bad = [comp for comp in _components(graph) if set(comp) & set(WATCHED)]
+    report = []
+    for comp in bad:
+        report.append("import cycle among: " + ", ".join(comp))
+        first = next(name for name in WATCHED if name in comp)
+        report.append(_describe(graph, _cycle_through(graph, first)))
+    assert not bad, ("no cycle may include backends.nccl, campaign.points or campaign.spec:\n"
+                     + "\n".join(report))
