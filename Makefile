@@ -1,8 +1,13 @@
 # The two commands of the README, and a few conveniences.
-.PHONY: setup run test check-full check-preload-full clean
+.PHONY: setup setup-tests run test check-full check-preload-full clean
 
+# collkit and its C parts for Open MPI and MPICH (`collkit build`, build/collkit-cache).
 setup:
 	bash scripts/setup.sh
+
+# Also what the tests need: Slurm, SimGrid, the ctest trees (build/openmpi, build/mpich).
+setup-tests:
+	bash scripts/setup.sh --tests
 
 # Main job: the quickstart campaign (examples/quickstart.toml), then its summary.
 run: setup
@@ -13,11 +18,11 @@ test:
 	bash scripts/test.sh
 
 # The exhaustive sweep (level full, both MPIs, p = 1..32): hours, run before resolving.
-check-full: setup
+check-full: setup-tests
 	bash scripts/check_full.sh
 
 # libcollkit-preload: every algorithm forced alone on every program, p = 1..8 (hours).
-check-preload-full: setup
+check-preload-full: setup-tests
 	bash scripts/check_preload_full.sh
 
 clean:

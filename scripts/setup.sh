@@ -1,44 +1,68 @@
 #!/usr/bin/env bash
-# Set up everything collkit needs on a fresh Debian machine, idempotently:
-# system packages, the Python virtual environment (.venv), MPICH from PyPI
-# (.mpich), and the C build against Open MPI and against MPICH.
+# Set up collkit in this checkout, idempotently.
+#
+#   scripts/setup.sh           what `make run` needs: Open MPI and build tools
+#                              (Debian, as root), .venv with the collkit package,
+#                              MPICH from PyPI in .mpich, and collkit's C parts
+#                              for each MPI through `collkit build`, the command
+#                              a cluster user adds an MPI with.
+#   scripts/setup.sh --tests   also what `make test` needs: Slurm, SimGrid,
+#                              Fortran, hpcc, Chromium, Environment Modules,
+#                              mpi4py's tests, and the developer build trees
+#                              (build/openmpi, build/mpich: ctest; build/simgrid).
+#
+# Not root: apt-get is skipped, with the list of what it would have installed;
+# a missing tool collkit cannot do without stops here with one line and the fix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+TESTS=0
+[[ ${1:-} == --tests ]] && TESTS=1
+
 MPICH_VERSION="${COLLKIT_MPICH_VERSION:-5.0.2}"
-APT_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv slurm-wlm munge
-              libsimgrid-dev    # SimGrid 3.32: smpicc and smpirun come with the -dev package
-              gfortran hpcc     # libcollkit-preload's Fortran test and third-party program (docs/preload.md)
-              chromium)         # headless, for the HTML report's browser tests (test_report_browser.py)
+RUN_PACKAGES=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev python3-venv)
+TEST_PACKAGES=(slurm-wlm munge
+               libsimgrid-dev      # SimGrid 3.32: smpicc and smpirun come with the -dev package
+               gfortran hpcc       # libcollkit-preload's Fortran test and third-party program (docs/preload.md)
+               chromium            # headless, for the HTML report's browser tests (test_report_browser.py)
+               environment-modules)  # the cluster-user check loads MPICH through a modulefile
 
 say() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] %s\n' "$*" >&2; exit 2; }
 
+packages=("${RUN_PACKAGES[@]}")
+((TESTS)) && packages+=("${TEST_PACKAGES[@]}")
 missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
+for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
-    say "installing ${missing[*]}"
-    SUDO=""
-    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        say "installing ${missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        say "not root (or no apt-get): skipping apt-get install ${missing[*]}; using what is on PATH"
+    fi
 fi
+for tool in cmake cc; do
+    command -v "$tool" >/dev/null || die "no $tool on PATH: module load $tool (or apt-get install ${tool/cc/build-essential}) first"
+done
 
 PYTHON="${PYTHON:-python3}"
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
-    echo "collkit needs Python >= 3.11 (found $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2
-    exit 2
-}
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
+    die "collkit needs Python >= 3.11 (found $("$PYTHON" --version 2>&1)): set PYTHON=/path/to/python3.11"
 
 if [[ ! -x .venv/bin/python ]]; then
     say "creating .venv"
-    "$PYTHON" -m venv .venv
+    "$PYTHON" -m venv .venv || die "cannot create .venv: apt-get install python3-venv (or module load python)"
 fi
-if ! .venv/bin/python -c 'import collkit, pytest, numpy, matplotlib' 2>/dev/null; then
-    say "installing the collkit package into .venv"
+# Editable, without compiling: the checkout builds its C parts for two MPIs
+# below (pip install builds for one, the mpicc on PATH).
+if ! .venv/bin/python -c 'import collkit.mpis, pytest, numpy, matplotlib' 2>/dev/null; then
+    say "installing the collkit package into .venv (editable)"
     .venv/bin/pip install -q --upgrade pip >/dev/null
-    .venv/bin/pip install -q -e ".[test]"
+    COLLKIT_NO_NATIVE=1 .venv/bin/pip install -q -e ".[test]"
 fi
 
 # MPICH lives in its own environment so its mpicc/mpirun never shadow Open MPI's.
@@ -47,9 +71,30 @@ if [[ ! -x .mpich/bin/mpicc ]]; then
     "$PYTHON" -m venv .mpich
     .mpich/bin/pip install -q "mpich==$MPICH_VERSION"
 fi
+
+# collkit's C parts per MPI, into build/collkit-cache (the checkout's build
+# cache): up to date in a second when nothing changed.
+built=0
+if [[ -x /usr/bin/mpicc.openmpi ]]; then
+    .venv/bin/collkit build --mpi openmpi --mpicc /usr/bin/mpicc.openmpi --mpirun /usr/bin/mpirun.openmpi
+    built=1
+fi
+.venv/bin/collkit build --mpi mpich --prefix .mpich
+if ((!built)) && command -v mpicc >/dev/null && [[ $(command -v mpicc) != "$PWD/.mpich/bin/mpicc" ]]; then
+    # Not Debian: the MPI on PATH (a module) under its family's name.
+    .venv/bin/collkit build --mpicc "$(command -v mpicc)"
+fi
+
+if ((!TESTS)); then
+    say "ready: .venv/bin/collkit (collkit mpis lists the MPIs)"
+    exit 0
+fi
+
 # mpi4py's binary wheel (its MPICH-ABI module links libmpi.so.12 from .mpich)
-# and its sdist's own tests: the third-party program of the preload tests
-# under MPICH (docs/preload.md). Seconds, no compilation.
+# and its own tests: the third-party program of the preload tests under MPICH
+# (docs/preload.md). Only the sdist's test files are needed; reading its
+# metadata in pip's isolated build environment would build Cython from source
+# (minutes), so pip uses .venv's setuptools and wheel instead (seconds).
 MPI4PY_VERSION=4.1.2
 if ! .mpich/bin/python -c 'from mpi4py import MPI' 2>/dev/null; then
     say "installing mpi4py $MPI4PY_VERSION (binary wheel) into .mpich"
@@ -58,7 +103,8 @@ fi
 if [[ ! -f build/mpi4py-$MPI4PY_VERSION/test/runtests.py ]]; then
     say "fetching mpi4py $MPI4PY_VERSION's tests into build/mpi4py-$MPI4PY_VERSION"
     mkdir -p build
-    .mpich/bin/pip download -q --no-deps --no-binary :all: "mpi4py==$MPI4PY_VERSION" -d build
+    .venv/bin/python -c 'import setuptools, wheel' 2>/dev/null || .venv/bin/pip install -q setuptools wheel
+    .venv/bin/pip download -q --no-deps --no-binary :all: --no-build-isolation "mpi4py==$MPI4PY_VERSION" -d build
     tar -xzf "build/mpi4py-$MPI4PY_VERSION.tar.gz" -C build "mpi4py-$MPI4PY_VERSION/test"
 fi
 
@@ -95,14 +141,16 @@ mpich_fortran() {
 }
 mpich_fortran
 
-build() {  # build <name> <cmake args...>
+# The developer trees: the correctness matrix and every test program under
+# ctest, warnings as errors (the package builds above have no tests).
+tree() {  # tree <name> <cmake args...>
     local name=$1; shift
-    say "building libcollkit against $name in build/$name"
+    say "building the test tree build/$name"
     cmake -S . -B "build/$name" -DCOLLKIT_WERROR=ON "$@" >/dev/null
     cmake --build "build/$name" -j "$(nproc)" >/dev/null
 }
-build openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
-build mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
+tree openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
+tree mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
 # SimGrid (simulated machines, `--platform sim:NAME`): libcollkit and collkit-bench
 # compiled with smpicc, which links programs as shared objects that smpirun
 # loads; only the benchmark targets (the tests and tools run natively).
@@ -110,4 +158,4 @@ say "building collkit-bench for SimGrid in build/simgrid"
 cmake -S . -B build/simgrid -DCOLLKIT_WERROR=ON -DCMAKE_C_COMPILER=/usr/bin/smpicc \
     -DMPI_C_COMPILER=/usr/bin/smpicc -DCOLLKIT_BUILD_TESTS=OFF >/dev/null
 cmake --build build/simgrid -j "$(nproc)" --target collkit-bench collkit-bench-instr >/dev/null
-say "ready: .venv/bin/collkit"
+say "ready: .venv/bin/collkit, and the test trees"

@@ -4,7 +4,7 @@
 # package-config check, and the Python tests. Ends with `N passed, M failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || exit $?
+bash scripts/setup.sh --tests || exit $?
 
 passed=0; failed=0
 step() {  # step <label> <command...>

@@ -48,11 +48,11 @@ _positive_ranks = int_at_least("rank count", 1)
 
 
 def _cmd_check(ns: argparse.Namespace) -> int:
+    mpi = known.find_install(ns.mpi or known.default_name())
     coll = registry.check_collective(ns.collective) if ns.collective else None
     algs = registry.resolve(registry.load(), ns.algorithm or [], coll)
     if not algs:
         raise UserError("no algorithm selected")
-    mpi = known.find_install(ns.mpi or known.default_name())
     ranks = ns.ranks or [8]
     for p in ranks:
         why = resources.process_refusal(p)

@@ -16,7 +16,8 @@ import pytest
 from collkit import backends
 from collkit.backends import mpich, openmpi
 from collkit.common.errors import UserError
-from collkit.library.mpi import MPIInstall, find
+from collkit.mpis.install import MPIInstall
+from collkit.mpis.known import find_install as find
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OMPI_INFO = (FIXTURES / "ompi_info-4.1.4.txt").read_text()
@@ -255,8 +256,24 @@ def test_default_readback():
     assert backends.default_readback("openmpi", "reduce_scatter") == (
         "coll_tuned_use_dynamic_rules", "coll_tuned_reduce_scatter_block_algorithm")
     assert backends.default_readback("mpich", "bcast")[0] == "MPIR_CVAR_BCAST_INTRA_ALGORITHM"
-    with pytest.raises(UserError):
-        backends.default_readback("lam", "bcast")
+    # An MPI collkit cannot force has no algorithm variables to read back.
+    assert backends.default_readback("", "bcast") == ()
+
+
+def test_an_mpi_of_no_known_family_offers_its_default_only(tmp_path):
+    offer = backends.discover(MPIInstall("lam", tmp_path / "mpirun", kind="mpi"))
+    assert offer.algorithms == () and "not an Open MPI or MPICH derivative" in offer.unforceable
+    assert "no forcing" in offer.defaults["bcast"]
+
+
+def test_a_derivative_without_its_family_tool_offers_its_default_only(tmp_path):
+    """Intel MPI is of the MPICH family, but has no mpivars: default only, with the reason."""
+    _script(tmp_path / "mpirun", "exit 0\n")
+    offer = backends.discover(MPIInstall("intel-mpi", tmp_path / "mpirun", family="mpich", kind="intel-mpi"))
+    assert offer.algorithms == () and "cannot find mpivars" in offer.unforceable
+    # MPICH itself without mpivars is a broken installation: an error.
+    with pytest.raises(UserError, match="cannot find mpivars"):
+        backends.discover(MPIInstall("mpich", tmp_path / "mpirun"))
 
 
 # --- canonical names ---------------------------------------------------------------------
@@ -572,17 +589,18 @@ def test_list_one_library_and_collective_as_text(collkit):
 
 
 def test_list_missing_mpi_asked_for_is_exit_2(collkit, tmp_path):
-    out = collkit("list", "--mpi", "mpich", env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")})
+    out = collkit("list", "--mpi", "mpich", env={"COLLKIT_CACHE": str(tmp_path / "none")})
     assert out.returncode == 2
-    assert out.stderr.startswith("collkit: error: MPICH not found") and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("collkit: error: no MPI named 'mpich'") and out.stderr.count("\n") == 1
 
 
 def test_list_notes_a_missing_mpi_it_was_not_asked_for(collkit, tmp_path):
-    out = collkit("list", "--backend", "mpi", env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")})
+    from ck_trace_build import cache_with
+    env = {"COLLKIT_CACHE": str(cache_with(tmp_path / "cache", broken=("mpich",)))}
+    out = collkit("list", "--backend", "mpi", env=env)
     assert out.returncode == 0, out.stderr
-    assert "mpich: not available: MPICH not found" in out.stdout
-    data = json.loads(collkit("list", "--backend", "mpi", "--json",
-                              env={"COLLKIT_MPICH_PREFIX": str(tmp_path / "none")}).stdout)
+    assert "mpich: not available: cannot find mpivars next to /nonexistent/mpirun" in out.stdout
+    data = json.loads(collkit("list", "--backend", "mpi", "--json", env=env).stdout)
     assert {"mpi": "mpich", "available": False} == {k: v for k, v in data["mpi"][-1].items() if k != "error"}
 
 

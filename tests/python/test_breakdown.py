@@ -195,7 +195,7 @@ def test_instr_bench_is_named_beside_the_plain_one():
 def test_missing_instr_bench_is_a_one_line_error(workdir):
     out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c", "--instrument")
     assert out.returncode == 2
-    assert out.stderr.count("\n") == 1 and "collkit-bench-instr" in out.stderr and "make setup" in out.stderr
+    assert out.stderr.count("\n") == 1 and "collkit-bench-instr" in out.stderr and "collkit build" in out.stderr
     assert not (workdir / "c").exists()
 
 

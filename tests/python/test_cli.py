@@ -105,7 +105,7 @@ def test_algorithms_table_filters_by_collective(collkit):
     (["check", "--algorithm", "rign"], "did you mean 'ring'"),
     (["check", "--collective", "bcast", "--algorithm", "ring"], "unknown algorithm 'ring' for bcast"),
     (["check", "-n", "0"], "at least 1"),
-    (["check", "--mpi", "lam"], "invalid choice"),
+    (["check", "--mpi", "lam"], "no MPI named 'lam'"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_user_errors_are_one_line_with_status_2(collkit, args, needle):
@@ -118,9 +118,10 @@ def test_user_errors_are_one_line_with_status_2(collkit, args, needle):
 
 
 def test_missing_mpich_is_a_user_error(collkit, tmp_path):
-    out = collkit("check", "--mpi", "mpich", "-n", "2", env={"COLLKIT_MPICH_PREFIX": str(tmp_path)})
+    out = collkit("check", "--mpi", "mpich", "-n", "2", env={"COLLKIT_CACHE": str(tmp_path)})
     assert out.returncode == 2
-    assert "MPICH not found" in out.stderr and "Traceback" not in out.stderr
+    assert "no MPI named 'mpich' is known here" in out.stderr and "collkit build" in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
 
 
 def test_check_passes_a_subset_under_openmpi(collkit):

@@ -13,7 +13,7 @@ from collkit.campaign import plan as planner
 from collkit.campaign import spec as specs
 from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.common.errors import UserError
-from collkit.library.mpi import MPIInstall
+from collkit.mpis.install import MPIInstall
 
 OFFER_2_28 = nccl.offer_for((2, 28, 9), "nccl.h", "libnccl.so.2", None)
 PLATFORM = Platform("test", "test", {"openmpi": PlatformMPI(MPIInstall("openmpi", Path("/bin/true")),
@@ -242,9 +242,10 @@ def test_device_parallel_rings_is_an_allgather_without_forcing():
 
 
 def test_cli_with_a_gpu_but_without_the_nccl_build_names_the_build_option(collkit, tmp_path):
-    from collkit.campaign.platform import bench_path
-    if nccl.bench_beside(bench_path("openmpi")).exists():
-        pytest.skip("build/openmpi is configured with COLLKIT_NCCL=ON here")
+    from ck_trace_build import built
+    bench = built("openmpi", "bench")
+    if bench is not None and nccl.bench_beside(bench).exists():
+        pytest.skip("openmpi's build has collkit-bench-nccl here")
     spec = tmp_path / "gpu.toml"
     spec.write_text(spec_text())
     res = collkit("run", str(spec), "--out", str(tmp_path / "c"), env={"COLLKIT_NVIDIA_SMI": fake_smi(tmp_path, 1)})

@@ -48,7 +48,7 @@ def test_plan_skips_equal_nodes_points_that_would_be_refused(monkeypatch):
     from collkit.campaign import plan as planner
     from collkit.campaign import spec as specs
     from collkit.campaign.platform import Platform, PlatformMPI
-    from collkit.library.mpi import MPIInstall
+    from collkit.mpis.install import MPIInstall
 
     platform = Platform("test", "test", {"openmpi": PlatformMPI(MPIInstall("openmpi", Path("/bin/true")),
                                                                    Path("/bin/true"))})

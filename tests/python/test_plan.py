@@ -10,7 +10,7 @@ from collkit.campaign import plan as planner
 from collkit.campaign import spec as specs
 from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.common.errors import UserError
-from collkit.library.mpi import MPIInstall
+from collkit.mpis.install import MPIInstall
 from collkit.library.registry import Algorithm, Constraints
 
 FIXTURES = Path(__file__).parent / "fixtures"

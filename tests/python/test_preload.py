@@ -14,7 +14,7 @@ import pytest
 
 from collkit.apply import preload
 from collkit.common.errors import UserError
-from collkit.library.mpi import find
+from collkit.mpis.known import find_install as find
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def test_command_errors_are_one_line(collkit, tmp_path):
     r = collkit("preload", "--mpi", "openmpi", "--algorithm", "bcast=nosuch", "--", "mpirun", "./x")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "bcast" in r.stderr
     r = collkit("preload", "--mpi", "openmpi", "--rules", str(tmp_path / "missing"), "--", "mpirun", "./x")
-    if "not found: run `make setup`" not in r.stderr:
+    if "collkit build" not in r.stderr:
         assert r.returncode == 2 and "--rules" in r.stderr and r.stderr.count("\n") == 1
     r = collkit("preload", "--mpi", "openmpi", "--algorithm", "bcast=linear", "--algorithm", "bcast=chain",
                 "--", "mpirun", "./x")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from collkit.campaign import platform as platforms
+from ck_trace_build import built
 
-BENCH = platforms.bench_path("openmpi")
+BENCH = built("openmpi", "bench") or Path("/nonexistent/collkit-bench")
 
 PAYLOADS = {
     "quote": "x'; touch PWNED; echo '",

@@ -6,6 +6,7 @@ the slurm-wlm/munge packages are missing; CI installs them."""
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -18,9 +19,10 @@ from collkit.campaign import platform as platforms
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
 from collkit.launch import slurm
+from collkit.mpis import known, remote
 
-BENCH = platforms.bench_path("openmpi")
 OPENMPI = platforms.detect().mpis.get("openmpi")
+BENCH = OPENMPI.bench if OPENMPI else Path("/nonexistent/collkit-bench")
 
 SPEC = """
 name = "slurm"
@@ -212,3 +214,203 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
     # a second resume has nothing left to submit
     again = collkit(work, "run", "--resume", "c", "--platform", "p.toml", env=cluster.env())
     assert again.returncode == 0 and len(json.loads(jobs_file.read_text())["jobs"]) == 4
+
+
+# ------------------------------------------------------------------ [mpi.NAME] built from modules / mpicc
+MODULES_PLATFORM = """name = "local-slurm-built"
+[mpi.openmpi]
+mpicc = "/usr/bin/mpicc.openmpi"
+modules = ["export COLLKIT_TEST_MODULES=loaded", "echo collkit-modules-ran"]
+[slurm]
+launcher = ["mpirun"]
+time_limit = "5"
+poll_s = 0.3
+"""
+MPICC = Path("/usr/bin/mpicc.openmpi")
+SMALL_SPEC = """
+name = "slurm-built"
+collectives = ["allreduce"]
+sizes = ["8B"]
+ranks = [2]
+mpi = ["openmpi"]
+[backends]
+mpi = ["default"]
+collkit = ["ring"]
+[measure]
+min_iterations = 3
+time_budget_s = 0
+"""
+
+
+def test_modules_table_is_parsed_and_builds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLLKIT_CACHE", str(tmp_path / "cache"))
+    known.clear()
+    (tmp_path / "p.toml").write_text(MODULES_PLATFORM + 'setup = ["module purge"]\n')
+    p = platforms.load(tmp_path / "p.toml")
+    assert "openmpi" not in p.mpis and not (tmp_path / "cache").exists()
+    req = p.unbuilt["openmpi"].request
+    assert req.modules == ("export COLLKIT_TEST_MODULES=loaded", "echo collkit-modules-ran")
+    assert req.mpicc == str(MPICC) and req.setup == ("module purge",) and req.name == "openmpi"
+    # bench stays an override: nothing to build, and the modules lines still go into the jobs
+    (tmp_path / "b.toml").write_text(MODULES_PLATFORM.replace("[slurm]", 'bench = "/opt/ck/collkit-bench"\n'
+                                                              'mpirun = "/opt/ompi/bin/mpirun"\n[slurm]'))
+    b = platforms.load(tmp_path / "b.toml")
+    assert not b.unbuilt and b.mpi("openmpi").bench == Path("/opt/ck/collkit-bench")
+    assert b.mpi("openmpi").modules == req.modules
+    with pytest.raises(UserError, match=r"MPI 'mpich' is not on platform local-slurm-built; it has: openmpi"):
+        p.mpi("mpich")
+
+
+@pytest.mark.parametrize("table, message", [
+    ('modules = "module load openmpi"', "[mpi.openmpi] modules must be a list of strings"),
+    ('modules = ["module load a", 3]', "[mpi.openmpi] modules must be a list of strings"),
+    ('modules = ["module load a\\nrm -rf x"]', "mpi.openmpi.modules[0] contains a control character (\\n)"),
+    ('modlues = ["module load a"]', "unknown key 'modlues' in [mpi.openmpi] (did you mean 'modules'?); "
+                                    "allowed: mpirun, args, env, bench, modules, mpicc"),
+    ('mpicc = ""', "[mpi.openmpi] mpicc must be the MPI's compiler wrapper"),
+    ('mpicc = ["mpicc"]', "[mpi.openmpi] mpicc must be the MPI's compiler wrapper"),
+])
+def test_bad_modules_tables_are_one_line_errors(tmp_path, table, message):
+    (tmp_path / "c.toml").write_text(f'[mpi.openmpi]\n{table}\n[slurm]\nlauncher = ["mpirun"]\n')
+    with pytest.raises(UserError, match=re.escape(message)):
+        platforms.load(tmp_path / "c.toml")
+    (tmp_path / "s.toml").write_text(SPEC)
+    out = collkit(tmp_path, "run", "s.toml", "--platform", "c.toml", "--dry-run")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and message.split(" (")[0] in out.stderr
+
+
+@pytest.mark.parametrize("key", ['modules = ["module load openmpi"]', 'mpicc = "mpicc"'])
+def test_modules_and_mpicc_are_refused_on_a_local_platform(tmp_path, key):
+    (tmp_path / "c.toml").write_text(f'[mpi.openmpi]\n{key}\n')
+    with pytest.raises(UserError, match=r"is for Slurm platforms \(a \[slurm\] table\): here, load the MPI in "
+                                        r"your shell and run collkit build --mpi openmpi"):
+        platforms.load(tmp_path / "c.toml")
+
+
+def test_check_lines_refuses_what_cannot_be_one_shell_line():
+    assert remote.check_lines(["module load a", ""], "x") == ("module load a", "")
+    for bad in (["a\nb"], ["a\rb"], ["a\x00"]):
+        with pytest.raises(UserError, match="x lines must be single lines without control characters"):
+            remote.check_lines(bad, "x")
+    with pytest.raises(UserError, match="x must be a list of strings"):
+        remote.check_lines("module load a", "x")
+
+
+def test_module_lines_give_the_environment_and_the_mpicc_to_build_with(tmp_path, capfd):
+    bindir = tmp_path / "mpi bin"
+    bindir.mkdir()
+    fake = bindir / "mpicc"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    lines = (f"export PATH={shlex.quote(str(bindir))}:$PATH", "export COLLKIT_T='a b'", "echo noise on stdout",
+             "echo noise on stderr >&2")
+    env = remote.environment(lines, "p.toml: [mpi.x] modules")
+    assert env["COLLKIT_T"] == "a b" and env["PATH"].startswith(f"{bindir}:")
+    err = capfd.readouterr().err
+    assert "p.toml: [mpi.x] modules: noise on stdout" in err and "noise on stderr" in err
+    req = remote.ClusterBuild(name="x", source=str(tmp_path / "p.toml"), modules=lines)
+    assert remote.find_mpicc(req, env) == fake
+    with pytest.raises(UserError, match=r"\[mpi.x\]: no mpicc on PATH after its modules lines"):
+        remote.find_mpicc(req, dict(env, PATH="/nonexistent"))
+    with pytest.raises(UserError, match=r"mpicc 'nope' is not an executable program"):
+        remote.find_mpicc(remote.ClusterBuild(name="x", source="p.toml", mpicc="nope"), env)
+    with pytest.raises(UserError, match=r"modules fail in bash \(exit status 3: gone\)"):
+        remote.environment(("echo gone >&2; exit 3",), "modules")
+
+
+def test_a_name_known_for_another_mpi_is_refused_before_building(tmp_path, monkeypatch):
+    other = known.KnownMPI(name="openmpi", origin="x.json", mpicc="/opt/other/bin/mpicc", mpirun="",
+                           library_version="Open MPI v5", build=None)
+    monkeypatch.setattr(known, "known", lambda: {"openmpi": other})
+    monkeypatch.setattr(remote.builder, "build", lambda *a, **k: pytest.fail("built"))
+    req = remote.ClusterBuild(name="openmpi", source="p.toml", mpicc=str(MPICC))
+    with pytest.raises(UserError, match=r"an MPI named 'openmpi' is known here already, built with "
+                                        r"/opt/other/bin/mpicc: rename the table"):
+        remote.ready(req)
+
+
+def test_cache_on_a_node_local_filesystem_is_warned_about(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("COLLKIT_CACHE", str(tmp_path / "cache"))
+    bench = tmp_path / "cache" / "builds" / "openmpi-1" / "prefix" / "bin" / "collkit-bench"
+    for kind in ("ext4", "tmpfs", "xfs", "overlay"):
+        monkeypatch.setattr(remote, "fs_type", lambda p, kind=kind: kind)
+        line = remote.node_local_warning(bench)
+        assert line.startswith(f"collkit: warning: the build cache {tmp_path / 'cache'} is on {kind}, ")
+        assert "set COLLKIT_CACHE to a directory on a filesystem they share" in line
+    other = remote.node_local_warning(Path("/opt/venv/lib/collkit/native/bin/collkit-bench"))
+    assert "install collkit on a filesystem they share" in other
+    for kind in ("nfs", "nfs4", "lustre", "gpfs", "beegfs", "ceph", "fuse.sshfs", ""):
+        monkeypatch.setattr(remote, "fs_type", lambda p, kind=kind: kind)
+        assert remote.node_local_warning(bench) == ""
+    monkeypatch.setattr(remote, "fs_type", lambda p: "ext4")
+    remote.warn_if_node_local(bench)
+    remote.warn_if_node_local(bench)
+    assert capsys.readouterr().err.count("collkit: warning:") == 1
+
+
+def test_fs_type_reads_the_mount_table():
+    if not Path("/proc/mounts").exists():
+        pytest.skip("no /proc/mounts here")
+    assert remote.fs_type(Path("/proc/self")) == "proc"
+    assert remote.fs_type(Path("/nonexistent/deeper/still")) == remote.fs_type(Path("/"))
+    assert remote.fs_type(Path("/")) != ""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, cluster):
+    """One campaign through the local Slurm whose platform names no bench: the
+    build into a fresh COLLKIT_CACHE happens here, once for the module."""
+    if not MPICC.exists():
+        pytest.skip("Debian's Open MPI (/usr/bin/mpicc.openmpi) is not installed")
+    work = tmp_path_factory.mktemp("built")
+    cache = work / "cache"
+    (work / "s.toml").write_text(SMALL_SPEC)
+    (work / "p.toml").write_text(MODULES_PLATFORM)
+    env = dict(cluster.env(), COLLKIT_CACHE=str(cache))
+    out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "c", env=env, timeout=600)
+    return work, cache, env, out
+
+
+def test_campaign_through_slurm_builds_the_bench_once_into_the_cache(built):
+    work, cache, env, out = built
+    assert out.returncode == 0, out.stderr
+    recs = records(work / "c")
+    assert len(recs) == 2 and all(r["status"] == "ok" for r in recs), recs
+    reg = json.loads((cache / "mpis" / "openmpi.json").read_text())
+    assert reg["mpicc"] == str(MPICC) and Path(reg["prefix"]).parent.parent == cache / "builds"
+    bench = Path(reg["prefix"]) / "bin" / "collkit-bench"
+    assert bench.is_file()
+    assert "'openmpi' is ready" in out.stderr and "modules: collkit-modules-ran" in out.stderr
+    if remote.fs_type(cache) in remote.NODE_LOCAL_FS:
+        assert f"collkit: warning: the build cache {cache} is on" in out.stderr
+    script = (work / "c" / "jobs" / "job-0001.sbatch").read_text().splitlines()
+    assert "export COLLKIT_TEST_MODULES=loaded" in script
+    launch = script[-1]
+    assert launch.startswith("/usr/bin/mpirun.openmpi -n 2") or launch.startswith("/usr/bin/mpiexec.openmpi -n 2")
+    assert f" {bench} --points " in launch
+    assert script.index("export COLLKIT_TEST_MODULES=loaded") < len(script) - 1
+    assert "collkit-modules-ran" in (work / "c" / "raw" / "launch-0001.out").read_text()
+    meta = json.loads((work / "c" / "metadata.json").read_text())
+    assert meta["slurm"]["mpi_modules"] == {"openmpi": ["export COLLKIT_TEST_MODULES=loaded",
+                                                         "echo collkit-modules-ran"]}
+    resolved = json.loads((work / "c" / "resolved.json").read_text())
+    assert resolved["platform"]["mpis"]["openmpi"]["bench"] == str(bench)
+
+    # a second campaign finds the build up to date
+    again = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "d", env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "'openmpi' is up to date" in again.stderr and "compiling" not in again.stderr
+    assert all(r["status"] == "ok" for r in records(work / "d"))
+
+
+def test_a_bench_the_node_cannot_see_fails_the_job_with_a_clear_reason(work, cluster):
+    (work / "p.toml").write_text(platform_text().replace(f'bench = "{BENCH}"', 'bench = "/nonexistent/collkit-bench"'))
+    (work / "s.toml").write_text(SMALL_SPEC)
+    out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "c", env=cluster.env())
+    assert out.returncode != 0 or "failed" in out.stdout + out.stderr
+    recs = records(work / "c")
+    assert len(recs) == 2 and all(r["status"] == "failed" and r["job_failure"] for r in recs)
+    assert all(r["reason"].endswith(f"before collkit-bench reported this point: /nonexistent/collkit-bench is not "
+                                    f"visible on {cluster.node}: put COLLKIT_CACHE on a filesystem the compute nodes "
+                                    "share, or give bench = in [mpi.openmpi]") for r in recs), recs[0]["reason"]

@@ -16,7 +16,6 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from collkit.common.errors import UserError
-from collkit.common.paths import build_dir
 from collkit.simulation.platform_xml import platform_xml
 from collkit.topology.synthetic import (
     PRESETS,
@@ -332,7 +331,8 @@ def test_ranks_of_one_node_use_the_loopback_and_cut_instances_keep_times(pingpon
 # ------------------------------------------------------------------ traffic on a simulated machine
 
 def ck_trace_built() -> bool:
-    return any((build_dir(mpi) / "tools" / "trace" / "ck_trace").is_file() for mpi in ("openmpi", "mpich"))
+    from ck_trace_build import ck_trace
+    return ck_trace() is not None
 
 
 needs_ck_trace = pytest.mark.skipif(not ck_trace_built(),

@@ -385,8 +385,8 @@ def test_lg():
 
 
 def _built(mpi):
-    from collkit.common.paths import build_dir
-    return (build_dir(mpi) / "tests" / "preload" / "ck_matrix_library").is_file()
+    from ck_trace_build import built
+    return built(mpi, "matrix_library") is not None
 
 
 @pytest.mark.parametrize("fmt", ["openmpi", "mpich"])
@@ -424,11 +424,11 @@ def test_preload_accepts_the_collkit_rules(tmp_path):
     malformed line would stop the program there) and the matrix passes under it."""
     import subprocess
     import sys
-    from collkit.common.paths import build_dir
-    from collkit.library.mpi import find
-    prog = build_dir("openmpi") / "tests" / "preload" / "ck_matrix_library"
-    if not prog.is_file() or not (build_dir("openmpi") / "preload" / "libcollkit-preload.so").is_file():
-        pytest.skip("build/openmpi has no preload or ck_matrix_library")
+    from ck_trace_build import built
+    from collkit.mpis.known import find_install as find
+    prog = built("openmpi", "matrix_library")
+    if prog is None or built("openmpi", "preload") is None:
+        pytest.skip("openmpi's build has no preload or ck_matrix_library")
     out = tmp_path / "rules.txt"
     assert main(["tune", str(make_campaign(tmp_path / "c")), "--format", "collkit", "--out", str(out)]) == 0
     mpi = find("openmpi")

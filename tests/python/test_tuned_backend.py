@@ -25,7 +25,7 @@ from collkit.campaign import spec as specs
 from collkit.campaign import tuning
 from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.common.errors import UserError
-from collkit.library.mpi import MPIInstall
+from collkit.mpis.install import MPIInstall
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RULES = FIXTURES / "tuning" / "openmpi-allreduce.rules"
@@ -148,8 +148,8 @@ def test_points_only_for_the_files_library_with_the_campaigns_copy(tmp_path):
 
 def test_a_file_for_a_library_the_spec_does_not_measure_is_refused(tmp_path):
     (tmp_path / JSON.name).write_bytes(JSON.read_bytes())
-    with pytest.raises(UserError, match=r"an MPICH JSON selection file, but the spec measures openmpi; "
-                                        r"add \"mpich\""):
+    with pytest.raises(UserError, match=r"an MPICH JSON selection file, but the spec measures openmpi, "
+                                        r"none of the mpich family; add one"):
         plan(tmp_path, ["tuned:mpich-ring.json"], mpis=("openmpi",))
 
 

@@ -261,7 +261,7 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise UserError("--breakdown draws with matplotlib, which is not installed: run `make setup`") from None
+        raise UserError("--breakdown draws with matplotlib, which is not installed: pip install matplotlib") from None
     matplotlib.use("Agg")  # files only, never a display
     # Keep text as text in SVG: searchable, and labels stay labels.
     matplotlib.rcParams["svg.fonttype"] = "none"

@@ -116,7 +116,7 @@ def run(ns: argparse.Namespace) -> int:
 
 DESCRIPTION = """\
 Run an unmodified MPI program (C or Fortran) on libcollkit's algorithms through
-libcollkit-preload.so, the PMPI shim built for each MPI by `make setup`. With no
+libcollkit-preload.so, the PMPI shim built for each known MPI (`collkit mpis`). With no
 --algorithm and no --rules the shim passes every call to the MPI library."""
 
 EPILOG = """\

@@ -142,36 +142,47 @@ def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[P
     the other library gets no point there: it would not be read). The launch
     reads the campaign's copy (campaign_dir/tuning/NAME); without a campaign
     directory (a plan only looked at) the file where the spec named it."""
-    from collkit.backends import mpich, openmpi
     out = []
     for tf in spec.tuning:
-        if tf.library not in offers:
+        # Every MPI of the spec whose family reads this kind of file (an MPI
+        # known by any name: mpich, mpich-5, ...); one collkit cannot force
+        # would not read it either.
+        takers = [name for name, o in offers.items() if o.mpi == tf.library and not o.unforceable]
+        if not takers:
             kind = "an Open MPI rules file" if tf.library == "openmpi" else "an MPICH JSON selection file"
             raise UserError(f"backends.mpi 'tuned:{tf.name}' is {kind}, but the spec measures "
-                            f"{', '.join(offers) or 'no MPI library'}; add \"{tf.library}\" to mpi = [...]")
-        offer = offers[tf.library]
-        if tf.library == "openmpi":
-            _check_ompi_ids(tf, offer)
-        else:
-            # A user file replaces MPICH's whole built-in tree: a collective it does
-            # not cover aborts at its first call (MPI_Init's and collkit-bench's own
-            # collectives too, which only a run shows; docs/tuning-files.md).
-            lacking = [c for c in spec.collectives if mpich.CVAR_STEM.get(c, c.upper()).lower()
-                       not in tf.collectives]
-            if lacking:
-                raise UserError(f"{tf.source} has no rules for {', '.join(lacking)}, which the spec measures: "
-                                "MPICH aborts on a collective its selection file does not cover; add "
-                                f"\"collective={mpich.CVAR_STEM.get(lacking[0], lacking[0].upper()).lower()}\"")
-        path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
-        lib = openmpi if tf.library == "openmpi" else mpich
-        env = tuple(sorted(lib.tuned_env(offer, path, dict(tf.companion)).items()))
-        for ranks in spec.ranks:
-            for coll in spec.collectives:
-                for size in spec.sizes:
-                    out.append(Point(backend="mpi", mpi=tf.library, algorithm=tf.algorithm, env=env,
-                                     readback=tuple(lib.tuned_readback(coll)),
-                                     tuning_file=f"{tunings.DIRECTORY}/{tf.name}", tuning_sha256=tf.sha256,
-                                     **_base(spec, coll, ranks, size)))
+                            f"{', '.join(offers) or 'no MPI library'}, none of the {tf.library} family; add one "
+                            f"to mpi = [...] (collkit mpis)")
+        for mpi in takers:
+            out += _tuned_points_of(spec, tf, mpi, offers[mpi], campaign_dir)
+    return out
+
+
+def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None) -> list[Point]:
+    from collkit.backends import mpich, openmpi
+    out = []
+    if tf.library == "openmpi":
+        _check_ompi_ids(tf, offer)
+    else:
+        # A user file replaces MPICH's whole built-in tree: a collective it does
+        # not cover aborts at its first call (MPI_Init's and collkit-bench's own
+        # collectives too, which only a run shows; docs/tuning-files.md).
+        lacking = [c for c in spec.collectives if mpich.CVAR_STEM.get(c, c.upper()).lower()
+                   not in tf.collectives]
+        if lacking:
+            raise UserError(f"{tf.source} has no rules for {', '.join(lacking)}, which the spec measures: "
+                            "MPICH aborts on a collective its selection file does not cover; add "
+                            f"\"collective={mpich.CVAR_STEM.get(lacking[0], lacking[0].upper()).lower()}\"")
+    path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
+    lib = openmpi if tf.library == "openmpi" else mpich
+    env = tuple(sorted(lib.tuned_env(offer, path, dict(tf.companion)).items()))
+    for ranks in spec.ranks:
+        for coll in spec.collectives:
+            for size in spec.sizes:
+                out.append(Point(backend="mpi", mpi=mpi, algorithm=tf.algorithm, env=env,
+                                 readback=tuple(lib.tuned_readback(coll)),
+                                 tuning_file=f"{tunings.DIRECTORY}/{tf.name}", tuning_sha256=tf.sha256,
+                                 **_base(spec, coll, ranks, size)))
     return out
 
 

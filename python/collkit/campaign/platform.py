@@ -19,7 +19,14 @@ none, which runs the library's default algorithms only).
 
 A ``[slurm]`` table makes the platform a Slurm cluster: campaigns are submitted
 as batch jobs (collkit.launch.slurm) and the ``[mpi.<lib>]`` tables then give the
-paths of mpirun and collkit-bench *on the cluster*:
+paths of mpirun and collkit-bench *on the cluster*, or, instead of ``bench``,
+how to get the MPI: collkit builds collkit-bench for it on the login node, into
+the build cache, the first time a campaign uses it (collkit.mpis.remote):
+
+    [mpi.openmpi]
+    modules = ["module load openmpi/4.1.6"]   # run before building, and in each job
+    mpicc = "mpicc"                           # optional: the mpicc on PATH after the lines
+    # bench = "/path/collkit-bench"           # an override: nothing is built
 
     [slurm]
     partition = "boost_usr_prod"
@@ -42,9 +49,9 @@ from typing import Callable
 
 from collkit.common.safe import check_env_name, check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
-from collkit.mpis import known
+from collkit.mpis import known, remote
 from collkit.mpis.identity import FAMILIES, check_name as check_mpi_name
-from collkit.mpis.install import MPIInstall
+from collkit.mpis.install import LAUNCH_DEFAULTS, MPIInstall
 from collkit.simulation import settings as sim
 from collkit.simulation.settings import SimSettings
 
@@ -53,12 +60,16 @@ from collkit.simulation.settings import SimSettings
 class PlatformMPI:
     install: MPIInstall
     bench: Path
+    # Slurm: shell lines that make the MPI usable in a job ([mpi.NAME] modules),
+    # run in each batch script after [slurm] setup
+    modules: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return self.install.name
 
 
+MPI_KEYS = ("mpirun", "args", "env", "bench", "modules", "mpicc")
 SLURM_KEYS = ("partition", "account", "qos", "time_limit", "setup", "launcher", "tasks_per_node", "gpus",
               "sbatch_flags", "poll_s")
 LAUNCHERS = ("srun", "mpirun")
@@ -90,15 +101,49 @@ class Platform:
     missing: dict[str, str] = field(default_factory=dict)   # library -> why it is absent
     slurm: SlurmSettings | None = None                      # set: a Slurm cluster, jobs via sbatch
     simgrid: SimSettings | None = None                      # set: a simulated machine, runs via smpirun
+    unbuilt: dict[str, "Unbuilt"] = field(default_factory=dict)  # Slurm: MPIs built on first use
 
     def mpi(self, name: str) -> PlatformMPI:
         if name in self.mpis:
             return self.mpis[name]
+        if name in self.unbuilt:
+            # Built when a campaign first asks for it (planning, at the latest
+            # before sbatch): reading a platform file builds nothing, and a file
+            # naming several MPIs builds only those a spec uses.
+            self.mpis[name] = self.unbuilt[name].build()
+            return self.mpis[name]
         if name in self.missing:
             raise UserError(self.missing[name])
-        extra = did_you_mean(name, list(self.mpis))
+        have = [*self.mpis, *(n for n in self.unbuilt if n not in self.mpis)]
+        extra = did_you_mean(name, have)
         raise UserError(f"MPI '{name}' is not on platform {self.name}{extra}; "
-                        f"it has: {', '.join(self.mpis) or 'none'}")
+                        f"it has: {', '.join(have) or 'none'}")
+
+
+@dataclass(frozen=True)
+class Unbuilt:
+    """An [mpi.NAME] table of a Slurm platform that gives modules or mpicc and
+    no bench: what its table says, to be built on first use."""
+    request: remote.ClusterBuild
+    mpirun: Path | None                 # the table's, else the build's
+    args: tuple[str, ...] | None        # the table's, else the launch defaults of the MPI's kind
+    env: dict[str, str] | None
+    launcher: str                       # [slurm] launcher's program: srun or mpirun
+
+    def build(self) -> PlatformMPI:
+        req = self.request
+        k = remote.ready(req)
+        flags, env = LAUNCH_DEFAULTS.get(k.kind, ((), {}))
+        mpirun = self.mpirun or (Path(k.mpirun) if k.mpirun else None)
+        if mpirun is None:
+            if self.launcher == "mpirun":
+                raise UserError(f"{req.where} needs mpirun: [slurm] launcher is mpirun and there is none beside "
+                                f"{k.mpicc}; give mpirun = PATH, or launch with srun")
+            # srun launches; the MPI's own tools (ompi_info, mpivars) are looked for beside its launcher
+            mpirun = Path(k.mpicc).parent / "mpirun"
+        install = MPIInstall(name=req.name, mpirun=mpirun, flags=self.args if self.args is not None else flags,
+                             env=dict(self.env if self.env is not None else env), family=k.family, kind=k.kind)
+        return PlatformMPI(install, k.part("bench"), modules=req.modules)
 
 
 INSTR_SUFFIX = "-instr"
@@ -130,7 +175,7 @@ def instrumented(platform: "Platform", mpis: tuple[str, ...]) -> "Platform":
     """The same platform launching collkit-bench-instr for the given libraries."""
     return with_bench(platform, mpis, instr_bench,
                       lambda name, bench: f"instrument = true needs {bench.name} for {name}, and {bench} is "
-                                          "missing: run `make setup`")
+                                          f"missing: rebuild it (collkit build --mpi {name} ..., or pip install again)")
 
 
 def detect() -> Platform:
@@ -209,47 +254,77 @@ def load(path: Path) -> Platform:
     if not isinstance(tables, dict) or not tables:
         raise UserError(f"{path}: needs at least one [mpi.<library>] table")
     mpis: dict[str, PlatformMPI] = {}
+    unbuilt: dict[str, Unbuilt] = {}
     base = path.parent
     for lib, t in tables.items():
         check_mpi_name(lib, f"{path}: [mpi.{lib}]:")
         if not isinstance(t, dict):
-            raise UserError(f"{path}: mpi.{lib} must be a table ([mpi.{lib}] with mpirun, args, env, bench), "
+            raise UserError(f"{path}: mpi.{lib} must be a table ([mpi.{lib}] with {', '.join(MPI_KEYS)}), "
                             f"not {t!r}")
         for key in t:
-            if key not in ("mpirun", "args", "env", "bench"):
-                raise UserError(f"{path}: unknown key '{key}' in [mpi.{lib}]; allowed: mpirun, args, env, bench")
+            if key not in MPI_KEYS:
+                raise UserError(f"{path}: unknown key '{key}' in [mpi.{lib}]{did_you_mean(key, MPI_KEYS)}; "
+                                f"allowed: {', '.join(MPI_KEYS)}")
+        for key in ("mpirun", "bench"):
+            if key in t and (not isinstance(t[key], str) or not t[key]):
+                raise UserError(f"{path}: [mpi.{lib}] {key} must be a path (a non-empty string), not {t[key]!r}")
+        if "mpicc" in t and (not isinstance(t["mpicc"], str) or not t["mpicc"].strip()):
+            raise UserError(f"{path}: [mpi.{lib}] mpicc must be the MPI's compiler wrapper, a name on PATH or a "
+                            f"path (a non-empty string), not {t['mpicc']!r}")
+        modules = remote.check_lines(t["modules"], f"{path}: [mpi.{lib}] modules") if "modules" in t else ()
+        if slurm is None and ("modules" in t or "mpicc" in t):
+            # Refused rather than built: local launches run mpirun in collkit's
+            # own environment, not in a shell where module lines take effect, so
+            # a build made with their environment would run without it. On this
+            # machine the MPI becomes known once, from the shell that loaded it
+            # (collkit build), and its table then needs neither key.
+            key = "modules" if "modules" in t else "mpicc"
+            raise UserError(f"{path}: [mpi.{lib}] {key} is for Slurm platforms (a [slurm] table): here, load the "
+                            f"MPI in your shell and run collkit build --mpi {lib} --mpicc mpicc; [mpi.{lib}] then "
+                            "needs no bench")
+        env_given = t.get("env")
+        if "env" in t:
+            if not isinstance(env_given, dict) or not all(isinstance(v, str) for v in env_given.values()):
+                raise UserError(f"{path}: [mpi.{lib}] env must be a table of strings")
+            for key in env_given:
+                check_env_name(key, str(path), f"[mpi.{lib}] env key")
+        args_given = _strings(t["args"], f"{path}: [mpi.{lib}] args") if "args" in t else None
+        if slurm is not None and "bench" not in t and ("modules" in t or "mpicc" in t):
+            # collkit builds collkit-bench for it when a campaign first uses it
+            # (Platform.mpi); an explicit bench skips that (mpicc is then unused).
+            unbuilt[lib] = Unbuilt(
+                request=remote.ClusterBuild(name=lib, source=str(path), setup=slurm.setup, modules=modules,
+                                            mpicc=t.get("mpicc", "")),
+                mpirun=Path(t["mpirun"]) if "mpirun" in t else None, args=args_given,
+                env=dict(env_given) if env_given is not None else None, launcher=slurm.launcher[0])
+            continue
         mine = known.known().get(lib)
         try:
             default = mine.install() if mine else None
         except UserError:
             default = None
-        for key in ("mpirun", "bench"):
-            if key in t and (not isinstance(t[key], str) or not t[key]):
-                raise UserError(f"{path}: [mpi.{lib}] {key} must be a path (a non-empty string), not {t[key]!r}")
         mpirun = Path(t["mpirun"]) if "mpirun" in t else (default.mpirun if default else None)
         if mpirun is None:
             raise UserError(f"{path}: [mpi.{lib}] needs mpirun (none found on this machine)")
-        env = t.get("env", dict(default.env) if default else {})
-        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-            raise UserError(f"{path}: [mpi.{lib}] env must be a table of strings")
-        for key in env:
-            check_env_name(key, str(path), f"[mpi.{lib}] env key")
-        args = _strings(t["args"], f"{path}: [mpi.{lib}] args") if "args" in t else (default.flags if default else ())
+        env = env_given if env_given is not None else (dict(default.env) if default else {})
+        args = args_given if args_given is not None else (default.flags if default else ())
         if "bench" in t:
             bench = Path(t["bench"])
         elif mine is not None and mine.build is not None:
             bench = mine.build.part("bench")
         else:
-            raise UserError(f"{path}: [mpi.{lib}] needs bench (the path of collkit-bench): no MPI named '{lib}' "
-                            f"is known here ({known.BUILD_HINT})")
+            how = (", or modules (module load ...) / mpicc for collkit to build it on this login node"
+                   if slurm is not None else "")
+            raise UserError(f"{path}: [mpi.{lib}] needs bench (the path of collkit-bench){how}: no MPI named "
+                            f"'{lib}' is known here ({known.BUILD_HINT})")
         if not bench.is_absolute():
             bench = (base / bench).resolve()
         family = mine.family if mine else (lib if lib in FAMILIES else "")
         kind = mine.kind if mine else family
         mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=mpirun, flags=args, env=dict(env), family=family,
-                                           kind=kind), bench)
+                                           kind=kind), bench, modules=modules)
     name = check_name(raw.get("name", path.stem), str(path), "name")
-    return Platform(name=str(name), source=str(path), mpis=mpis, slurm=slurm)
+    return Platform(name=str(name), source=str(path), mpis=mpis, slurm=slurm, unbuilt=unbuilt)
 
 
 def _slurm(t: object, path: Path) -> SlurmSettings:
@@ -276,9 +351,8 @@ def _slurm(t: object, path: Path) -> SlurmSettings:
     if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0 < poll <= 3600:
         raise UserError(f"{path}: [slurm] poll_s must be a positive number of seconds, at most 3600, "
                         f"not {poll!r}")
-    setup = _strings(t["setup"], f"{path}: [slurm] setup") if "setup" in t else ()
-    if any("\n" in line for line in setup):
-        raise UserError(f"{path}: [slurm] setup lines must be single lines (give several list items)")
+    # shell by intent, like [mpi.NAME] modules: run in each batch script (and on this node before a build)
+    setup = remote.check_lines(t["setup"], f"{path}: [slurm] setup") if "setup" in t else ()
     return SlurmSettings(partition=t.get("partition", ""), account=t.get("account", ""), qos=t.get("qos", ""),
                          time_limit=t.get("time_limit", ""), setup=setup, launcher=launcher,
                          sbatch_flags=_strings(t["sbatch_flags"], f"{path}: [slurm] sbatch_flags") if "sbatch_flags" in t

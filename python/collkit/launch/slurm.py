@@ -45,6 +45,9 @@ from collkit.launch.protocol import Groups, Launcher, LaunchStatus, Outcome
 from collkit.launch.watch import Copier, stderr_tail
 
 JOBS = "jobs.json"
+# How a batch script's own checks begin the line that says why it stopped;
+# _finish makes that line the failure reason of the job's points.
+SCRIPT_FAILURE = "collkit job: "
 ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
           "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD")
 UNSUBMITTED = "UNSUBMITTED"
@@ -135,7 +138,8 @@ def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> s
     """A readable batch script. Every value that comes from input is checked for
     the line it lands on (no control characters anywhere; environment names to
     the shell's set) and shell-quoted where it is a shell word; only the
-    platform's setup lines are shell by intent (module load ...)."""
+    platform's setup lines and the MPI's modules lines are shell by intent
+    (module load ...)."""
     f = job.files(campaign)
     home = _one_line(str(campaign.path.resolve()), "the campaign directory")
     directives = [f"--job-name={_job_name(campaign, job.number)}", f"--nodes={job.nodes}",
@@ -157,8 +161,16 @@ def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> s
              *(f"#SBATCH {q(flag)}" for flag in flags), ""]
     if s.setup:
         lines += ["# platform setup", *(_one_line(line, "[slurm] setup") for line in s.setup), ""]
+    if pm.modules:
+        lines += [f"# the environment of MPI {pm.name} ([mpi.{pm.name}] modules)",
+                  *(_one_line(line, f"[mpi.{pm.name}] modules") for line in pm.modules), ""]
     lines += ["# the allocation's nodes, for the campaign's metadata",
               f"printf '%s\\n' \"$SLURM_JOB_NODELIST\" > {q(str(f['nodelist']))}", ""]
+    bench = q(_one_line(str(pm.bench), "the path of collkit-bench"))
+    lines += ["# collkit-bench must be visible here: a build on the login node needs a shared filesystem",
+              f"[ -f {bench} ] && [ -x {bench} ] || {{ printf '{SCRIPT_FAILURE}%s is not visible on %s: put "
+              f"COLLKIT_CACHE on a filesystem the compute nodes share, or give bench = in [mpi.{pm.name}]\\n' "
+              f"{bench} \"$(hostname)\" >&2; exit 2; }}", ""]
     env = {**pm.install.env, **job.env}
     if env:
         lines.append("# launch environment of the MPI library, then the forcing environment of this group")
@@ -339,11 +351,24 @@ def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
     if job.exit_code and job.exit_code != "0:0":
         why += f", exit code {job.exit_code}"
     why += " before collkit-bench reported this point"
+    stopped = _script_failure(files["log"])
+    if stopped:
+        why += f": {stopped}"
     tail = stderr_tail(files["log"])
     for p in missing:
         campaign.add(Record.failed(p, why, job.number, tail, job_failure=True, slurm_job_id=job.job_id))
         progress.advance()
     progress.note(f"  failed: job {job.number:04d}: {len(missing)} points: {why}")
+
+
+def _script_failure(log: Path) -> str:
+    """Why the batch script stopped itself (its last SCRIPT_FAILURE line), or ""."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return ""
+    found = [ln[len(SCRIPT_FAILURE):].strip() for ln in text.splitlines() if ln.startswith(SCRIPT_FAILURE)]
+    return found[-1] if found else ""
 
 
 # ------------------------------------------------------------------ resume, status, cancel
@@ -435,7 +460,11 @@ class SlurmLauncher(Launcher):
         return Outcome(held="dry-run", notes=tuple(notes))
 
     def metadata(self, campaign: Campaign) -> dict:
-        return {"slurm": metadata(campaign, self.settings)}
+        out = metadata(campaign, self.settings)
+        modules = {name: list(pm.modules) for name, pm in self.platform.mpis.items() if pm.modules}
+        if modules:
+            out["mpi_modules"] = modules
+        return {"slurm": out}
 
     def interrupted_notes(self, campaign: Campaign) -> list[str]:
         return [f"collkit: submitted jobs keep running; stop them with: collkit cancel {campaign.path}"]

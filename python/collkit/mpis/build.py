@@ -68,9 +68,9 @@ def source_fingerprint(src: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def find_cmake() -> str:
-    """cmake >= 3.25: on PATH, else the `cmake` package from PyPI."""
-    candidates = [shutil.which("cmake")]
+def find_cmake(env: dict[str, str] | None = None) -> str:
+    """cmake >= 3.25: on PATH (env's, when given), else the `cmake` package from PyPI."""
+    candidates = [shutil.which("cmake", path=(env if env is not None else os.environ).get("PATH"))]
     try:
         import cmake as cmake_pkg  # type: ignore[import-not-found]
         candidates.append(str(Path(cmake_pkg.CMAKE_BIN_DIR) / "cmake"))
@@ -81,7 +81,7 @@ def find_cmake() -> str:
         if not c:
             continue
         try:
-            out = subprocess.run([c, "--version"], capture_output=True, text=True, timeout=30).stdout
+            out = subprocess.run([c, "--version"], capture_output=True, text=True, timeout=30, env=env).stdout
         except (OSError, subprocess.TimeoutExpired):
             continue
         m = re.search(r"version (\d+)\.(\d+)", out)
@@ -93,7 +93,7 @@ def find_cmake() -> str:
                     "pip install cmake, or module load a newer cmake")
 
 
-def resolve_mpicc(mpicc: str | None, prefix: str | None) -> Path:
+def resolve_mpicc(mpicc: str | None, prefix: str | None, path: str | None = None) -> Path:
     if (mpicc is None) == (prefix is None):
         raise UserError("collkit build needs exactly one of --mpicc PATH and --prefix DIR")
     if prefix is not None:
@@ -103,17 +103,17 @@ def resolve_mpicc(mpicc: str | None, prefix: str | None) -> Path:
                             "(the directory holding bin/mpicc) or --mpicc PATH")
         return cand.absolute()
     assert mpicc is not None
-    found = shutil.which(mpicc) if os.sep not in mpicc else mpicc
+    found = shutil.which(mpicc, path=path) if os.sep not in mpicc else mpicc
     if not found or not Path(found).is_file() or not os.access(found, os.X_OK):
         raise UserError(f"--mpicc {mpicc}: not an executable program; give the path of the MPI's C compiler "
                         "wrapper (e.g. --mpicc $(which mpicc))")
     return Path(found).absolute()
 
 
-def resolve_mpirun(mpirun: str | None) -> Path | None:
+def resolve_mpirun(mpirun: str | None, path: str | None = None) -> Path | None:
     if mpirun is None:
         return None
-    found = shutil.which(mpirun) if os.sep not in mpirun else mpirun
+    found = shutil.which(mpirun, path=path) if os.sep not in mpirun else mpirun
     if not found or not Path(found).is_file() or not os.access(found, os.X_OK):
         raise UserError(f"--mpirun {mpirun}: not an executable program; give the MPI's launcher "
                         "(mpirun or mpiexec of the same MPI)")
@@ -132,14 +132,14 @@ def writable_cache(root: Path) -> Path:
     return root
 
 
-def probe_identity(mpicc: Path, work: Path) -> Identity:
+def probe_identity(mpicc: Path, work: Path, env: dict[str, str] | None = None) -> Identity:
     """Compile tools/mpi_probe.c alone with the wrapper and run it: proves the
     wrapper builds MPI programs and says which MPI it is, before any build."""
     src = source_dir() / "tools" / "mpi_probe.c"
     exe = work / "collkit-mpi-probe"
     try:
         proc = subprocess.run([str(mpicc), "-o", str(exe), str(src)], capture_output=True, text=True,
-                              timeout=300, stdin=subprocess.DEVNULL)
+                              timeout=300, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         raise UserError(f"{mpicc} did not compile a one-file MPI program within 300 s") from None
     except OSError as exc:
@@ -149,11 +149,11 @@ def probe_identity(mpicc: Path, work: Path) -> Identity:
         why = next((ln for ln in lines if "mpi.h" in ln), lines[-1] if lines else "no output")
         raise UserError(f"--mpicc {mpicc} cannot build an MPI program ({why}): give an MPI compiler wrapper "
                         "such as mpicc, not a plain C compiler")
-    version, mpi_version = run_probe(exe)
+    version, mpi_version = run_probe(exe, env)
     # The wrapper by the name it was given: Open MPI's mpicc is a link to
     # opal_wrapper, which acts on the name it is called by.
     return Identity(library_version=version, mpi_version=mpi_version, mpicc=str(mpicc),
-                    compiler=compiler_of(mpicc))
+                    compiler=compiler_of(mpicc, env))
 
 
 def default_mpirun(mpicc: Path) -> Path | None:
@@ -167,10 +167,10 @@ def default_mpirun(mpicc: Path) -> Path | None:
     return None
 
 
-def check_start(build: Build, mpirun: Path, kind: str) -> None:
+def check_start(build: Build, mpirun: Path, kind: str, base_env: dict[str, str] | None = None) -> None:
     """Two ranks of the installed probe through MPI_Init and a barrier."""
     flags, env_extra = LAUNCH_DEFAULTS.get(kind, ((), {}))
-    env = dict(os.environ)
+    env = dict(base_env if base_env is not None else os.environ)
     env.update(env_extra)
     argv = [str(mpirun), "-n", "2", *flags, str(build.part("probe")), "--init"]
     try:
@@ -206,13 +206,14 @@ def locked(root: Path, name: str):
         os.close(fd)
 
 
-def _run_logged(argv: list[str], log: Path, what: str, progress: bool = False) -> None:
+def _run_logged(argv: list[str], log: Path, what: str, progress: bool = False,
+                env: dict[str, str] | None = None) -> None:
     """Run a build step, its output into the log; one line on failure."""
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(argv)}\n")
         out.flush()
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                stdin=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, env=env)
         shown = -10
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -242,16 +243,19 @@ def _same_mpi(k: known.KnownMPI, ident: Identity) -> bool:
 
 
 def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpirun_arg: str | None,
-          replace: bool = False, jobs: int | None = None) -> Result:
-    mpicc = resolve_mpicc(mpicc_arg, prefix_arg)
-    mpirun = resolve_mpirun(mpirun_arg)
+          replace: bool = False, jobs: int | None = None, env: dict[str, str] | None = None) -> Result:
+    """`env`: the environment the MPI's programs (wrapper, CMake, probe, launcher) run in, e.g. after
+    a Slurm platform's module lines (collkit.mpis.remote); None: this process's."""
+    search = (env if env is not None else os.environ).get("PATH")
+    mpicc = resolve_mpicc(mpicc_arg, prefix_arg, search)
+    mpirun = resolve_mpirun(mpirun_arg, search)
     if name is not None:
         check_name(name)
     root = writable_cache(known.cache_root())
-    cmake = find_cmake()
+    cmake = find_cmake(env)
     with tempfile.TemporaryDirectory(prefix="probe-", dir=root / "builds") as tmp:
         say(f"asking {mpicc} which MPI it builds for")
-        ident = probe_identity(mpicc, Path(tmp))
+        ident = probe_identity(mpicc, Path(tmp), env)
     kind, family = kind_of(ident.library_version)
     name = name or kind
     say(f"{name}: {ident.short} ({'forcing: ' + family if family else 'no algorithm forcing known'})")
@@ -289,12 +293,12 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
             args.append(f"-DMPIEXEC_EXECUTABLE={mpirun}")
         started = time.monotonic()
         say(f"configuring in {tree}")
-        _run_logged(args, log, "configuring with CMake")
+        _run_logged(args, log, "configuring with CMake", env=env)
         jobs = jobs or os.cpu_count() or 1
         say(f"compiling with {jobs} jobs (log: {log})")
-        _run_logged([cmake, "--build", str(tree), "-j", str(jobs)], log, "compiling", progress=True)
+        _run_logged([cmake, "--build", str(tree), "-j", str(jobs)], log, "compiling", progress=True, env=env)
         say(f"installing into {prefix}")
-        _run_logged([cmake, "--install", str(tree)], log, "installing")
+        _run_logged([cmake, "--install", str(tree)], log, "installing", env=env)
         made = Build.read(prefix)
         if made.library_version != ident.library_version:
             raise UserError(f"the build in {prefix} reports another MPI ({made.library_version.splitlines()[0]}) "
@@ -306,7 +310,7 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
                 "--mpirun (Slurm platforms launch with srun)")
         else:
             say(f"checking that its programs start ({run} -n 2)")
-            check_start(made, run, kind)
+            check_start(made, run, kind, env)
         atomic.write_json(reg, {
             "format": known.REGISTRATION_FORMAT, "name": name, "prefix": str(prefix), "key": key,
             "mpicc": ident.mpicc, "mpirun": str(run or ""), "library_version": ident.library_version,

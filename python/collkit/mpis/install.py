@@ -45,6 +45,14 @@ class MPIInstall:
     # derivative (kind != family) whose family tool fails offers its default only.
     kind: str = ""
 
+    def __post_init__(self) -> None:
+        # An MPI known by nothing but its name (a platform file's [mpi.openmpi]
+        # on a cluster) is of the family it is named after.
+        if not self.family and self.name in LAUNCH_DEFAULTS:
+            object.__setattr__(self, "family", self.name)
+        if not self.kind:
+            object.__setattr__(self, "kind", self.family)
+
     def launch(self, ranks: int, program: Path, args: list[str]) -> list[str]:
         return [str(self.mpirun), "-n", str(ranks), *self.flags, str(program), *args]
 

@@ -37,7 +37,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise UserError("collkit's figures need matplotlib, which is not installed: run `make setup`") from None
+        raise UserError("collkit's figures need matplotlib, which is not installed: pip install matplotlib") from None
     matplotlib.use("Agg")  # files only, never a display
     matplotlib.rcParams["svg.fonttype"] = "none"   # text stays text: small, searchable SVGs
     import matplotlib.pyplot as plt

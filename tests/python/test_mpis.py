@@ -1,0 +1,167 @@
+"""The registry of known MPIs (collkit.mpis) and `collkit build` / `collkit mpis`:
+identity from the version string, registrations, and every bad input that must
+be one line with exit status 2 and leave nothing that counts as a build."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from collkit.common.errors import UserError
+from collkit.mpis import identity, known
+from collkit.mpis.install import Build, MPIInstall
+
+OPENMPI_CC = Path("/usr/bin/mpicc.openmpi")
+needs_openmpi = pytest.mark.skipif(not OPENMPI_CC.exists(), reason="no Debian Open MPI here")
+
+
+@pytest.mark.parametrize("text, name, family", [
+    ("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4", "openmpi", "openmpi"),
+    ("MPICH Version:      5.0.2\nMPICH Release date: ...", "mpich", "mpich"),
+    ("Intel(R) MPI Library 2021.10 for Linux* OS", "intel-mpi", "mpich"),
+    ("MPI VERSION    : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)", "cray-mpich", "mpich"),
+    ("MVAPICH2 Version      :\t2.3.7\nMVAPICH2 Release date", "mvapich", "mpich"),
+    ("Spectrum MPI 10.4", "mpi", ""),
+])
+def test_the_version_string_names_the_kind_and_family(text, name, family):
+    assert identity.kind_of(text) == (name, family)
+
+
+@pytest.mark.parametrize("bad", ["a b", "a/b", "", "-x", "A", "x" * 65, "x\n"])
+def test_bad_names_are_refused(bad):
+    with pytest.raises(UserError, match="not a valid MPI name"):
+        identity.check_name(bad)
+
+
+def test_the_build_key_follows_library_compiler_and_collkit():
+    base = identity.Identity("MPICH Version: 5.0.2", "4.1", "/usr/bin/mpicc", "gcc 12")
+    keys = {base.key("0.1.0"), base.key("0.2.0"),
+            identity.Identity("MPICH Version: 5.0.3", "4.1", "/usr/bin/mpicc", "gcc 12").key("0.1.0"),
+            identity.Identity("MPICH Version: 5.0.2", "4.1", "/usr/bin/mpicc", "gcc 13").key("0.1.0")}
+    assert len(keys) == 4 and base.key("0.1.0") == base.key("0.1.0")
+
+
+def test_an_mpi_named_like_a_family_is_of_that_family(tmp_path):
+    assert MPIInstall("openmpi", tmp_path).family == "openmpi"
+    assert MPIInstall("site-mpi", tmp_path).family == ""
+
+
+def _registration(root, name, prefix, **extra):
+    (root / "mpis").mkdir(parents=True, exist_ok=True)
+    data = {"format": known.REGISTRATION_FORMAT, "name": name, "prefix": str(prefix), "mpicc": "/x/mpicc",
+            "mpirun": "/x/mpirun", "library_version": "MPICH Version: 5.0.2", **extra}
+    (root / "mpis" / f"{name}.json").write_text(json.dumps(data))
+
+
+def test_registrations_are_read_and_broken_ones_are_known_but_unusable(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLLKIT_CACHE", str(tmp_path))
+    good = tmp_path / "builds" / "good" / "prefix"
+    good.mkdir(parents=True)
+    (good / "collkit-build.json").write_text(json.dumps({
+        "format": 1, "parts": {"bench": "bin/collkit-bench"}, "mpi": {"library_version": "MPICH Version: 5.0.2",
+                                                                      "mpi_version": "4.1"}, "mpicc": "/x/mpicc"}))
+    _registration(tmp_path, "good", good)
+    _registration(tmp_path, "gone", tmp_path / "nowhere")
+    (tmp_path / "mpis" / "damaged.json").write_text("{not json")
+    known.clear()
+    found = known.known()
+    assert found["good"].build is not None and found["good"].family == "mpich"
+    assert found["gone"].build is None and "collkit-build.json missing" in found["gone"].problem
+    assert found["damaged"].build is None and "damaged" in found["damaged"].problem
+    with pytest.raises(UserError, match="cannot be used"):
+        found["gone"].part("bench")
+    # A part the manifest names but the prefix lacks: one line naming the rebuild.
+    with pytest.raises(UserError, match="missing from MPI 'good'"):
+        found["good"].part("bench")
+    with pytest.raises(UserError, match=r"no MPI named 'god' is known here \(did you mean 'good'\?\)"):
+        known.find("god")
+
+
+def test_a_manifest_of_another_format_is_refused(tmp_path):
+    (tmp_path / "collkit-build.json").write_text(json.dumps({"format": 99, "parts": {}, "mpi": {}}))
+    with pytest.raises(UserError, match="not a collkit build manifest"):
+        Build.read(tmp_path)
+
+
+def test_no_default_mpi_among_several(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLLKIT_CACHE", str(tmp_path))
+    for name in ("a", "b"):
+        _registration(tmp_path, name, tmp_path / name)
+    known.clear()
+    with pytest.raises(UserError, match=r"several MPIs are known here \(a, b\)"):
+        known.default_name()
+
+
+def test_version_names_its_source(collkit):
+    out = collkit("--version")
+    assert out.returncode == 0 and out.stdout.startswith("collkit ")
+    assert "commit" in out.stdout or "sdist" in out.stdout
+
+
+def test_mpis_lists_the_known_and_the_installation(collkit, tmp_path):
+    from ck_trace_build import cache_with
+    env = {"COLLKIT_CACHE": str(cache_with(tmp_path / "c", broken=("gone",)))}
+    data = json.loads(collkit("mpis", "--json", env=env).stdout)
+    rows = {r["name"]: r for r in data["mpis"]}
+    assert rows["gone"]["build"] == "" and "missing" in rows["gone"]["problem"]
+    if "openmpi" in rows:
+        assert "MCA" in rows["openmpi"]["forcing"] and not rows["openmpi"]["missing_parts"]
+    assert {i["what"] for i in data["installation"]} >= {"SimGrid (smpirun)", "Slurm (sbatch)", "NCCL (nccl.h)"}
+    text = collkit("mpis", env=env)
+    assert text.returncode == 0 and "installation" in text.stdout
+
+
+def _one_line_exit_2(out, needle):
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2, out.stderr
+    assert needle in lines[-1] and "Traceback" not in out.stderr
+    assert all(ln.startswith("[collkit build]") for ln in lines[:-1]), out.stderr
+
+
+@needs_openmpi
+def test_build_refuses_a_plain_c_compiler(collkit, tmp_path):
+    out = collkit("build", "--mpi", "x", "--mpicc", shutil.which("gcc") or "/usr/bin/gcc",
+                  env={"COLLKIT_CACHE": str(tmp_path)})
+    _one_line_exit_2(out, "cannot build an MPI program")
+    assert not list((tmp_path / "mpis").glob("*.json"))
+
+
+@pytest.mark.parametrize("name", ["a b", "a/b"])
+def test_build_refuses_bad_names(collkit, tmp_path, name):
+    out = collkit("build", "--mpi", name, "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path)})
+    _one_line_exit_2(out, "not a valid MPI name")
+
+
+def test_build_needs_one_of_mpicc_and_prefix(collkit, tmp_path):
+    out = collkit("build", "--mpi", "x", env={"COLLKIT_CACHE": str(tmp_path)})
+    _one_line_exit_2(out, "exactly one of --mpicc PATH and --prefix DIR")
+    out = collkit("build", "--prefix", str(tmp_path), env={"COLLKIT_CACHE": str(tmp_path)})
+    _one_line_exit_2(out, "no executable bin/mpicc there")
+
+
+@needs_openmpi
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_build_refuses_an_unwritable_cache(collkit, tmp_path):
+    tmp_path.chmod(0o500)
+    try:
+        out = collkit("build", "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path / "c")})
+        _one_line_exit_2(out, "is not writable")
+    finally:
+        tmp_path.chmod(0o700)
+
+
+@needs_openmpi
+def test_build_refuses_a_cache_that_is_a_file(collkit, tmp_path):
+    (tmp_path / "file").write_text("")
+    out = collkit("build", "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path / "file")})
+    _one_line_exit_2(out, "is not writable")
+
+
+@needs_openmpi
+def test_build_refuses_two_mpis_under_one_name(collkit, tmp_path):
+    _registration(tmp_path, "openmpi", tmp_path / "elsewhere", mpicc="/opt/other/bin/mpicc")
+    out = collkit("build", "--mpi", "openmpi", "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path)})
+    _one_line_exit_2(out, "an MPI named 'openmpi' is known already, built with /opt/other/bin/mpicc")
+    assert json.loads((tmp_path / "mpis" / "openmpi.json").read_text())["mpicc"] == "/opt/other/bin/mpicc"
