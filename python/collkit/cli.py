@@ -25,6 +25,15 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see `{self.prog} --help`)")
 
 
+class _Version(argparse.Action):
+    """--version on one line (argparse's own wraps it at the terminal width)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from collkit.common.version import describe
+        print(describe())
+        parser.exit(0)
+
+
 def _cmd_algorithms(ns: argparse.Namespace) -> int:
     reg = registry.load_registry()
     algs, colls = list(reg.algorithms), list(reg.collectives)
@@ -203,8 +212,7 @@ def _add_compare_command(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
-    from collkit.common.version import describe
-    p.add_argument("--version", action="version", version=describe())
+    p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints",

@@ -219,9 +219,9 @@ def test_cuda_awareness_from_the_libraries_own_reports():
 
 @pytest.mark.parametrize("name", ["openmpi", "mpich"])
 def test_the_mpis_installed_here_are_not_cuda_aware(name):
-    from collkit.library import mpi
+    from collkit.mpis import known
     try:
-        install = mpi.find(name)
+        install = known.find_install(name)
     except UserError as exc:
         pytest.skip(str(exc))
     got = gpu_mpi.detect(install)

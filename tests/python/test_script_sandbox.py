@@ -95,7 +95,7 @@ def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher
     for script in scripts:
         text = script.read_text()
         # every #SBATCH directive is one line: the payload never starts a line of its own
-        assert all(line.startswith(("#", "export ", "printf ", "true", str(b), "srun ")) or not line
+        assert all(line.startswith(("#", "export ", "printf ", "true", str(b), "srun ", "[ -f ")) or not line
                    for line in text.splitlines()), text
         work = tmp_path / "run"
         work.mkdir(exist_ok=True)
@@ -111,7 +111,8 @@ def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher
         for cmd in commands:
             if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", cmd):
                 continue  # bash traces the assignment of an `export NAME=value` on its own line
-            assert cmd.startswith(("true", "printf ", "export ", "srun ", str(b / "mpirun"))), cmd
+            assert cmd.startswith(("true", "printf ", "export ", "srun ", str(b / "mpirun"),
+                                   "'[' -f ", "'[' -x ")), cmd  # the script's collkit-bench check
         assert sum(cmd.startswith(("srun ", str(b / "mpirun"))) for cmd in commands) == 1
         recorded = log.read_text().splitlines()
         args = [line[4:] for line in recorded if line.startswith("ARG ")]

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -330,6 +331,26 @@ def test_a_name_known_for_another_mpi_is_refused_before_building(tmp_path, monke
         remote.ready(req)
 
 
+@pytest.mark.parametrize("launcher", ["srun", "mpirun"])
+def test_a_build_without_mpirun_launches_with_srun_only(tmp_path, monkeypatch, launcher):
+    from types import SimpleNamespace
+    fake = SimpleNamespace(kind="openmpi", family="openmpi", mpirun="", mpicc="/opt/mpi/bin/mpicc",
+                           part=lambda name: Path("/cache/builds/x/prefix/bin/collkit-bench"))
+    monkeypatch.setattr(remote, "ready", lambda req: fake)
+    (tmp_path / "p.toml").write_text(f'[mpi.ompi]\nmodules = ["true"]\n[slurm]\nlauncher = ["{launcher}"]\n')
+    p = platforms.load(tmp_path / "p.toml")
+    if launcher == "mpirun":
+        with pytest.raises(UserError, match=r"\[mpi.ompi\] needs mpirun: \[slurm\] launcher is mpirun and there is "
+                                            r"none beside /opt/mpi/bin/mpicc"):
+            p.mpi("ompi")
+        return
+    pm = p.mpi("ompi")
+    assert pm.bench == Path("/cache/builds/x/prefix/bin/collkit-bench") and pm.modules == ("true",)
+    # the family's tools (ompi_info) are looked for beside the wrapper; the launch is srun's
+    assert pm.install.mpirun == Path("/opt/mpi/bin/mpirun") and pm.install.family == "openmpi"
+    assert pm.install.env["OMPI_ALLOW_RUN_AS_ROOT"] == "1" and p.mpi("ompi") is pm
+
+
 def test_cache_on_a_node_local_filesystem_is_warned_about(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("COLLKIT_CACHE", str(tmp_path / "cache"))
     bench = tmp_path / "cache" / "builds" / "openmpi-1" / "prefix" / "bin" / "collkit-bench"
@@ -365,6 +386,13 @@ def built(tmp_path_factory, cluster):
         pytest.skip("Debian's Open MPI (/usr/bin/mpicc.openmpi) is not installed")
     work = tmp_path_factory.mktemp("built")
     cache = work / "cache"
+    # Specs need libcollkit's registry, which any build exports: the fresh cache
+    # knows the other MPIs of this machine (their registrations point at their
+    # builds), as a cluster user's has the MPI pip install built against.
+    (cache / "mpis").mkdir(parents=True)
+    mine = sorted(known.registrations_dir().glob("*.json"))
+    for reg in [r for r in mine if r.stem != "openmpi"] or mine:
+        shutil.copy(reg, cache / "mpis" / reg.name)
     (work / "s.toml").write_text(SMALL_SPEC)
     (work / "p.toml").write_text(MODULES_PLATFORM)
     env = dict(cluster.env(), COLLKIT_CACHE=str(cache))
@@ -408,9 +436,12 @@ def test_a_bench_the_node_cannot_see_fails_the_job_with_a_clear_reason(work, clu
     (work / "p.toml").write_text(platform_text().replace(f'bench = "{BENCH}"', 'bench = "/nonexistent/collkit-bench"'))
     (work / "s.toml").write_text(SMALL_SPEC)
     out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "c", env=cluster.env())
-    assert out.returncode != 0 or "failed" in out.stdout + out.stderr
+    # nothing succeeded: the run says so, with the first failure's reason
+    assert out.returncode == 1 and "is not visible on" in out.stderr, out.stderr
     recs = records(work / "c")
     assert len(recs) == 2 and all(r["status"] == "failed" and r["job_failure"] for r in recs)
     assert all(r["reason"].endswith(f"before collkit-bench reported this point: /nonexistent/collkit-bench is not "
-                                    f"visible on {cluster.node}: put COLLKIT_CACHE on a filesystem the compute nodes "
-                                    "share, or give bench = in [mpi.openmpi]") for r in recs), recs[0]["reason"]
+                                    f"visible on {cluster.node}: the compute nodes need it on a shared filesystem "
+                                    "(COLLKIT_CACHE for the builds collkit makes, or [mpi.openmpi] bench)")
+               for r in recs), recs[0]["reason"]
+    assert "FAILED" in recs[0]["reason"] and "exit code 2:0" in recs[0]["reason"]

@@ -168,9 +168,9 @@ def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> s
               f"printf '%s\\n' \"$SLURM_JOB_NODELIST\" > {q(str(f['nodelist']))}", ""]
     bench = q(_one_line(str(pm.bench), "the path of collkit-bench"))
     lines += ["# collkit-bench must be visible here: a build on the login node needs a shared filesystem",
-              f"[ -f {bench} ] && [ -x {bench} ] || {{ printf '{SCRIPT_FAILURE}%s is not visible on %s: put "
-              f"COLLKIT_CACHE on a filesystem the compute nodes share, or give bench = in [mpi.{pm.name}]\\n' "
-              f"{bench} \"$(hostname)\" >&2; exit 2; }}", ""]
+              f"[ -f {bench} ] && [ -x {bench} ] || {{ printf '{SCRIPT_FAILURE}%s is not visible on %s: the "
+              "compute nodes need it on a shared filesystem (COLLKIT_CACHE for the builds collkit makes, or "
+              f"[mpi.{pm.name}] bench)\\n' {bench} \"$(hostname)\" >&2; exit 2; }}", ""]
     env = {**pm.install.env, **job.env}
     if env:
         lines.append("# launch environment of the MPI library, then the forcing environment of this group")

@@ -73,9 +73,13 @@ def find_cmake(env: dict[str, str] | None = None) -> str:
     candidates = [shutil.which("cmake", path=(env if env is not None else os.environ).get("PATH"))]
     try:
         import cmake as cmake_pkg  # type: ignore[import-not-found]
-        candidates.append(str(Path(cmake_pkg.CMAKE_BIN_DIR) / "cmake"))
     except ImportError:
-        pass
+        cmake_pkg = None
+    # Only PyPI's package has CMAKE_BIN_DIR (a folder named cmake/ in the
+    # working directory imports as a namespace package).
+    bindir = getattr(cmake_pkg, "CMAKE_BIN_DIR", None)
+    if bindir:
+        candidates.append(str(Path(bindir) / "cmake"))
     seen = []
     for c in candidates:
         if not c:

@@ -31,11 +31,11 @@ FAMILIES = ("openmpi", "mpich")
 UNKNOWN_KIND = "mpi"
 
 # A name reaches file names (the cache), batch scripts and spec files.
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._+-]{0,63}$")
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9._+-]{0,63}")
 
 
 def check_name(name: str, what: str = "--mpi") -> str:
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
         raise UserError(f"{what} {name!r} is not a valid MPI name: use 1 to 64 lower-case letters, digits, "
                         "'.', '_', '+' or '-', starting with a letter or digit (no '/' or spaces)")
     return name
