@@ -27,11 +27,14 @@ if(COLLKIT_NCCL)
   list(APPEND COLLKIT_MANIFEST_PARTS bench_nccl=${CMAKE_INSTALL_BINDIR}/collkit-bench-nccl)
 endif()
 
-# Where the source came from: the sdist's stamp, else the checkout's commit.
-set(_ck_source_file ${PROJECT_SOURCE_DIR}/python/collkit/SOURCE)
+# Where the source came from: a checkout's commit, else the sdist's stamp. A
+# checkout asks git first: building an sdist leaves its stamp in the checkout
+# (python/collkit/SOURCE, ignored by git), which is stale after the next commit.
+set(_ck_source_file ${PROJECT_BINARY_DIR}/SOURCE)
+file(REMOVE ${_ck_source_file})
+collkit_stamp_source(${_ck_source_file} "git")
 if(NOT EXISTS ${_ck_source_file})
-  set(_ck_source_file ${PROJECT_BINARY_DIR}/SOURCE)
-  collkit_stamp_source(${_ck_source_file} "git")
+  set(_ck_source_file ${PROJECT_SOURCE_DIR}/python/collkit/SOURCE)
 endif()
 set(COLLKIT_SOURCE "")
 if(EXISTS ${_ck_source_file})

@@ -15,11 +15,11 @@ Everything else keeps the library's own name, lower case with underscores."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
+from collkit.common.tool import run_tool
 from collkit.mpis.install import MPIInstall
 from collkit.library.registry import COLLECTIVES, check_collective
 
@@ -266,23 +266,6 @@ def forcing_source(mpi: MPIInstall) -> str:
 
 def clear_cache() -> None:
     _CACHE.clear()
-
-
-def run_tool(argv: list[str], env: dict[str, str], timeout: float = 60.0) -> str:
-    """Run a library's query program; its stdout, or UserError with one line."""
-    prog = argv[0]
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{prog} did not finish within {timeout:g} s") from None
-    except OSError as exc:
-        raise UserError(f"cannot run {prog}: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-        last = lines[-1] if lines else "no output"
-        raise UserError(f"{prog} failed (exit status {proc.returncode}): {last}")
-    return proc.stdout
 
 
 __all__ = [

@@ -43,9 +43,12 @@ def _first_line(text: str) -> str:
 
 
 def git_info() -> dict:
+    """The checkout's commit; an installed package has none, and records the
+    stamp it was built from (collkit --version's source) instead."""
     root = repo_root()
     if not (root / ".git").exists():
-        return {"commit": None, "dirty": None}
+        from collkit.common.version import source
+        return {"commit": None, "dirty": None, "source": source()}
     commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"]) or None
     status = _run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"])
     return {"commit": commit, "dirty": bool(status)}

@@ -10,15 +10,9 @@ from collkit.common.paths import checkout_root, package_root
 
 
 def source() -> str:
-    """The stamp an sdist or a package build left (python/collkit/SOURCE, the
-    package build's manifest), else the checkout's commit, asked of git."""
-    stamp = package_root() / "SOURCE"
-    try:
-        text = stamp.read_text(encoding="utf-8").strip()
-        if text:
-            return text
-    except OSError:
-        pass
+    """A checkout's commit, asked of git (an sdist made in the checkout leaves
+    its stamp there, stale after the next commit); else the stamp an sdist or
+    a package build left in the package (python/collkit/SOURCE)."""
     root = checkout_root()
     if root is not None:
         try:
@@ -30,8 +24,13 @@ def source() -> str:
             commit, dirty = "", ""
         if commit:
             return f"checkout {root}, commit {commit}" + (" with uncommitted changes" if dirty else "")
-        return f"checkout {root}"
-    return "unknown source"
+    try:
+        text = (package_root() / "SOURCE").read_text(encoding="utf-8").strip()
+    except OSError:
+        text = ""
+    if text:
+        return text
+    return f"checkout {root}" if root is not None else "unknown source"
 
 
 def describe() -> str:

@@ -205,19 +205,22 @@ def locked(root: Path, name: str):
                 raise
             say(f"another build of '{name}' is running; waiting for it ({path})")
             fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        yield fd
     finally:
         os.close(fd)
 
 
 def _run_logged(argv: list[str], log: Path, what: str, progress: bool = False,
-                env: dict[str, str] | None = None) -> None:
-    """Run a build step, its output into the log; one line on failure."""
+                env: dict[str, str] | None = None, lock: int | None = None) -> None:
+    """Run a build step, its output into the log; one line on failure. The
+    step inherits the lock's descriptor: a flock lasts while any process holds
+    it, so if collkit alone is killed (kill -9) the lock stays taken until
+    cmake and its compilers are done writing the tree."""
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(argv)}\n")
         out.flush()
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                stdin=subprocess.DEVNULL, env=env)
+                                stdin=subprocess.DEVNULL, env=env, pass_fds=(lock,) if lock is not None else ())
         shown = -10
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -267,13 +270,13 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
         mpirun = default_mpirun(mpicc)
     key = ident.key(f"{__version__} {source_fingerprint(source_dir())}")
 
-    with locked(root, name):
+    with locked(root, name) as lock:
         known.clear()
         existing = known.known().get(name)
         if existing is not None and existing.mpicc and not replace \
                 and Path(existing.mpicc).resolve() != Path(ident.mpicc).resolve():
             raise UserError(f"an MPI named '{name}' is known already, built with {existing.mpicc} "
-                            f"({existing.short_version}), not {ident.mpicc}: choose another name with --mpi, "
+                            f"({existing.short}), not {ident.mpicc}: choose another name with --mpi, "
                             "or --replace to make the name point at this one")
         if existing is not None and existing.origin == "package" and _same_mpi(existing, ident):
             say(f"'{name}' is the MPI this collkit was installed with; its build is up to date")
@@ -297,12 +300,13 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
             args.append(f"-DMPIEXEC_EXECUTABLE={mpirun}")
         started = time.monotonic()
         say(f"configuring in {tree}")
-        _run_logged(args, log, "configuring with CMake", env=env)
+        _run_logged(args, log, "configuring with CMake", env=env, lock=lock)
         jobs = jobs or os.cpu_count() or 1
         say(f"compiling with {jobs} jobs (log: {log})")
-        _run_logged([cmake, "--build", str(tree), "-j", str(jobs)], log, "compiling", progress=True, env=env)
+        _run_logged([cmake, "--build", str(tree), "-j", str(jobs)], log, "compiling", progress=True, env=env,
+                    lock=lock)
         say(f"installing into {prefix}")
-        _run_logged([cmake, "--install", str(tree)], log, "installing", env=env)
+        _run_logged([cmake, "--install", str(tree)], log, "installing", env=env, lock=lock)
         made = Build.read(prefix)
         if made.library_version != ident.library_version:
             raise UserError(f"the build in {prefix} reports another MPI ({made.library_version.splitlines()[0]}) "

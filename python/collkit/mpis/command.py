@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from collkit.common.errors import UserError
+from collkit.common.paths import checkout_root
 from collkit.common.table import render
 from collkit.mpis import build as builder
 from collkit.mpis import known
@@ -31,7 +32,7 @@ def _row(k: known.KnownMPI) -> dict:
     b = k.build
     return {
         "name": k.name,
-        "version": k.short_version,
+        "version": k.short,
         "library_version": k.library_version,
         "family": k.family,
         "mpicc": k.mpicc,
@@ -49,12 +50,14 @@ def _installation() -> list[dict]:
     """The other things collkit can use here, each found or with its fix."""
     from collkit.simulation import settings as sim
     smpirun = shutil.which("smpirun")
-    sim_bench = sim.bench_path()
+    # The SimGrid build exists only in a checkout (make setup-tests, build/simgrid).
+    sim_bench = sim.bench_path() if checkout_root() is not None else None
+    have_sim = sim_bench is not None and sim_bench.exists()
     items = [
         {"what": "SimGrid (smpirun)", "found": bool(smpirun), "where": smpirun or "",
          "fix": "" if smpirun else "apt-get install libsimgrid-dev (or module load simgrid)"},
-        {"what": "collkit-bench for SimGrid", "found": sim_bench.exists(), "where": str(sim_bench),
-         "fix": "" if sim_bench.exists() else "make setup in a collkit checkout (simulated campaigns only)"},
+        {"what": "collkit-bench for SimGrid", "found": have_sim, "where": str(sim_bench) if have_sim else "",
+         "fix": "" if have_sim else "make setup-tests in a collkit checkout (simulated campaigns only)"},
     ]
     sbatch = shutil.which("sbatch")
     items.append({"what": "Slurm (sbatch)", "found": bool(sbatch), "where": sbatch or "",

@@ -50,12 +50,11 @@ def kind_of(library_version: str) -> tuple[str, str]:
     return UNKNOWN_KIND, ""
 
 
-@dataclass(frozen=True)
-class Identity:
-    library_version: str      # MPI_Get_library_version, trailing blanks removed
-    mpi_version: str          # "3.1", "4.1"
-    mpicc: str                # the compiler wrapper, resolved
-    compiler: str             # the wrapper's underlying compiler, as it names itself
+class Named:
+    """What follows from a `library_version` attribute: kind, family, and the
+    short form for tables (Identity and known.KnownMPI)."""
+
+    library_version: str
 
     @property
     def kind(self) -> str:
@@ -65,15 +64,22 @@ class Identity:
     def family(self) -> str:
         return kind_of(self.library_version)[1]
 
+    @property
+    def short(self) -> str:
+        return short_version(self.library_version)
+
+
+@dataclass(frozen=True)
+class Identity(Named):
+    library_version: str      # MPI_Get_library_version, trailing blanks removed
+    mpi_version: str          # "3.1", "4.1"
+    mpicc: str                # the compiler wrapper, by the path it was given
+    compiler: str             # the wrapper's underlying compiler, as it names itself
+
     def key(self, collkit_version: str) -> str:
         """What a build depends on, hashed: the library, the compiler, collkit."""
         text = "\0".join((self.library_version, str(Path(self.mpicc).resolve()), self.compiler, collkit_version))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @property
-    def short(self) -> str:
-        """The version string's first line, for tables."""
-        return short_version(self.library_version)
 
 
 def short_version(library_version: str) -> str:
@@ -92,18 +98,13 @@ def read_probe(output: str, program: Path) -> tuple[str, str]:
 
 
 def run_probe(program: Path, env: dict[str, str] | None = None) -> tuple[str, str]:
+    from collkit.common.tool import run_tool
     try:
-        proc = subprocess.run([str(program)], capture_output=True, text=True, timeout=60, env=env,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{program} did not finish within 60 s") from None
-    except OSError as exc:
-        raise UserError(f"cannot run {program}: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"{program} fails (exit status {proc.returncode}): {last}; is its MPI library on the "
-                        "loader's path? (module load it, or set LD_LIBRARY_PATH)")
-    return read_probe(proc.stdout, program)
+        out = run_tool([str(program)], env=env, timeout=60)
+    except UserError as exc:
+        raise UserError(f"{exc}; is its MPI library on the loader's path? (module load it, or set "
+                        "LD_LIBRARY_PATH)") from None
+    return read_probe(out, program)
 
 
 def compiler_of(mpicc: Path, env: dict[str, str] | None = None) -> str:

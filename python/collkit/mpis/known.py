@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
 from collkit.common.paths import checkout_root, package_root
-from collkit.mpis.identity import Identity, check_name, kind_of, short_version
+from collkit.mpis.identity import Identity, Named, check_name, kind_of
 from collkit.mpis.install import LAUNCH_DEFAULTS, Build, MPIInstall
 
 REGISTRATION_FORMAT = 1
@@ -46,7 +46,7 @@ def package_build_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class KnownMPI:
+class KnownMPI(Named):
     name: str
     origin: str                 # "package" or the registration file
     mpicc: str
@@ -54,18 +54,6 @@ class KnownMPI:
     library_version: str
     build: Build | None         # None: unusable, see `problem`
     problem: str = ""
-
-    @property
-    def kind(self) -> str:
-        return kind_of(self.library_version)[0]
-
-    @property
-    def family(self) -> str:
-        return kind_of(self.library_version)[1]
-
-    @property
-    def short_version(self) -> str:
-        return short_version(self.library_version)
 
     def identity(self) -> Identity:
         b = self.build

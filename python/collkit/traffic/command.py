@@ -29,7 +29,7 @@ DESCRIPTION = """\
 Count the bytes that libcollkit's algorithms send inside a node, inside a group
 (a dragonfly group or fat-tree pod) and across groups, for a job allocation on a
 machine map. Messages come from the algorithms' own C code (ck_trace), never
-from a model of them; traces are cached under build/trace-cache/."""
+from a model of them; traces are cached in the build cache's trace-cache/ (collkit mpis shows where)."""
 
 EPILOG = """\
 allocations (--alloc FILE, or every file of --jobs DIR):

@@ -1,7 +1,7 @@
 """Running ck_trace, and the trace cache.
 
 Traces are cached by (collective, algorithm, p, count, root, dtype, format,
-library version) in memory and on disk under ``<build root>/trace-cache/``
+library version) in memory and on disk under ``<build cache>/trace-cache/`` (collkit.mpis.known.cache_root)
 (``COLLKIT_TRACE_CACHE`` elsewhere),
 one ``.npz`` file per trace. The library version is collkit's version plus a
 hash of the ck_trace binary, which contains the algorithms' code: any rebuild
