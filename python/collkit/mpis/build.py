@@ -250,9 +250,11 @@ def _same_mpi(k: known.KnownMPI, ident: Identity) -> bool:
 
 
 def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpirun_arg: str | None,
-          replace: bool = False, jobs: int | None = None, env: dict[str, str] | None = None) -> Result:
+          replace: bool = False, jobs: int | None = None, env: dict[str, str] | None = None,
+          nccl: bool = False) -> Result:
     """`env`: the environment the MPI's programs (wrapper, CMake, probe, launcher) run in, e.g. after
-    a Slurm platform's module lines (collkit.mpis.remote); None: this process's."""
+    a Slurm platform's module lines (collkit.mpis.remote); None: this process's. `nccl`: also
+    collkit-bench-nccl (docs/gpu.md), a build of its own key."""
     search = (env if env is not None else os.environ).get("PATH")
     mpicc = resolve_mpicc(mpicc_arg, prefix_arg, search)
     mpirun = resolve_mpirun(mpirun_arg, search)
@@ -268,7 +270,7 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
     say(f"{name}: {ident.short} ({'forcing: ' + family if family else 'no algorithm forcing known'})")
     if mpirun is None:
         mpirun = default_mpirun(mpicc)
-    key = ident.key(f"{__version__} {source_fingerprint(source_dir())}")
+    key = ident.key(f"{__version__} {source_fingerprint(source_dir())}{' nccl' if nccl else ''}")
 
     with locked(root, name) as lock:
         known.clear()
@@ -278,7 +280,8 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
             raise UserError(f"an MPI named '{name}' is known already, built with {existing.mpicc} "
                             f"({existing.short}), not {ident.mpicc}: choose another name with --mpi, "
                             "or --replace to make the name point at this one")
-        if existing is not None and existing.origin == "package" and _same_mpi(existing, ident):
+        if existing is not None and existing.origin == "package" and _same_mpi(existing, ident) \
+                and (not nccl or (existing.build is not None and existing.build.has("bench_nccl"))):
             say(f"'{name}' is the MPI this collkit was installed with; its build is up to date")
             return Result(name, existing.build.prefix if existing.build else Path(), built=False)
         reg = known.registrations_dir(root) / f"{name}.json"
@@ -295,7 +298,8 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
         tree.mkdir(parents=True)
         log = dest / "build.log"
         args = [cmake, "-S", str(source_dir()), "-B", str(tree), f"-DCOLLKIT_MPICC={mpicc}",
-                "-DCMAKE_BUILD_TYPE=Release", "-DCOLLKIT_BUILD_TESTS=OFF", f"-DCMAKE_INSTALL_PREFIX={prefix}"]
+                "-DCMAKE_BUILD_TYPE=Release", "-DCOLLKIT_BUILD_TESTS=OFF", f"-DCMAKE_INSTALL_PREFIX={prefix}",
+                f"-DCOLLKIT_NCCL={'ON' if nccl else 'OFF'}"]
         if mpirun is not None:
             args.append(f"-DMPIEXEC_EXECUTABLE={mpirun}")
         started = time.monotonic()

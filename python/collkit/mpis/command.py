@@ -98,7 +98,7 @@ def cmd_mpis(ns: argparse.Namespace) -> int:
 def cmd_build(ns: argparse.Namespace) -> int:
     if ns.jobs is not None and not 1 <= ns.jobs <= 1024:
         raise UserError(f"--jobs {ns.jobs}: give 1 to 1024")
-    result = builder.build(ns.mpi, ns.mpicc, ns.prefix, ns.mpirun, replace=ns.replace, jobs=ns.jobs)
+    result = builder.build(ns.mpi, ns.mpicc, ns.prefix, ns.mpirun, replace=ns.replace, jobs=ns.jobs, nccl=ns.nccl)
     print(f"{result.name}: {result.prefix}")
     return 0
 
@@ -120,6 +120,8 @@ def add_parsers(sub) -> None:
     b.add_argument("--replace", action="store_true",
                    help="let NAME point at this MPI although another is known under it")
     b.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel compile jobs (default: all cores)")
+    b.add_argument("--nccl", action="store_true",
+                   help="also build collkit-bench-nccl, the nccl backend (CUDA and NCCL needed; docs/gpu.md)")
     b.set_defaults(func=cmd_build)
     m = sub.add_parser("mpis", help="list the MPIs collkit knows here, and what else it found",
                        description="Every known MPI (name, version string, mpicc, mpirun, build, which C parts "
