@@ -165,3 +165,17 @@ def test_build_refuses_two_mpis_under_one_name(collkit, tmp_path):
     out = collkit("build", "--mpi", "openmpi", "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path)})
     _one_line_exit_2(out, "an MPI named 'openmpi' is known already, built with /opt/other/bin/mpicc")
     assert json.loads((tmp_path / "mpis" / "openmpi.json").read_text())["mpicc"] == "/opt/other/bin/mpicc"
+
+
+def test_campaign_metadata_records_the_build_it_ran():
+    """metadata.json's mpis.NAME: the wrapper, the MPI's own version string and
+    collkit's source, read from the build's manifest."""
+    from ck_trace_build import built
+    from collkit.campaign.metadata import mpi_info
+    from collkit.campaign.platform import PlatformMPI
+    bench = built("openmpi", "bench")
+    if bench is None:
+        pytest.skip("no openmpi build here")
+    info = mpi_info(PlatformMPI(known.find_install("openmpi"), bench))
+    assert info["library_version"].startswith("Open MPI") and info["mpicc"].endswith("mpicc.openmpi")
+    assert info["family"] == "openmpi" and info["build"] == str(bench.parent.parent) and info["collkit_source"]

@@ -122,20 +122,41 @@ def _cmake_cache(bench: Path) -> dict[str, str]:
     return out
 
 
+def _build_manifest(bench: Path) -> dict:
+    """The manifest of the build collkit-bench belongs to (PREFIX/bin/collkit-bench
+    -> PREFIX/collkit-build.json), or {} for a developer tree or a hand-made bench."""
+    from collkit.common.errors import UserError
+    from collkit.mpis.install import Build
+    try:
+        return Build.read(bench.parent.parent).manifest
+    except UserError:
+        return {}
+
+
 def mpi_info(pm) -> dict:
-    cache = _cmake_cache(pm.bench)
-    compiler = cache.get("CMAKE_C_COMPILER", "")
-    return {
+    manifest = _build_manifest(pm.bench)
+    info = {
         "mpirun": str(pm.install.mpirun),
         "mpirun_version": _first_line(_run([str(pm.install.mpirun), "--version"])),
         "launch_args": list(pm.install.flags),
         "launch_env": redact(pm.install.env),
         "bench": str(pm.bench),
-        "compiler": compiler,
-        "compiler_version": _first_line(_run([compiler, "--version"])) if compiler else "",
-        "build_type": cache.get("CMAKE_BUILD_TYPE", ""),
-        "mpicc": cache.get("MPI_C_COMPILER", ""),
+        "family": pm.install.family,
     }
+    if manifest:
+        # The build's own record: the wrapper it was compiled with, the MPI it
+        # identified itself as, and collkit's source.
+        mpi = manifest.get("mpi", {}) if isinstance(manifest.get("mpi"), dict) else {}
+        mpicc = str(manifest.get("mpicc", ""))
+        return {**info, "compiler": mpicc, "compiler_version": str(manifest.get("c_compiler", "")),
+                "build_type": str(manifest.get("build_type", "")), "mpicc": mpicc,
+                "library_version": str(mpi.get("library_version", "")), "mpi_version": str(mpi.get("mpi_version", "")),
+                "build": str(pm.bench.parent.parent), "collkit_source": str(manifest.get("source", ""))}
+    cache = _cmake_cache(pm.bench)
+    compiler = cache.get("CMAKE_C_COMPILER", "")
+    return {**info, "compiler": compiler,
+            "compiler_version": _first_line(_run([compiler, "--version"])) if compiler else "",
+            "build_type": cache.get("CMAKE_BUILD_TYPE", ""), "mpicc": cache.get("MPI_C_COMPILER", "")}
 
 
 def _cuda_aware(pm) -> dict:
