@@ -80,12 +80,13 @@ def settings_from(ns: argparse.Namespace) -> PreloadSettings:
                            rules=rules, report=report)
 
 
-def env_flags(mpi: str, env: dict[str, str]) -> list[str]:
+def env_flags(family: str, env: dict[str, str]) -> list[str]:
     """Launcher flags that give every rank these variables: Open MPI's mpirun
-    forwards only what -x names; MPICH's hydra takes -genv NAME VALUE."""
+    forwards only what -x names; MPICH's hydra (and its derivatives') takes
+    -genv NAME VALUE."""
     flags: list[str] = []
     for key, value in env.items():
-        flags += ["-x", f"{key}={value}"] if mpi == "openmpi" else ["-genv", key, value]
+        flags += ["-x", f"{key}={value}"] if family == "openmpi" else ["-genv", key, value]
     return flags
 
 
@@ -95,7 +96,8 @@ def launch_command(settings: PreloadSettings, command: list[str]) -> list[str]:
     if not command:
         raise UserError("nothing to run: give the launcher command after `--`, "
                         "e.g. collkit preload --mpi openmpi -- mpirun -n 4 ./app")
-    return [command[0], *env_flags(settings.mpi, settings.environment()), *command[1:]]
+    family = known.find(settings.mpi).family
+    return [command[0], *env_flags(family, settings.environment()), *command[1:]]
 
 
 def run(ns: argparse.Namespace) -> int:
