@@ -179,3 +179,28 @@ def test_campaign_metadata_records_the_build_it_ran():
     info = mpi_info(PlatformMPI(known.find_install("openmpi"), bench))
     assert info["library_version"].startswith("Open MPI") and info["mpicc"].endswith("mpicc.openmpi")
     assert info["family"] == "openmpi" and info["build"] == str(bench.parent.parent) and info["collkit_source"]
+
+
+def test_an_mpi_collkit_cannot_force_runs_its_default_with_the_reason(tmp_path):
+    """A spec over an MPI of no known family: `default` runs; a forced name is
+    one line that says why; beside a forcible MPI the name is skipped there with
+    the reason."""
+    from collkit.backends import LibraryAlgorithm, LibraryOffer, default_only
+    from collkit.campaign import plan as plans
+    from collkit.campaign.spec import parse
+    lam = default_only(MPIInstall("lam", tmp_path / "mpirun", kind="mpi"), "lam is not an Open MPI or MPICH "
+                                                                         "derivative collkit knows how to force")
+    text = ('collectives = ["allreduce"]\nsizes = ["64B"]\nranks = [2]\nmpi = ["lam"]\n'
+            '[backends]\nmpi = ["default"]\n')
+    spec = parse(text)
+    points = plans._mpi_points(spec, {"lam": lam})
+    assert [p.algorithm for p in points] == ["default"] and not points[0].skip_reason
+    with pytest.raises(UserError, match=r"backends.mpi 'ring': lam runs its default only \(lam is not"):
+        plans._mpi_points(parse(text.replace('mpi = ["default"]', 'mpi = ["default", "ring"]')), {"lam": lam})
+    ring = LibraryAlgorithm(
+        "allreduce", "ring", "ring", "4", {"OMPI_MCA_x": "4"}, ())
+    ompi = LibraryOffer(mpi="openmpi", library="Open MPI 4.1.4", algorithms=(ring,), defaults={})
+    both = parse(text.replace('mpi = ["lam"]', 'mpi = ["lam", "openmpi"]').replace('mpi = ["default"]',
+                                                                                   'mpi = ["default", "ring"]'))
+    got = {(p.mpi, p.algorithm): p.skip_reason for p in plans._mpi_points(both, {"lam": lam, "openmpi": ompi})}
+    assert got[("openmpi", "ring")] == "" and "runs its default only" in got[("lam", "ring")]

@@ -99,6 +99,11 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
         return {a.name for offer in offers.values() for a in offer.for_collective(c)} | known.get(c, set())
 
     selection = spec.backends["mpi"]
+    forced = [n for n in selection if n not in ("default", "all") and not tunings.is_tuned(n)]
+    if forced and offers and all(o.unforceable for o in offers.values()):
+        o = next(iter(offers.values()))
+        raise UserError(f"backends.mpi '{forced[0]}': {o.library} runs its default only ({o.unforceable}); "
+                        'measure it with mpi = ["default"] (collkit mpis shows where forcing comes from)')
     chosen = _select(tuple(n for n in selection if n != "all" and not tunings.is_tuned(n)), spec, offered_any,
                      "MPI library")
     out = []
@@ -115,11 +120,14 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                         # A name another library knows by that (canonical) name is a
                         # comparison this library cannot take part in: record it. A
                         # native name or id of another library is simply not ours.
-                        if name in canonical_any(coll):
+                        if name in canonical_any(coll) or offer.unforceable:
+                            # An MPI collkit cannot force (a derivative without its
+                            # family's tool) runs its default only: say why.
+                            why = (f"{offer.library} runs its default only: {offer.unforceable}" if offer.unforceable
+                                   else f"{offer.library} has no {coll} algorithm '{name}'")
                             for size in spec.sizes:
                                 out.append(Point(backend="mpi", mpi=mpi, algorithm=name,
-                                                 **_base(spec, coll, ranks, size),
-                                                 skip_reason=f"{offer.library} has no {coll} algorithm '{name}'"))
+                                                 **_base(spec, coll, ranks, size), skip_reason=why))
                         continue
                     for size in spec.sizes:
                         base = _base(spec, coll, ranks, size)
