@@ -100,7 +100,7 @@ MPICH_BIN=$MPICH_PREFIX/bin
 
 # --- 1. the sdist -----------------------------------------------------------
 step "1. sdist from the checkout (.venv/bin/python -m build --sdist)"
-.venv/bin/python -c 'import build' 2>/dev/null || {
+.venv/bin/python -I -c 'import build.util' 2>/dev/null || {
     say "installing the build package into .venv"
     .venv/bin/pip install -q build
 }

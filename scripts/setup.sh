@@ -59,7 +59,8 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 # Editable, without compiling: the checkout builds its C parts for two MPIs
 # below (pip install builds for one, the mpicc on PATH).
-if ! .venv/bin/python -c 'import collkit.mpis, pytest, numpy, matplotlib' 2>/dev/null; then
+# -I: the checkout's build/ folder must not pass for the `build` package.
+if ! .venv/bin/python -I -c 'import collkit.mpis, pytest, build.util, numpy, matplotlib' 2>/dev/null; then
     say "installing the collkit package into .venv (editable)"
     .venv/bin/pip install -q --upgrade pip >/dev/null
     COLLKIT_NO_NATIVE=1 .venv/bin/pip install -q -e ".[test]"
