@@ -48,8 +48,8 @@ def source_dir() -> Path:
     src = package_root() / "native" / "src"
     if (src / "CMakeLists.txt").is_file():
         return src
-    raise UserError(f"this collkit has no C sources to build ({src} is missing: it was installed with "
-                    "COLLKIT_NO_NATIVE=1); pip install it again with an MPI loaded")
+    raise UserError(f"this collkit has no C sources to build ({src} is missing): install it again "
+                    "(pip install collkit-VERSION.tar.gz)")
 
 
 SOURCE_DIRS = ("bench", "cmake", "include", "lib", "preload", "tests", "tools", "validate")
