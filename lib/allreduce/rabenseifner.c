@@ -19,26 +19,92 @@
  * Non-power-of-two p (both, as MPICH): among the first 2(p-p') ranks each even
  * rank gives its whole vector to the odd rank above, sits out, and gets the
  * result at the end. The halving pairs ranks that are far apart in rank
- * order: commutative ops only. */
+ * order: commutative ops only.
+ *
+ * Local work (the messages are unchanged): out of place, nothing is staged.
+ * The first reduce-scatter step sends from sbuf and receives the partner's
+ * half straight into rbuf, then reduces the own half from sbuf into it (own
+ * op partner's: the algorithm is for commutative ops only), so MPICH's and
+ * Open MPI's opening copy of the whole vector into rbuf goes; the rest of
+ * rbuf is only written, by the allgather, before it is read. A folded
+ * survivor likewise receives its partner's vector into rbuf and reduces its
+ * own into it, a rank that sits out sends straight from sbuf. The temporary
+ * then only holds what later steps receive, at most p'/4 blocks (p'/2 in
+ * place, the whole vector for an in-place survivor's fold), one allocation
+ * per call where MPICH and Open MPI take a vector; none at p' = 2 out of
+ * place. */
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
 /* The opening both orders share: the checks, MPICH's fold of the first 2 rem
- * ranks, the extent and a vector-sized temporary. f->vrank < 0: this rank sat
- * out (its data went to its partner; ck_fold_out brings the result). */
+ * ranks, the extent and the temporary. f->vrank < 0: this rank is done (count
+ * 0, p 1, or it sat out and got the result). *src: where the first
+ * reduce-scatter step finds this rank's vector, sbuf (out of place and not
+ * folded) or rbuf. */
 static int open_core(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm, ck_fold *f, int *p2, int *rem, MPI_Aint *ext, ck_tmp *tmp)
+                     MPI_Comm comm, ck_fold *f, int *p2, int *rem, MPI_Aint *ext, ck_tmp *tmp,
+                     const char **src)
 {
     int rc, rank, size;
-    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_ODD, comm, &rank,
-                                  &size, f));
+    f->vrank = -1;
+    f->partner = -1;
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    if (count == 0) goto out;
+    if (size == 1) {
+        if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
+        goto out;
+    }
+    const int tag = CK_TAG(CK_ALLREDUCE);
+    const int in_place = sbuf == MPI_IN_PLACE;
+    const char *own = in_place ? (const char *)rbuf : (const char *)sbuf;
+    const ck_fold me = ck_fold_of(rank, 0, size, CK_FOLD_KEEP_ODD);
     *p2 = ck_pow2_floor(size);
     *rem = size - *p2;
-    if (f->vrank < 0) goto out;
+    if (me.vrank < 0) {
+        /* Sits out: the partner reduces for both and returns the result. */
+        CK_TRY(ck_fold_in(&me, own, NULL, NULL, count, dt, op, tag, comm));
+        CK_TRY(ck_fold_out(&me, NULL, rbuf, count, dt, tag, comm));
+        goto out;
+    }
     CK_TRY(ck_type_extent(dt, ext));
-    CK_TRY(ck_tmp_alloc(tmp, count, dt));
+    /* The first step reads sbuf unless the vector had to be put together in
+     * rbuf (fold) or is there (in place); its received half then goes to the
+     * temporary, else into rbuf. A window of w blocks is at most as long as
+     * the first w blocks (the longer blocks come first). */
+    *src = !in_place && me.partner < 0 ? own : (const char *)rbuf;
+    size_t need = *src == (const char *)rbuf ? ck_block_offset(count, *p2, *p2 / 2)
+                  : *p2 > 2                  ? ck_block_offset(count, *p2, *p2 / 4)
+                                             : 0;
+    if (in_place && me.partner >= 0) need = count;
+    if (need > 0) CK_TRY(ck_tmp_alloc(tmp, need, dt));
+    if (me.partner >= 0) {
+        /* rbuf = partner's (op) own: in place the partner's vector comes into
+         * the temporary, else into rbuf and sbuf is reduced into it. */
+        CK_SPAN_BEGIN("fold");
+        char *take = in_place ? tmp->buf : (char *)rbuf;
+        CK_TRY(ck_recv(take, count, dt, me.partner, tag, comm));
+        CK_TRY(ck_reduce_local(in_place ? take : own, rbuf, count, dt, op));
+        CK_SPAN_END("fold");
+    }
+    *f = me;
 out:
     return rc;
+}
+
+/* One reduce-scatter exchange: send sn elements at soff to peer, receive kn
+ * for the window at koff and reduce them into rbuf there. From src = rbuf
+ * the received half goes to the temporary; from src = sbuf (the first step
+ * out of place) straight into rbuf, and sbuf's half is reduced into it. */
+static int rs_exchange(const char *src, char *rbuf, char *tmp, size_t soff, size_t sn,
+                       size_t koff, size_t kn, int peer, MPI_Aint ext, MPI_Datatype dt,
+                       MPI_Op op, int tag, MPI_Comm comm)
+{
+    const int staged = src == rbuf;
+    char *to = staged ? tmp : ck_elem(rbuf, koff, ext);
+    int rc = ck_sendrecv(ck_elem(src, soff, ext), sn, peer, to, kn, peer, dt, tag, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    return ck_reduce_local(staged ? tmp : ck_elem(src, koff, ext), ck_elem(rbuf, koff, ext), kn,
+                           dt, op);
 }
 
 int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count,
@@ -48,7 +114,8 @@ int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count
     ck_tmp tmp = {0};
     MPI_Aint ext;
     ck_fold f;
-    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp));
+    const char *src = NULL;
+    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp, &src));
     if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
@@ -66,9 +133,9 @@ int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count
         size_t kn = ck_block_offset(count, p2, hi) - koff;
         size_t soff = ck_block_offset(count, p2, slo);
         size_t sn = ck_block_offset(count, p2, shi) - soff;
-        CK_TRY(ck_sendrecv(ck_elem(rbuf, soff, ext), sn, peer, tmp.buf, kn, peer, dt, tag,
+        CK_TRY(rs_exchange(src, rbuf, tmp.buf, soff, sn, koff, kn, peer, ext, dt, op, tag,
                            comm));
-        CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
+        src = rbuf; /* later steps: all reduced data is in rbuf */
         CK_SPAN_END("step");
     }
     CK_SPAN_END("reduce_scatter");
@@ -107,7 +174,8 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
     ck_tmp tmp = {0};
     MPI_Aint ext;
     ck_fold f;
-    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp));
+    const char *src = NULL;
+    CK_TRY(open_core(sbuf, rbuf, count, dt, op, comm, &f, &p2, &rem, &ext, &tmp, &src));
     if (f.vrank < 0) goto out;
 
     const int tag = CK_TAG(CK_ALLREDUCE);
@@ -124,9 +192,9 @@ int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Da
         size_t kn = ck_block_offset(count, p2, klo + half) - koff;
         size_t soff = ck_block_offset(count, p2, slo);
         size_t sn = ck_block_offset(count, p2, slo + half) - soff;
-        CK_TRY(ck_sendrecv(ck_elem(rbuf, soff, ext), sn, peer, tmp.buf, kn, peer, dt, tag,
+        CK_TRY(rs_exchange(src, rbuf, tmp.buf, soff, sn, koff, kn, peer, ext, dt, op, tag,
                            comm));
-        CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, koff, ext), kn, dt, op));
+        src = rbuf; /* later steps: all reduced data is in rbuf */
         lo = klo;
         w = half;
         CK_SPAN_END("step");

@@ -13,7 +13,9 @@ int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm 
 {
     int rc, rank, size;
     MPI_Aint extent;
-    MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
+    /* Receives of segments i and i + 1 alternate between rreq[i % 2] and
+     * rreq[(i + 1) % 2]; sreq is the one send in flight. */
+    MPI_Request rreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, sreq = MPI_REQUEST_NULL;
     CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
     CK_TRY(ck_type_extent(dt, &extent));
@@ -30,30 +32,48 @@ int ck_bcast_chain(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm 
 
     /* The receive of segment i + 1 is posted before segment i is forwarded,
      * so the incoming and outgoing links work at the same time; at most one
-     * send and one receive are in flight per rank. */
+     * send is in flight per rank. It is also posted before this rank waits
+     * for segment i, as Open MPI's generic tree bcast does for its pipeline
+     * (coll_base_bcast.c, ompi_coll_base_bcast_intra_generic): two receives
+     * are then open, so segment i + 1 finds its receive posted (no
+     * unexpected-message copy, no handshake waiting for this rank) even
+     * when it arrives while this rank is still waiting for segment i. Only
+     * the wait moved: the posting order (irecv 0, irecv 1, isend 0, irecv 2,
+     * isend 1, ...) is the one of waiting for segment i first. */
     /* Step i: segment i passes this rank (received, then forwarded). */
     CK_SPAN_BEGIN("pipeline");
-    if (has_prev) CK_TRY(ck_irecv(buf, count < seg ? count : seg, dt, prev, tag, comm, &rreq));
+    if (has_prev) CK_TRY(ck_irecv(buf, count < seg ? count : seg, dt, prev, tag, comm, &rreq[0]));
     for (size_t i = 0; i < nseg; i++) {
         CK_SPAN_BEGIN_STEP("step", i);
         size_t off = i * seg, n = count - off < seg ? count - off : seg;
         if (has_prev) {
-            CK_TRY(ck_waitall(1, &rreq));
             if (i + 1 < nseg) {
                 size_t noff = off + seg, nn = count - noff < seg ? count - noff : seg;
-                CK_TRY(ck_irecv(ck_elem(buf, noff, extent), nn, dt, prev, tag, comm, &rreq));
+                CK_TRY(ck_irecv(ck_elem(buf, noff, extent), nn, dt, prev, tag, comm,
+                                &rreq[(i + 1) & 1]));
             }
+            CK_TRY(ck_waitall(1, &rreq[i & 1]));
         }
         if (has_next) {
-            CK_TRY(ck_waitall(1, &sreq));
+            /* No wait on the first segment: there is no send yet (a wait on
+             * a null request is one more MPI call for nothing on short
+             * vectors). */
+            if (sreq != MPI_REQUEST_NULL) CK_TRY(ck_waitall(1, &sreq));
             CK_TRY(ck_isend(ck_elem(buf, off, extent), n, dt, next, tag, comm, &sreq));
         }
         CK_SPAN_END("step");
     }
-    CK_TRY(ck_waitall(1, &sreq));
+    if (sreq != MPI_REQUEST_NULL) CK_TRY(ck_waitall(1, &sreq));
     CK_SPAN_END("pipeline");
 out:
-    /* After a failed MPI call requests may still be pending; MPI gives no safe
-     * way to reclaim them then, and the communicator is unusable anyway. */
+    /* After an error, still complete what was started so that no request
+     * outlives the call (the pattern of allreduce/ring.c): the neighbours run
+     * the same schedule, so every posted message is matched. The first error
+     * code is the one reported. */
+    if (rc != MPI_SUCCESS) {
+        for (int k = 0; k < 2; k++)
+            if (rreq[k] != MPI_REQUEST_NULL) (void)ck_waitall(1, &rreq[k]);
+        if (sreq != MPI_REQUEST_NULL) (void)ck_waitall(1, &sreq);
+    }
     return rc;
 }

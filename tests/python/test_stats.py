@@ -76,6 +76,38 @@ def test_mann_whitney_of_many_pairs_equals_one_at_a_time():
     assert np.allclose(u1, u2[:10]) and np.allclose(p1, p2[:10])
 
 
+def _signed_rank_brute(values):
+    """The same p-value by enumerating every sign pattern (the definition)."""
+    import itertools
+    x = [v for v in values if v != 0]
+    mags = sorted(abs(v) for v in x)
+    rank = {m: (mags.index(m) + 1 + len(mags) - mags[::-1].index(m)) / 2 for m in mags}
+    ranks = [rank[abs(v)] for v in x]
+    centre = sum(ranks) / 2
+    dev = abs(sum(r for r, v in zip(ranks, x) if v > 0) - centre)
+    hits = sum(1 for signs in itertools.product((0, 1), repeat=len(x))
+               if abs(sum(r for r, s in zip(ranks, signs) if s) - centre) >= dev - 1e-9)
+    return hits / 2 ** len(x)
+
+
+@pytest.mark.parametrize("values", [
+    [0.3, 0.1, 0.2, 0.5, 0.4, 0.6, 0.8, 0.7],           # all positive: 2 / 2^8
+    [1, -2, 3, -4, 5, -6, 7, -8],
+    [0.1, 0.1, -0.1, 0.2, 0.2, 0.3, -0.3, 0.4, 0.0],      # ties and a zero
+    [-0.01, -0.02, 0.5, -0.03, -0.04, -0.05],
+])
+def test_signed_rank_is_exact(values):
+    assert stats.signed_rank_p(values) == pytest.approx(_signed_rank_brute(values))
+
+
+def test_signed_rank_degenerate_and_bad_input():
+    assert stats.signed_rank_p([]) == 1.0
+    assert stats.signed_rank_p([0.0, 0.0]) == 1.0
+    assert stats.signed_rank_p([2.0] * 8) == pytest.approx(2 / 256)
+    with pytest.raises(ValueError):
+        stats.signed_rank_p([1.0, math.nan])
+
+
 def test_holm_adjusts_step_down():
     assert list(stats.holm([0.01, 0.04, 0.03, 0.005])) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert list(stats.holm([])) == []

@@ -8,6 +8,8 @@
 * `mann_whitney`: the two-sided Mann-Whitney U test, normal approximation with tie
   correction and continuity correction (as in most references; exact enough for
   n >= 8 per side; only approximate below). Vectorised over many pairs of samples.
+* `signed_rank_p`: the exact two-sided Wilcoxon signed-rank test, for paired
+  measurements (log ratios round by round, scripts/bench_same_name.py).
 * `holm`: Holm's step-down adjustment of p-values (family-wise error rate, no
   independence assumption, never less powerful than Bonferroni).
 * `bootstrap_median_ratio`: a percentile-bootstrap interval for median(new)/median(base)
@@ -190,6 +192,42 @@ def holm(p: Sequence[float]) -> np.ndarray:
     out = np.empty(m)
     out[order] = adj
     return out
+
+
+# --------------------------------------------------------------- signed ranks
+def signed_rank_p(values: Sequence[float]) -> float:
+    """Exact two-sided p-value of Wilcoxon's signed-rank test that `values` are
+    symmetric about 0, for paired measurements taken side by side (log ratios of two
+    variants round by round, where slow drift cancels in each pair). Zeros are
+    dropped; tied magnitudes get their mean rank. The null distribution of W (the sum
+    of the positive values' ranks) is counted exactly over all 2^n sign patterns by
+    subset sums of the doubled (integer) ranks; p = P(|W - E W| >= observed)."""
+    x = [float(v) for v in values if v != 0.0]
+    if any(not math.isfinite(v) for v in x):
+        raise ValueError("signed_rank_p needs finite values")
+    n = len(x)
+    if n == 0:
+        return 1.0
+    order = sorted(range(n), key=lambda i: abs(x[i]))
+    ranks2 = [0] * n                      # twice the mean rank: an integer
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and abs(x[order[j + 1]]) == abs(x[order[i]]):
+            j += 1
+        for k in range(i, j + 1):
+            ranks2[order[k]] = i + j + 2
+        i = j + 1
+    total = sum(ranks2)
+    ways = [0] * (total + 1)              # ways[s]: sign patterns with doubled W = s
+    ways[0] = 1
+    for r in ranks2:
+        for s in range(total, r - 1, -1):
+            ways[s] += ways[s - r]
+    w2 = sum(r for r, v in zip(ranks2, x) if v > 0)
+    dev = abs(2 * w2 - total)             # |2W2 - total| = 4 |W - E W|
+    extreme = sum(c for s, c in enumerate(ways) if abs(2 * s - total) >= dev)
+    return min(1.0, extreme / 2 ** n)
 
 
 # --------------------------------------------------------------- bootstrap
