@@ -176,6 +176,25 @@ def test_memory_estimate_and_refusal():
         memory.estimate("allreduce", 1024, 262144, "int32")          # 1 MiB buffers below it: not folded
 
 
+def test_count_zero_needs_no_buffers():
+    # MPI allows count 0; the estimate once took max() of no buffers (issue #32)
+    assert memory.buffers("allreduce", 4, 0, "int32") == (0, 0)
+    assert memory.estimate("allreduce", 4, 0, "int32") == memory.estimate("bcast", 4, 0, "int32")
+    assert memory.estimate("alltoall", 4, 0, "int32") < memory.estimate("alltoall", 4, 1, "int32")
+
+
+@needs_simgrid
+def test_a_zero_byte_point_is_simulated(tmp_path):
+    (tmp_path / "spec.toml").write_text(
+        'name = "zero"\ncollectives = ["allreduce", "alltoall"]\nsizes = ["0B"]\nranks = [4]\nmpi = ["smpi"]\n'
+        '[backends]\ncollkit = ["allreduce/ring", "alltoall/pairwise"]\n')
+    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:lumi-like", "--out", "c")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    recs = records(tmp_path / "c")
+    assert {r["status"] for r in recs.values()} == {"ok"} and len(recs) == 2
+
+
 def test_the_shared_threshold_keeps_the_harness_buffers_private():
     """SMPI copies no message data into folded buffers: rank 0's gather of every
     host name and the timing vectors must stay below the threshold."""

@@ -49,9 +49,10 @@ def _items(collective: str, ranks: int, count: int, dtype: str, in_place: bool) 
 
 
 def buffers(collective: str, ranks: int, count: int, dtype: str, in_place: bool = False) -> tuple[int, int]:
-    """(bytes of all ranks' send+receive buffers, the largest single buffer)."""
+    """(bytes of all ranks' send+receive buffers, the largest single buffer; 0 for
+    count 0, which allocates nothing)."""
     items = _items(collective, ranks, count, dtype, in_place)
-    return sum(b * n for b, n in items), max(b for b, _ in items)
+    return sum(b * n for b, n in items), max((b for b, _ in items), default=0)
 
 
 def estimate(collective: str, ranks: int, count: int, dtype: str, in_place: bool = False,
@@ -61,7 +62,8 @@ def estimate(collective: str, ranks: int, count: int, dtype: str, in_place: bool
     SMPI's one shared block per call site (measured: a 1,024-rank 1 MiB allreduce
     fell from 3.35 GB to 196 MB), so they are counted as a few blocks in all."""
     items = _items(collective, ranks, count, dtype, in_place)
-    items.append((max(b for b, _ in items), ranks))          # the algorithm's temporary
+    if items:   # count 0 has no buffers and no temporary
+        items.append((max(b for b, _ in items), ranks))      # the algorithm's temporary
     folded = [it for it in items if shared and it[0] >= thresh]
     data = sum(b * n for b, n in items if (b, n) not in folded) + len(folded) * SHARED_BLOCK
     return data + ranks * PER_RANK_OVERHEAD + BASE_OVERHEAD
