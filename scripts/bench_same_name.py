@@ -13,10 +13,11 @@ measurements seconds apart in the same processes. Each launch's test is the exac
 two-sided Wilcoxon signed-rank test on log q_r (pairs by round, so slow drift of the
 machine cancels). The rounds of one launch are not independent replicates (a launch
 keeps its placement, pages and caches: of the library-faster verdicts of two one-launch
-runs on the 16-core machine, 29 and 20 of 282, only 10 were the same points), so every group runs in LAUNCHES
-separate launches, all groups once before any runs again, and a side is called faster
-only where every launch's test says so (p < ALPHA, same direction); else "tie". The
-ratio shown is the median of all rounds' q_r, p the largest launch's.
+runs on the 16-core machine, 29 and 20 of 282, only 10 were the same points), so every
+group runs in LAUNCHES separate launches, all groups once before any runs again, and a
+side is called faster only where every launch's test says so (p < ALPHA, same
+direction); else "tie". The ratio shown is the median of all rounds' q_r, p the
+largest launch's.
 
     .venv/bin/python scripts/bench_same_name.py SPEC [--platform FILE] [--rounds 8]
         [--launches 2] [--out FILE.json] [--markdown FILE.md]
