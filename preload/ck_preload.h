@@ -4,8 +4,9 @@
  * The shim intercepts the MPI collectives through the profiling interface and
  * either runs a libcollkit algorithm or the library's own (PMPI_*) collective.
  * Every decision reads only arguments MPI requires to agree across the ranks of
- * a call (collective, communicator, block bytes, datatype and op of
- * reductions), so all ranks always choose alike (docs/preload.md).
+ * a call (collective, communicator, root, block bytes read on a side significant
+ * at each rank, datatype and op of reductions), never an argument that is not
+ * significant at that rank, so all ranks always choose alike (docs/preload.md).
  */
 #ifndef COLLKIT_PRELOAD_H
 #define COLLKIT_PRELOAD_H
@@ -78,6 +79,12 @@ void ckp_release_world(void);
 int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype,
                  void *rbuf, int rcount, MPI_Datatype rtype, MPI_Op op, int root,
                  MPI_Comm comm);
+
+/* The large-count interceptors' test (dispatch.c): 1 with int counts in
+ * *sc / *rc when every count significant at this rank fits an int (one that is
+ * not significant is never read), else 0: the library's _c call. */
+int ckp_int_counts(ck_collective c, const void *sbuf, MPI_Count scount, void *rbuf, MPI_Count rcount,
+                   int root, MPI_Comm comm, int *sc, int *rc);
 
 /* Statistics (report.c). */
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);

@@ -1,9 +1,15 @@
 /* The dispatcher: one path for every intercepted collective, C or Fortran.
  *
  * The choice reads only what MPI requires to agree across the ranks of one
- * call: the collective, the communicator (size, inter or intra), the block
- * bytes (count times type size; type signatures must match), and for
+ * call: the collective, the communicator (size, inter or intra), the root, the
+ * block bytes (count times type size; type signatures must match), and for
  * reductions the datatype and op (the same on every rank by the standard).
+ * The block bytes are read at each rank on a side MPI reads there: an argument
+ * that is not significant at a rank (scatter's send side at a non-root,
+ * gather's and reduce's receive side at a non-root, the side MPI_IN_PLACE
+ * replaces) may be NULL, -1, MPI_DATATYPE_NULL, and is never looked at, not
+ * even to validate it: a rank that refused such a call while the others ran
+ * an algorithm would leave them all waiting (issue #32).
  * Data-movement collectives run on bytes: a non-contiguous buffer is packed
  * into a temporary and unpacked after, at that rank only, so the layout of one
  * rank's datatype never changes what the others do. */
@@ -184,7 +190,9 @@ static int run_bytes(const ck_algorithm *a, const ck_mpi_args *m, const ck_mpi_r
 }
 
 /* Why algorithm a cannot run this call correctly, or -1 when it can. Every
- * input here agrees across ranks. */
+ * input here agrees across ranks: count and dt are read only for reductions,
+ * whose one count and datatype are significant and equal at every rank (the
+ * interceptors pass them on both sides). */
 static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm_info *info,
                            size_t bytes, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
@@ -220,6 +228,13 @@ static int block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *byt
 {
     const int count = ro->block_from_send ? m->scount : m->rcount;
     int size = 0;
+    /* An empty block is empty at every rank (type signatures match), whatever
+     * its datatype: 0 bytes, every rank falls back alike, and the datatype of
+     * an empty side is never asked for its size. */
+    if (count == 0) {
+        *bytes = 0;
+        return MPI_SUCCESS;
+    }
     int rc = PMPI_Type_size(ro->block_from_send ? m->stype : m->rtype, &size);
     if (rc != MPI_SUCCESS) return rc;
     *bytes = (size_t)count * (size_t)size;
@@ -248,10 +263,26 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
     ckp_comm_info *info;
     ck_mpi_roles ro;
     size_t bytes = 0;
-    if (comm == MPI_COMM_NULL || comm_info(comm, &info) != MPI_SUCCESS ||
-        ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
+    if (comm == MPI_COMM_NULL || comm_info(comm, &info) != MPI_SUCCESS)
+        return ck_pmpi_call(c, &m);
+    if (info->inter) {
+        /* Every rank of an intercommunicator runs the library. Its arguments
+         * are not read at all: which are significant depends on MPI_ROOT and
+         * MPI_PROC_NULL, which the descriptors do not describe. The fallback
+         * is counted against the choice at 0 bytes. */
+        int k = ckp_choose(c, info->size, 0);
+        if (k >= 0) ckp_stat_fallback(c, k, CKP_FB_INTERCOMM);
+        const int timed = ckp_cfg.report;
+        double t0 = timed ? PMPI_Wtime() : 0.0;
+        int rc = ck_pmpi_call(c, &m);
+        ckp_stat_call(c, CKP_LIBRARY, 0, timed ? PMPI_Wtime() - t0 : 0.0);
+        return rc;
+    }
+    /* ck_mpi_roles_of validates only the counts significant at this rank, and
+     * block_bytes reads the block on such a side: a failure here is an
+     * erroneous call at this rank, which the library reports as it would. */
+    if (ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
         block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
-        /* An erroneous call: the library raises the error as it would. */
         return ck_pmpi_call(c, &m);
     int k = ckp_choose(c, info->size, bytes);
     int col = CKP_LIBRARY;
@@ -282,4 +313,37 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
     if (timed) ckp_stat_call(c, col, bytes, PMPI_Wtime() - t0);
     else ckp_stat_call(c, col, bytes, 0.0);
     return rc;
+}
+
+/* For the large-count (MPI_*_c) interceptors of the data-movement
+ * collectives: whether every count MPI reads at this rank fits an int. If so,
+ * *sc and *rc get the int counts, a count that is not significant here and
+ * does not fit replaced by 0 (never read), and the call takes the int path;
+ * else the caller runs the library's _c call. Only significant counts are
+ * tested: a non-root's scatter send count may be anything (-1 included), and
+ * sending that rank alone to the library would hang the others. The ranks
+ * agree: a significant count above INT_MAX makes the block bytes, equal on
+ * every rank, exceed CK_MAX_COUNT, which sends the int path to the library too. */
+int ckp_int_counts(ck_collective c, const void *sbuf, MPI_Count scount, void *rbuf, MPI_Count rcount,
+                   int root, MPI_Comm comm, int *sc, int *rc)
+{
+    const int sfits = scount >= 0 && scount <= INT32_MAX, rfits = rcount >= 0 && rcount <= INT32_MAX;
+    int p = 0, rank = 0, inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &p) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+        /* Erroneous, or an intercommunicator (always the library): either
+         * path runs the library; the int one only when it loses nothing. */
+        *sc = sfits ? (int)scount : 0;
+        *rc = rfits ? (int)rcount : 0;
+        return sfits && rfits;
+    }
+    /* Which sides are significant here: the descriptor's roles at one element a block. */
+    const ck_mpi_args one = {sbuf, 1, MPI_DATATYPE_NULL, rbuf, 1, MPI_DATATYPE_NULL, MPI_OP_NULL, root, comm};
+    ck_mpi_roles ro;
+    if (ck_mpi_roles_of(c, &one, p, rank, &ro) != 0) return 0;
+    const int ssig = ro.send_elems > 0, rsig = ro.recv_elems > 0;
+    if ((ssig && !sfits) || (rsig && !rfits)) return 0;
+    *sc = sfits ? (int)scount : 0;
+    *rc = rfits ? (int)rcount : 0;
+    return 1;
 }

@@ -45,6 +45,11 @@ static void f_finalize(MPI_Fint *ierr)
     *ierr = PMPI_Finalize();
 }
 
+/* Every handle and count is converted as given, significant or not, exactly
+ * as Open MPI's own Fortran bindings do (MPI_Type_f2c of MPI_DATATYPE_NULL or
+ * of any other value a rank passes where MPI does not read it invokes no error
+ * handler), and nothing is decided here: ckp_dispatch reads only what is
+ * significant at this rank, so a Fortran rank decides like a C one. */
 static void f_coll(ck_collective c, const void *s, MPI_Fint *sc, MPI_Fint *st, void *r, MPI_Fint *rc,
                    MPI_Fint *rt, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {

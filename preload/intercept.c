@@ -110,7 +110,11 @@ int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
  * call these instead (mpi4py 4 under MPICH calls only these). A count that
  * fits an int takes the same path as the int call; a larger one goes to the
  * library. Ranks cannot disagree: a count above INT_MAX makes the call's
- * bytes exceed CK_MAX_COUNT, which sends every other rank to the library too. */
+ * bytes exceed CK_MAX_COUNT, which sends every other rank to the library too.
+ * Only counts significant at this rank are tested (ckp_int_counts): a
+ * non-root's scatter send count, say, may be -1, and testing it would send
+ * that rank alone to the library (issue #32). bcast's and the reductions'
+ * one count is significant everywhere. */
 #include <limits.h>
 
 static int fits(MPI_Count n)
@@ -148,32 +152,36 @@ int MPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count count, MP
 int MPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!fits(scount) || !fits(rcount))
+    int sc, rc;
+    if (!ckp_int_counts(CK_GATHER, sbuf, scount, rbuf, rcount, root, comm, &sc, &rc))
         return PMPI_Gather_c(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-    return MPI_Gather(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm);
+    return MPI_Gather(sbuf, sc, stype, rbuf, rc, rtype, root, comm);
 }
 
 int MPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!fits(scount) || !fits(rcount))
+    int sc, rc;
+    if (!ckp_int_counts(CK_SCATTER, sbuf, scount, rbuf, rcount, root, comm, &sc, &rc))
         return PMPI_Scatter_c(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
-    return MPI_Scatter(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, root, comm);
+    return MPI_Scatter(sbuf, sc, stype, rbuf, rc, rtype, root, comm);
 }
 
 int MPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                     MPI_Datatype rtype, MPI_Comm comm)
 {
-    if (!fits(scount) || !fits(rcount))
+    int sc, rc;
+    if (!ckp_int_counts(CK_ALLGATHER, sbuf, scount, rbuf, rcount, 0, comm, &sc, &rc))
         return PMPI_Allgather_c(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-    return MPI_Allgather(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm);
+    return MPI_Allgather(sbuf, sc, stype, rbuf, rc, rtype, comm);
 }
 
 int MPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
                    MPI_Datatype rtype, MPI_Comm comm)
 {
-    if (!fits(scount) || !fits(rcount))
+    int sc, rc;
+    if (!ckp_int_counts(CK_ALLTOALL, sbuf, scount, rbuf, rcount, 0, comm, &sc, &rc))
         return PMPI_Alltoall_c(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-    return MPI_Alltoall(sbuf, (int)scount, stype, rbuf, (int)rcount, rtype, comm);
+    return MPI_Alltoall(sbuf, sc, stype, rbuf, rc, rtype, comm);
 }
 #endif

@@ -282,6 +282,29 @@ static void test_mpi_roles(void)
     CHECK(ck_mpi_roles_of(CK_BCAST, &z, 4, 2, &r) == -1);
     z.rcount = 1;
     CHECK(ck_mpi_roles_of(CK_NUM_COLLECTIVES, &z, 4, 0, &r) == -1);
+    /* Issue #32: a side that is not significant at a rank may be NULL, -1,
+     * MPI_DATATYPE_NULL; only the significant counts are validated, and the
+     * ignored ones never reach the roles. p = 4, root 1. */
+    const ck_mpi_args scat = {NULL, -1, MPI_DATATYPE_NULL, rb, 3, MPI_INT, MPI_OP_NULL, 1, MPI_COMM_WORLD};
+    CHECK(ck_mpi_roles_of(CK_SCATTER, &scat, 4, 2, &r) == 0 && r.send_elems == 0 && r.recv_elems == 3 &&
+          !r.block_from_send);
+    CHECK(ck_mpi_roles_of(CK_SCATTER, &scat, 4, 1, &r) == -1); /* the root's send count is read */
+    const ck_mpi_args scat_ip = {sb, 2, MPI_INT, MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, MPI_OP_NULL, 1,
+                                 MPI_COMM_WORLD};
+    CHECK(ck_mpi_roles_of(CK_SCATTER, &scat_ip, 4, 1, &r) == 0 && r.send_elems == 8 && r.recv_elems == 0 &&
+          r.block_from_send);
+    const ck_mpi_args gath = {sb, 2, MPI_INT, NULL, -1, MPI_DATATYPE_NULL, MPI_OP_NULL, 1, MPI_COMM_WORLD};
+    CHECK(ck_mpi_roles_of(CK_GATHER, &gath, 4, 2, &r) == 0 && r.send_elems == 2 && r.recv_elems == 0 &&
+          r.block_from_send);
+    CHECK(ck_mpi_roles_of(CK_GATHER, &gath, 4, 1, &r) == -1); /* the root's receive count is read */
+    const ck_mpi_args gath_ip = {MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, rb, 2, MPI_INT, MPI_OP_NULL, 1,
+                                 MPI_COMM_WORLD};
+    CHECK(ck_mpi_roles_of(CK_GATHER, &gath_ip, 4, 1, &r) == 0 && r.send_elems == 0 && r.recv_elems == 8 &&
+          r.recv_in && r.recv_out && !r.block_from_send);
+    const ck_mpi_args a2a_ip = {MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, rb, 2, MPI_INT, MPI_OP_NULL, 0,
+                                MPI_COMM_WORLD};
+    CHECK(ck_mpi_roles_of(CK_ALLTOALL, &a2a_ip, 4, 3, &r) == 0 && r.recv_elems == 8 && r.recv_in);
+    CHECK(ck_mpi_roles_of(CK_ALLGATHER, &a2a_ip, 4, 3, &r) == 0 && r.recv_elems == 8 && r.recv_in);
     CHECK(ck_mpi_roles_of(CK_BCAST, NULL, 4, 0, &r) == -1);
 }
 

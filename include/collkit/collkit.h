@@ -358,7 +358,11 @@ typedef struct {
 } ck_mpi_roles;
 
 /* The roles of args' buffers at `rank` of p (MPI_IN_PLACE read from args).
- * Returns 0, or -1 for an invalid collective or a negative count. */
+ * Only the counts MPI reads at `rank` are validated and used: a side that is
+ * not significant there (scatter's send side at a non-root, gather's and
+ * reduce's receive side at a non-root, the side MPI_IN_PLACE replaces) may hold
+ * anything, e.g. NULL, -1, MPI_DATATYPE_NULL. Returns 0, or -1 for an invalid
+ * collective or a negative significant count. */
 int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank,
                     ck_mpi_roles *roles);
 

@@ -348,25 +348,40 @@ int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank
                     ck_mpi_roles *roles)
 {
     const ck_collective_desc *d = ck_collective_describe(coll);
-    if (d == NULL || args == NULL || args->scount < 0 || args->rcount < 0) return -1;
+    if (d == NULL || args == NULL) return -1;
     const int root = args->root;
+    /* MPI_IN_PLACE is read only where it may appear: the root of a rooted
+     * collective (ck_collective_in_place_at), every rank of the others. */
     const int ip = (d->in_place == CK_IN_PLACE_SEND && args->sbuf == MPI_IN_PLACE) ||
                    (d->in_place == CK_IN_PLACE_RECV && args->rbuf == MPI_IN_PLACE);
     const int ip_here = ck_collective_in_place_at(d, ip, rank, root);
-    const size_t scount = (size_t)args->scount, rcount = (size_t)args->rcount;
+    /* Which sides MPI reads at this rank, from the descriptor alone (one
+     * element a block): scatter's send side and gather's receive side only at
+     * the root, reduce's receive side only at the root, neither count of the
+     * side MPI_IN_PLACE replaces. A side that is not significant may hold
+     * anything (NULL, -1, MPI_DATATYPE_NULL: MPI allows it), so only a
+     * significant count is validated or used: an interposer that refused the
+     * call at the ranks passing -1 there, and ran it elsewhere, would hang. */
+    const int send_sig = ck_collective_send_elems(d, 1, p, rank, root, ip) > 0;
+    const int recv_sig = ck_collective_recv_elems(d, 1, p, rank, root, ip) > 0;
+    if ((send_sig && args->scount < 0) || (recv_sig && args->rcount < 0)) return -1;
+    const size_t scount = send_sig ? (size_t)args->scount : 0;
+    const size_t rcount = recv_sig ? (size_t)args->rcount : 0;
     roles->send_elems = ck_collective_send_elems(d, scount, p, rank, root, ip);
     roles->recv_elems = ck_collective_recv_elems(d, rcount, p, rank, root, ip);
     /* A rank that contributes input but passes no send buffer keeps it in the
-     * receive buffer: in place, or bcast's root (one buffer for both). */
+     * receive buffer: in place, or bcast's root (one buffer for both). Read
+     * from the descriptor (one element a block), not from a count that may
+     * not be significant here. */
     const int source = d->has_op || !d->from_root || (d->has_root && rank == root);
-    const int no_send = ck_collective_send_elems(d, scount, p, rank, root, 0) == 0;
+    const int no_send = ck_collective_send_elems(d, 1, p, rank, root, 0) == 0;
     roles->recv_in = (ip_here && d->in_place == CK_IN_PLACE_SEND) || (no_send && source);
     /* bcast's root already holds the result: it is its input. */
-    const int result = ck_collective_result_elems(d, rcount, p, rank, root) > 0;
+    const int result = ck_collective_result_elems(d, 1, p, rank, root) > 0;
     roles->recv_out = roles->recv_elems > 0 && result && !(no_send && source && !ip_here);
     /* Whether rbuf is significant at all, whatever the count (a count of 0
      * still names its datatype there). */
-    roles->block_from_send = ck_collective_recv_elems(d, 1, p, rank, root, ip) == 0;
+    roles->block_from_send = !recv_sig;
     return 0;
 }
 

@@ -27,6 +27,7 @@ PROGRAMS = {
     "fortran_mpif": ["allreduce", "bcast", "alltoall"],
     "hpcc": ["bcast", "reduce", "allreduce", "alltoall", "allgather", "gather", "scatter"],
     "mpi4py": ALL,
+    "significance": ALL,
 }
 
 
@@ -202,6 +203,8 @@ def main() -> int:
     ap.add_argument("--together", action="store_true",
                     help="force one algorithm of every collective per run (round k: each one's k-th), "
                          "fewer runs for slow programs")
+    ap.add_argument("--fail-fast", action="store_true",
+                    help="stop at the first failed run (a hang costs the whole --timeout once, not per run)")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
     # Runs happen in a temporary directory: paths given relative to here must not break.
@@ -223,6 +226,10 @@ def main() -> int:
         for p in ranks:
             runs += 1
             failures += 0 if run_one(a, job, labels, p) else 1
+            if failures and a.fail_fast:
+                break
+        if failures and a.fail_fast:
+            break
     print(f"{a.program}: {runs - failures}/{runs} runs passed in {time.monotonic() - start:.0f} s")
     return 1 if failures else 0
 
