@@ -55,10 +55,10 @@ def _free_port() -> int:
 
 def _munge_works() -> bool:
     try:
-        cred = subprocess.run([_which("munge"), "-n"], capture_output=True, timeout=5)
+        cred = subprocess.run([_which("munge"), "-n"], capture_output=True, timeout=30)
         if cred.returncode != 0:
             return False
-        back = subprocess.run([_which("unmunge")], input=cred.stdout, capture_output=True, timeout=5)
+        back = subprocess.run([_which("unmunge")], input=cred.stdout, capture_output=True, timeout=30)
         return back.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -109,7 +109,7 @@ def _start_munged() -> int:
     subprocess.run(["runuser", "-u", "munge", "--", _which("munged"), "--force"], check=True,
                    capture_output=True, timeout=15)
     pidfile = Path("/run/munge/munged.pid")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if pidfile.exists() and pidfile.read_text().strip().isdigit() and _munge_works():
             return int(pidfile.read_text().strip())
@@ -117,7 +117,7 @@ def _start_munged() -> int:
     raise RuntimeError("munged did not come up")
 
 
-def start(root: Path, cpus: int = 2, timeout: float = 30.0) -> LocalSlurm:
+def start(root: Path, cpus: int = 2, timeout: float = 300.0) -> LocalSlurm:
     root.mkdir(parents=True, exist_ok=True)
     node = socket.gethostname().split(".")[0]
     for d in ("state", "spool", "log"):

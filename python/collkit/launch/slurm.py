@@ -200,13 +200,18 @@ def write_job(campaign: Campaign, platform: Platform, points: list[Point], m: Me
 
 
 # ------------------------------------------------------------------ Slurm commands
+class SlurmSlow(UserError):
+    """A Slurm command did not answer in time: fatal for a one-off command,
+    retried by the loop that follows jobs."""
+
+
 def _slurm(args: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(args, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise UserError(f"{args[0]} not found: is this a Slurm login node (or module load slurm)?") from None
     except subprocess.TimeoutExpired:
-        raise UserError(f"{args[0]} did not answer within {timeout:g} s") from None
+        raise SlurmSlow(f"{args[0]} did not answer within {timeout:g} s") from None
 
 
 def submit(campaign: Campaign, job: Job) -> None:
@@ -313,7 +318,13 @@ def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s:
             changed = False
             for f in pending:
                 old = f.job.state
-                f.job.state, f.job.reason, f.job.exit_code = query(f.job.job_id)
+                try:
+                    f.job.state, f.job.reason, f.job.exit_code = query(f.job.job_id)
+                except SlurmSlow as slow:
+                    # A busy controller answers late: follow on and ask again at the
+                    # next poll; only a job's own end state ends its following.
+                    progress.note(f"  job {f.job.number:04d}: {slow}; asking again")
+                    continue
                 if f.job.state != old:
                     changed = True
                     progress.note(f"  job {f.job.number:04d} (Slurm {f.job.job_id}): {f.job.state}"
@@ -333,9 +344,7 @@ def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s:
 def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
     job = f.job
     files = job.files(campaign)
-    # the last records may land on the shared file system after Slurm says the job ended
-    time.sleep(0.2)
-    f.copier.poll()
+    _settle(campaign, f)
     job.ended = now()
     try:
         job.nodelist = files["nodelist"].read_text().strip()
@@ -359,6 +368,28 @@ def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
         campaign.add(Record.failed(p, why, job.number, tail, job_failure=True, slurm_job_id=job.job_id))
         progress.advance()
     progress.note(f"  failed: job {job.number:04d}: {len(missing)} points: {why}")
+
+
+# On a shared file system the job's last records can become visible on the login
+# node after Slurm reports the job's end (NFS attribute caching holds a size for
+# up to ~3 s by default). While points are missing, keep reading until the file
+# has stopped growing for SETTLE_QUIET_S, and at most SETTLE_MAX_S: a job that
+# died early costs one quiet interval, a late flush is still copied.
+SETTLE_QUIET_S = 1.0
+SETTLE_MAX_S = 30.0
+
+
+def _settle(campaign: Campaign, f: _Follow) -> None:
+    f.copier.poll()
+    give_up = time.monotonic() + SETTLE_MAX_S
+    quiet_since, last = time.monotonic(), f.copier.tail.offset
+    while any(i not in campaign.recorded_ids() for i in f.points) and time.monotonic() < give_up:
+        time.sleep(0.2)
+        f.copier.poll()
+        if f.copier.tail.offset != last:
+            quiet_since, last = time.monotonic(), f.copier.tail.offset
+        elif time.monotonic() - quiet_since >= SETTLE_QUIET_S:
+            return
 
 
 def _script_failure(log: Path) -> str:
