@@ -356,7 +356,7 @@ setsid "${AS[@]}" env -i HOME="$UHOME" PATH=/usr/bin:/bin LANG=C.UTF-8 USER="$TE
     bash -c 'source "$HOME/.profile-mpi"; cd "$HOME/work" && exec v/bin/collkit build --mpi openmpi-again --mpicc '"$OMPI_MPICC" \
     >"$T/build-killed.log" 2>&1 &
 BG_PGID=$!
-for _ in $(seq 600); do
+for _ in $(seq 3000); do  # a hang guard (10 min): the loop ends when the build does
     grep -Eq 'compiling: [4-9]0%' "$T/build-killed.log" && break
     kill -0 "$BG_PGID" 2>/dev/null || break
     sleep 0.2
