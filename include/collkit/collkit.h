@@ -124,6 +124,7 @@ int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count, 
 int ck_allreduce_rabenseifner(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_rabenseifner_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_ring_seg(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 

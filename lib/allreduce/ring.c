@@ -1,20 +1,29 @@
-/* Segmented ring allreduce (Open MPI coll/base "ring_segmented"; Patarasuk &
- * Yuan's bandwidth-optimal ring). The vector is cut into p blocks. A ring
- * reduce-scatter (p-1 steps: send one block to rank+1, reduce the block from
- * rank-1 into place) leaves rank r with block r+1 complete; a ring allgather
- * (p-1 steps) circulates the complete blocks. Each rank sends 2n(p-1)/p.
- * A block larger than one segment moves as a train of segment-sized messages
- * with the receive of the next segment posted before the current one is
- * reduced, so reduction overlaps transfer. The partial sums wrap around the
- * ring, breaking rank order: commutative ops only.
+/* Ring allreduce (Patarasuk & Yuan's bandwidth-optimal ring), two variants:
  *
- * Local work and posting, as Open MPI's ompi_coll_base_allreduce_intra_ring
- * does it (the messages, their peers, sizes and send order are unchanged):
- * every receive from the left is posted one message ahead, across step and
- * phase boundaries, so a message never waits unexpected for its receive (the
- * first one before the first send); a block that is one message goes out with
- * a blocking send, which cannot deadlock because its receive is always
- * already posted or about to be without waiting on anything of ours.
+ * - `ring`: Open MPI's ompi_coll_base_allreduce_intra_ring message for
+ *   message. The vector is cut into p blocks (the first count % p one element
+ *   longer). A ring reduce-scatter (p-1 steps: send one block to rank+1,
+ *   reduce the block from rank-1 into place) leaves rank r with block r+1
+ *   complete; a ring allgather (p-1 steps) circulates the complete blocks.
+ *   Every block moves as one message. Each rank sends 2n(p-1)/p.
+ * - `ring_seg`: the same blocks and steps, but a reduce-scatter block larger
+ *   than one segment (1 MiB) moves as a train of segment-sized messages with
+ *   the receive of the next segment posted before the current one is
+ *   reduced, so reduction overlaps transfer. This is not Open MPI's
+ *   ring_segmented, which runs one whole ring reduce-scatter per segment
+ *   phase (phase-major order) and splits blocks into phases, not 1 MiB
+ *   pieces; so it keeps a name of its own (docs/algorithms.md, parity table).
+ *
+ * The partial sums wrap around the ring, breaking rank order: commutative ops
+ * only.
+ *
+ * Local work and posting, as Open MPI's ring does it (the messages, their
+ * peers, sizes and send order are unchanged by it): every receive from the
+ * left is posted one message ahead, across step and phase boundaries, so a
+ * message never waits unexpected for its receive (the first one before the
+ * first send); a block that is one message goes out with a blocking send,
+ * which cannot deadlock because its receive is always already posted or
+ * about to be without waiting on anything of ours.
  * Out of place, the reduce-scatter receives straight into rbuf and reduces
  * this rank's own element from sbuf into it (own op received: commutative
  * ops only, which the ring requires anyway), so neither the copy of sbuf
@@ -25,8 +34,8 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-/* Bytes per segment; whole elements, at least one. Overridable to exercise
- * segmentation with small test vectors. */
+/* Bytes per segment of ring_seg; whole elements, at least one. Overridable
+ * to exercise segmentation with small test vectors. */
 #ifndef CK_ALLREDUCE_RING_SEG_BYTES
 #define CK_ALLREDUCE_RING_SEG_BYTES ((size_t)1 << 20)
 #endif
@@ -116,8 +125,10 @@ static int ag_post(char *rbuf, size_t count, int size, int rank, int s, MPI_Aint
                     ck_block_count(count, size, rb), dt, left, tag, comm, &areq[s & 1]);
 }
 
-int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                      MPI_Op op, MPI_Comm comm)
+/* The ring with reduce-scatter blocks cut into seg_bytes pieces (SIZE_MAX:
+ * whole blocks). */
+static int ring_allreduce(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm, size_t seg_bytes)
 {
     int rc, rank, size;
     ck_tmp tmp = {0};
@@ -133,7 +144,7 @@ int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype d
     const int tag = CK_TAG(CK_ALLREDUCE);
     const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     CK_TRY(ck_type_extent(dt, &ext));
-    size_t seg = CK_ALLREDUCE_RING_SEG_BYTES / (size_t)ext;
+    size_t seg = seg_bytes / (size_t)ext;
     if (seg == 0) seg = 1;
     const size_t maxblk = ck_block_count(count, size, 0);
     if (seg > maxblk) seg = maxblk;
@@ -234,4 +245,16 @@ out:
     free(sreq_mem);
     ck_tmp_free(&tmp);
     return rc;
+}
+
+int ck_allreduce_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                      MPI_Op op, MPI_Comm comm)
+{
+    return ring_allreduce(sbuf, rbuf, count, dt, op, comm, SIZE_MAX);
+}
+
+int ck_allreduce_ring_seg(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                          MPI_Op op, MPI_Comm comm)
+{
+    return ring_allreduce(sbuf, rbuf, count, dt, op, comm, CK_ALLREDUCE_RING_SEG_BYTES);
 }

@@ -34,7 +34,7 @@ BINE_SWING = {
 NEED_COMMUTATIVE = {
     ("reduce", "binomial_halving"), ("reduce", "rabenseifner"),
     ("reduce_scatter", "recursive_halving"), ("reduce_scatter", "ring"),
-    ("allreduce", "rabenseifner"), ("allreduce", "ring"), ("allreduce", "binary_blocks"),
+    ("allreduce", "rabenseifner"), ("allreduce", "ring"), ("allreduce", "ring_seg"), ("allreduce", "binary_blocks"),
     ("reduce", "rabenseifner_halving"), ("allreduce", "rabenseifner_halving"),
 }
 NONCOMMUTATIVE_OK = {

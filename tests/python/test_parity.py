@@ -18,6 +18,14 @@ libcollkit's C code, and are compared message by message with ck_trace:
 The models keep MPICH's own bookkeeping (cnts, send_idx / recv_idx /
 last_idx), so they are not a transcription of libcollkit's window arithmetic.
 
+Then every other name the backends share with Open MPI or MPICH (issue #32:
+the parity-table rows once marked "earlier"), each against models of the
+library functions (Open MPI coll/base, MPICH src/mpi/coll), at p = 1..17,
+with segment sizes as the forced library runs them, and the names kept apart
+(MPICH's allreduce ring, Open MPI's scatter binomial, both libraries'
+reduce_scatter recursive doubling) shown to differ. Self-messages are not
+compared (network(); docs/algorithms.md, name parity).
+
 Then the Leonardo figures (issue "Numbers you can trust"): the inter-group
 bytes of ``collkit traffic --collective allreduce --algorithm rabenseifner
 --algorithm bine_bandwidth`` (and of ``rabenseifner_halving``, the paper's
@@ -207,6 +215,483 @@ def mpich_reduce_scatter_block_halving(p: int, recvcount: int) -> dict[int, list
     return sends
 
 
+# --------------------------------------------------- self-messages (issue #32)
+#
+# A message a rank addresses to itself is no network message: it has no peer,
+# Open MPI's ompi_coll_base_sendrecv turns it into a local copy, SMPI's traces
+# and Open MPI's pml monitoring do not show it. "Same schedule" therefore
+# compares the messages between different ranks only; where one side posts a
+# message to itself and the other copies, the parity table notes it
+# (docs/algorithms.md, "Name parity", self-messages). Both sides of every
+# comparison below go through this one function, so the decision is applied
+# in one place.
+
+def network(sends: dict[int, list[tuple[int, int]]]) -> dict[int, list[tuple[int, int]]]:
+    return {r: [(d, b) for d, b in msgs if d != r] for r, msgs in sends.items()}
+
+
+# ------------------------------------------- Open MPI models (coll/base, 4.1)
+#
+# Written from ompi/mca/coll/base/coll_base_<coll>.c and coll_base_topo.c as
+# the source index holds them (commits: coll_base_allreduce.c and
+# coll_base_bcast.c 07a69c33, coll_base_scatter.c 00f1650f; coll_base_topo.c,
+# coll_base_allgather.c, coll_base_reduce_scatter_block.c in copies with int
+# counts, i.e. from the 4.x series, commit not shown). Counts are int8
+# elements, so elements are bytes. Forced through coll/tuned, the segmented algorithms get
+# coll_tuned_<coll>_algorithm_segmentsize, which collkit sets only where
+# collkit.backends.openmpi.SEGMENT_BYTES says (64 KiB for bcast pipeline);
+# everything else runs with segment size 0, i.e. one segment.
+
+def ompi_next_pow2(v: int) -> int:
+    # opal_next_poweroftwo: the smallest power of two strictly above v (1 for 0).
+    return 1 if v == 0 else 1 << v.bit_length()
+
+
+def ompi_bmtree_children(rank: int, root: int, p: int) -> list[int]:
+    # ompi_coll_base_topo_build_bmtree: index = rank - root; children
+    # index ^ mask for mask = next_pow2(index), doubling, while below p.
+    index = (rank - root) % p
+    out, mask = [], ompi_next_pow2(index)
+    while mask < p:
+        remote = index ^ mask
+        if remote >= p:
+            break
+        out.append((remote + root) % p)
+        mask <<= 1
+    return out
+
+
+def ompi_in_order_bmtree(rank: int, root: int, p: int) -> tuple[int, list[int]]:
+    # ompi_coll_base_topo_build_in_order_bmtree: parent vrank ^ lowest set
+    # bit; children vrank ^ mask for the masks below it, increasing.
+    vrank = (rank - root) % p
+    parent, kids, mask = -1, [], 1
+    while mask < p:
+        remote = vrank ^ mask
+        if remote < vrank:
+            parent = (remote + root) % p
+            break
+        if remote < p:
+            kids.append((remote + root) % p)
+        mask <<= 1
+    return parent, kids
+
+
+def ompi_segcount(segsize: int, typelng: int, count: int) -> int:
+    # COLL_BASE_COMPUTED_SEGCOUNT (int8: no residual rounding).
+    if typelng <= segsize < typelng * count:
+        return segsize // typelng
+    return count
+
+
+def ompi_bcast_generic(p: int, n: int, root: int, segcount: int, children) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_bcast_intra_generic: segment by segment, each segment
+    # to every child in tree_next order (root and inner nodes alike).
+    nseg = (n + segcount - 1) // segcount
+    sizes = [segcount] * (nseg - 1) + [n - (nseg - 1) * segcount]
+    return {r: [(c, s) for s in sizes for c in children(r)] for r in range(p)}
+
+
+def ompi_bcast_binomial(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    return ompi_bcast_generic(p, n, root, ompi_segcount(0, 1, n), lambda r: ompi_bmtree_children(r, root, p))
+
+
+def ompi_bcast_pipeline(p: int, n: int, root: int, segsize: int) -> dict[int, list[tuple[int, int]]]:
+    # build_chain with fanout 1: shifted rank s sends to s + 1.
+    def nxt(r: int) -> list[int]:
+        s = (r - root) % p
+        return [(s + 1 + root) % p] if s + 1 < p else []
+    return ompi_bcast_generic(p, n, root, ompi_segcount(segsize, 1, n), nxt)
+
+
+def ompi_bcast_basic_linear(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_bcast_intra_basic_linear: the root isends to i = 0, 1,
+    # ..., size - 1, skipping itself.
+    sends = {r: [] for r in range(p)}
+    sends[root] = [(i, n) for i in range(p) if i != root]
+    return sends
+
+
+def ompi_reduce_to_parent(p: int, n: int, root: int, parent) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_reduce_generic with one segment (segment size 0): every
+    # rank but the root sends its partial result to tree_prev once.
+    return {r: ([] if r == root else [(parent(r), n)]) for r in range(p)}
+
+
+def ompi_reduce_binomial(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    return ompi_reduce_to_parent(p, n, root, lambda r: ompi_in_order_bmtree(r, root, p)[0])
+
+
+def ompi_reduce_basic_linear(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_reduce_intra_basic_linear: non-roots send to the root.
+    return ompi_reduce_to_parent(p, n, root, lambda r: root)
+
+
+def ompi_scatter_binomial(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_scatter_intra_binomial: in-order binomial tree; a non-
+    # leaf sends each child, in tree_next order (nearest first), min(vkid -
+    # vrank, size - vkid) blocks.
+    sends = {r: [] for r in range(p)}
+    for r in range(p):
+        vrank = (r - root) % p
+        for kid in ompi_in_order_bmtree(r, root, p)[1]:
+            vkid = (kid - root) % p
+            sends[r].append((kid, min(vkid - vrank, p - vkid) * n))
+    return sends
+
+
+def ompi_blockcount(count: int, p: int) -> list[int]:
+    # COLL_BASE_COMPUTE_BLOCKCOUNT: count / p each, the first count % p
+    # ("early") blocks one more.
+    return [count // p + (1 if b < count % p else 0) for b in range(p)]
+
+
+def ompi_allreduce_ring(p: int, count: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_allreduce_intra_ring, count >= p (below, it runs
+    # recursive doubling; collkit forces it only there: REQUIRES). Each block
+    # is one message: block rank first, then blocks rank - 1, rank - 2, ...
+    # reduced on the way; then the allgather sends block rank + 1 - k.
+    blk = ompi_blockcount(count, p)
+    sends = {r: [] for r in range(p)}
+    if p == 1:
+        return sends
+    for r in range(p):
+        right = (r + 1) % p
+        sends[r].append((right, blk[r]))
+        for k in range(2, p):
+            sends[r].append((right, blk[(r - k + 1) % p]))
+        for k in range(p - 1):
+            sends[r].append((right, blk[(r + 1 - k) % p]))
+    return sends
+
+
+def ompi_allreduce_ring_segmented(p: int, count: int, segsize: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_allreduce_intra_ring_segmented: below count = p *
+    # segcount the plain ring; otherwise num_phases = count / (p * segcount)
+    # (+1 for a remainder over half a phase), and phase by phase a whole ring
+    # reduce-scatter over the phase's piece of every block (each block cut
+    # into num_phases pieces, the first ones one longer); then the allgather
+    # of whole blocks as in the ring.
+    segcount = ompi_segcount(segsize, 1, count)
+    if p == 1 or count < p * segcount:
+        return ompi_allreduce_ring(p, count)
+    num_phases = count // (p * segcount)
+    rest = count % (p * segcount)
+    if rest >= p and rest > (p * segcount) // 2:
+        num_phases += 1
+    blk = ompi_blockcount(count, p)
+
+    def piece(b: int, phase: int) -> int:
+        return ompi_blockcount(blk[b], num_phases)[phase]
+
+    sends = {r: [] for r in range(p)}
+    for r in range(p):
+        right = (r + 1) % p
+        for phase in range(num_phases):
+            sends[r].append((right, piece(r, phase)))
+            for k in range(2, p):
+                sends[r].append((right, piece((r - k + 1) % p, phase)))
+        for k in range(p - 1):
+            sends[r].append((right, blk[(r + 1 - k) % p]))
+    return sends
+
+
+def ompi_allgather_ring(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_allgather_intra_ring: step i sends block rank - i to
+    # rank + 1 (the block received in the step before).
+    return {r: [((r + 1) % p, n) for _ in range(p - 1)] for r in range(p)}
+
+
+def ompi_alltoall_pairwise(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_alltoall_intra_pairwise: step = 1 .. size, sendrecv
+    # with rank + step; the last step is the rank itself, which
+    # ompi_coll_base_sendrecv turns into a local copy: no message.
+    return {r: [((r + s) % p, n) for s in range(1, p)] for r in range(p)}
+
+
+# ------------------------------------------------------ more MPICH models
+#
+# From pmodels/mpich src/mpi/coll as the index holds it (commits:
+# allreduce_intra_ring.c 0a26d972, scatter_intra_binomial.c 00ee4504,
+# gather_intra_binomial.c 07b78091, reduce_scatter_block_intra_recursive_
+# doubling.c 019c12d4; allgatherv_intra_ring.c only in an older copy,
+# 0c5c061e, whose pipeline matters only for blocks over 32 KiB).
+
+def mpich_allreduce_ring(p: int, count: int, pipeline_bytes: int = 32768) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Allreduce_intra_ring (src/mpi/coll/allreduce/allreduce_intra_ring.c):
+    # ceil(count/p)-element blocks, the last ones short or empty; step i
+    # sends block rank - 1 - i (so rank r ends with block r); then
+    # MPIR_Allgatherv_intra_ring, which moves each block in pieces of
+    # max(smallest block, MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE = 32768 B).
+    cnts, total = [0] * p, 0
+    for i in range(p):
+        c = (count + p - 1) // p
+        if total + c > count:
+            cnts[i] = count - total
+            break
+        cnts[i] = c
+        total += c
+    sends = {r: [] for r in range(p)}
+    if p == 1:
+        return sends
+    for r in range(p):
+        right = (r + 1) % p
+        for i in range(p - 1):
+            sends[r].append((right, cnts[(r - 1 - i) % p]))
+        sends[r] += mpich_allgatherv_ring_sends(r, p, cnts, pipeline_bytes)
+    return sends
+
+
+def mpich_allgatherv_ring_sends(rank: int, p: int, cnts: list[int], pipeline_bytes: int) -> list[tuple[int, int]]:
+    total = sum(cnts)
+    if total == 0:
+        return []
+    left, right = (rank - 1) % p, (rank + 1) % p
+    torecv, tosend = total - cnts[rank], total - cnts[right]
+    least = min(cnts)
+    if least < pipeline_bytes:          # int8: extent 1
+        least = pipeline_bytes
+    least = max(least, 1)
+    sidx, ridx, soff, roff, out = rank, left, 0, 0, []
+    while tosend or torecv:
+        sendnow = min(least, cnts[sidx] - soff)
+        recvnow = min(least, cnts[ridx] - roff)
+        if not tosend:
+            sendnow = 0
+        if not torecv:
+            recvnow = 0
+        if sendnow:
+            out.append((right, sendnow))
+            tosend -= sendnow
+        torecv -= recvnow
+        soff += sendnow
+        roff += recvnow
+        if soff == cnts[sidx]:
+            soff, sidx = 0, (sidx - 1) % p
+        if roff == cnts[ridx]:
+            roff, ridx = 0, (ridx - 1) % p
+    return out
+
+
+def mpich_allgather_ring(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Allgather_intra_ring: p - 1 sendrecvs, block j to the right, j
+    # starting at rank and following the block just received (rank - 1, ...).
+    return {r: [((r + 1) % p, n) for _ in range(p - 1)] for r in range(p)}
+
+
+def mpich_scatter_binomial(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Scatter_intra_binomial: the root holds curr_cnt = p blocks; a rank
+    # receives from rank - mask at its lowest set bit (curr_cnt = what
+    # arrived), then for mask from there down to 1 sends curr_cnt - mask
+    # blocks to rank + mask and keeps the rest. Parents come before their
+    # children in relative order, so one pass in that order carries curr_cnt.
+    sends = {r: [] for r in range(p)}
+    got = {0: p}
+    for rel in range(p):
+        r = (rel + root) % p
+        curr, mask = got[rel], 1
+        while mask < p and not rel & mask:
+            mask <<= 1
+        mask >>= 1
+        while mask > 0:
+            if rel + mask < p:
+                sub = curr - mask
+                sends[r].append(((r + mask) % p, sub * n))
+                got[rel + mask] = sub
+                curr -= sub
+            mask >>= 1
+    return sends
+
+
+def mpich_gather_binomial(p: int, n: int, root: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Gather_intra_binomial: relative rank rel receives, for mask = 1,
+    # 2, ... while rel & mask == 0, recvblks = mask blocks (less what would
+    # pass p) from rel | mask into curr_cnt; at its lowest set bit it sends
+    # curr_cnt (own block included) to rel ^ mask in one message.
+    sends = {r: [] for r in range(p)}
+    for rel in range(1, p):
+        r = (rel + root) % p
+        curr, mask = n, 1
+        while mask < p:
+            if rel & mask == 0:
+                src = rel | mask
+                if src < p:
+                    curr += (mask - max(0, src + mask - p)) * n
+            else:
+                sends[r].append((((rel ^ mask) + root) % p, curr))
+                break
+            mask <<= 1
+    return sends
+
+
+def mpich_alltoall_pairwise(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Alltoall_intra_pairwise: the own block copied locally, then step
+    # i = 1 .. p - 1 sendrecv with rank XOR i (p = 2^k) or rank + i.
+    pof2 = p & (p - 1) == 0
+    return {r: [((r ^ i) if pof2 else (r + i) % p, n) for i in range(1, p)] for r in range(p)}
+
+
+def mpich_alltoall_brucks(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Alltoall_intra_brucks: for pof2 = 1, 2, 4, ... < p, pack the
+    # blocks 1..p-1 whose index has the pof2 bit and send them to rank +
+    # pof2 in one message (an indexed type).
+    out = {r: [] for r in range(p)}
+    for r in range(p):
+        pof2 = 1
+        while pof2 < p:
+            out[r].append(((r + pof2) % p, sum(1 for i in range(1, p) if i & pof2) * n))
+            pof2 *= 2
+    return out
+
+
+def ompi_alltoall_modified_bruck(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_alltoall_intra_bruck ("modified_bruck"): for distance
+    # = 1, 2, 4, ... < size, the blocks i = 1 .. size-1 with i & distance go
+    # to rank + distance as one (indexed-type) message.
+    out = {r: [] for r in range(p)}
+    for r in range(p):
+        distance = 1
+        while distance < p:
+            k = sum(1 for i in range(1, p) if i & distance)
+            out[r].append(((r + distance) % p, k * n))
+            distance <<= 1
+    return out
+
+
+def ompi_allgather_bruck(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_allgather_intra_bruck: distance 1, 2, 4, ... < size;
+    # send blockcount = distance (distance <= size/2) else size - distance
+    # blocks to rank - distance.
+    out = {r: [] for r in range(p)}
+    for r in range(p):
+        distance = 1
+        while distance < p:
+            blocks = distance if distance <= p >> 1 else p - distance
+            out[r].append(((r - distance) % p, blocks * n))
+            distance <<= 1
+    return out
+
+
+def mpich_allgather_brucks(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Allgather_intra_brucks: while pof2 <= p/2, send the pof2 blocks
+    # held (curr_cnt) to rank - pof2; then the remaining p - pof2 blocks to
+    # rank - pof2.
+    out = {r: [] for r in range(p)}
+    for r in range(p):
+        pof2, curr = 1, 1
+        while pof2 <= p // 2:
+            out[r].append(((r - pof2) % p, curr * n))
+            curr *= 2
+            pof2 *= 2
+        rem = p - pof2
+        if rem:
+            out[r].append(((r - pof2) % p, rem * n))
+    return out
+
+
+def xor_allgather(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # Open MPI ompi_coll_base_allgather_intra_recursivedoubling and MPICH
+    # MPIR_Allgather_intra_recursive_doubling, for p = 2^k only (the only p
+    # either runs it at: Open MPI switches to bruck, collkit's forcing skips
+    # other p): step distance = 1, 2, 4, ... sends the distance blocks held
+    # to rank XOR distance.
+    assert p & (p - 1) == 0
+    return {r: [(r ^ d, d * n) for d in (1 << k for k in range(p.bit_length() - 1))] for r in range(p)}
+
+
+def fold_allreduce_rd(p: int, n: int) -> dict[int, list[tuple[int, int]]]:
+    # Open MPI ompi_coll_base_allreduce_intra_recursivedoubling and MPICH
+    # MPIR_Allreduce_intra_recursive_doubling, which fold alike: adjsize /
+    # pof2 the largest power of two <= p, extra = p - pof2; ranks below
+    # 2*extra: even ones send the whole vector to rank + 1 and sit out, odd
+    # ones become newrank rank/2; the rest newrank = rank - extra. Then for
+    # mask = 1, 2, ... exchange with newrank ^ mask (real rank 2*nr + 1 below
+    # extra, else nr + extra); finally odd ranks below 2*extra return the
+    # result to rank - 1.
+    pof2 = pof2_of(p)
+    extra = p - pof2
+    out = {r: [] for r in range(p)}
+    for r in range(p):
+        if r < 2 * extra and r % 2 == 0:
+            out[r].append((r + 1, n))
+            continue
+        nr = r // 2 if r < 2 * extra else r - extra
+        mask = 1
+        while mask < pof2:
+            nd = nr ^ mask
+            out[r].append((nd * 2 + 1 if nd < extra else nd + extra, n))
+            mask <<= 1
+        if r < 2 * extra:
+            out[r].append((r - 1, n))
+    return out
+
+
+def mpich_reduce_scatter_block_rd(p: int, rc: int) -> dict[int, list[tuple[int, int]]]:
+    # MPIR_Reduce_scatter_block_intra_recursive_doubling: step i (mask =
+    # 2^i) sends everything outside the own subtree [my_tree_root,
+    # my_tree_root + mask) to rank ^ mask if that rank exists; where the
+    # partner's subtree passes p, the ranks of the own subtree that got data
+    # forward the partner-subtree result (recvtype: outside [dst_tree_root,
+    # dst_tree_root + mask), clipped to p) by recursive halving.
+    out = {r: [] for r in range(p)}
+    if rc == 0:
+        return out
+    for rank in range(p):
+        mask, i = 1, 0
+        while mask < p:
+            dst = rank ^ mask
+            dst_tree_root = (dst >> i) << i
+            my_tree_root = (rank >> i) << i
+            send_n = my_tree_root * rc + max(0, p - my_tree_root - mask) * rc
+            recv_n = min(dst_tree_root, p) * rc + max(0, p - dst_tree_root - mask) * rc
+            if dst < p:
+                out[rank].append((dst, send_n))
+            if dst_tree_root + mask > p:
+                nprocs_completed = p - my_tree_root - mask
+                k = mask.bit_length() - 1
+                tmp_mask = mask >> 1
+                while tmp_mask:
+                    d2 = rank ^ tmp_mask
+                    tree_root = (rank >> k) << k
+                    if d2 > rank and rank < tree_root + nprocs_completed and d2 >= tree_root + nprocs_completed:
+                        out[rank].append((d2, recv_n))
+                    tmp_mask >>= 1
+                    k -= 1
+            mask <<= 1
+            i += 1
+    return out
+
+
+def ompi_reduce_scatter_block_rd(p: int, rc: int) -> dict[int, list[tuple[int, int]]]:
+    # ompi_coll_base_reduce_scatter_block_intra_recursivedoubling (a port
+    # of MPICH's with its own bookkeeping: ompi_rounddown, blocklens not
+    # clipped to p, nprocs_alldata).
+    out = {r: [] for r in range(p)}
+    if rc == 0 or p < 2:
+        return out
+    for rank in range(p):
+        mask = 1
+        while mask < p:
+            remote = rank ^ mask
+            cur_tree_root = rank // mask * mask
+            remote_tree_root = remote // mask * mask
+            send_n = rc * cur_tree_root + (rc * (p - cur_tree_root - mask) if p >= cur_tree_root + mask else 0)
+            recv_n = rc * remote_tree_root + (rc * (p - remote_tree_root - mask) if p >= remote_tree_root + mask else 0)
+            if remote < p:
+                out[rank].append((remote, send_n))
+            if remote_tree_root + mask > p:
+                nprocs_alldata = p - cur_tree_root - mask
+                h = mask >> 1
+                while h > 0:
+                    remote = rank ^ h
+                    tree_root = rank // (h << 1) * (h << 1)
+                    if remote > rank and rank < tree_root + nprocs_alldata and remote >= tree_root + nprocs_alldata:
+                        out[rank].append((remote, recv_n))
+                    h >>= 1
+            mask <<= 1
+    return out
+
+
 # ----------------------------------------------------------- ck_trace side
 
 def traced(cases: list[tuple[str, str, int, int, int]]) -> dict[tuple, dict[int, list[tuple[int, int]]]]:
@@ -285,6 +770,223 @@ def test_models_on_a_hand_example():
     r = mpich_reduce_rsg(6, 10, 3)
     assert r[3][0] == (2, 10) and (3, 3) in r[0]
     assert sum(len(v) for v in r.values()) > 0
+
+
+# ------------------------------------- the rows once marked "earlier" (#32)
+#
+# Each libcollkit name the backends share with Open MPI or MPICH, against the
+# models above, message by message (network messages: see network()), for
+# p = 1..17, roots 0, 1, p/2 and p - 1, counts with remainders and, where the
+# library segments or pipelines, counts over its segment size.
+
+RANKS = range(1, 18)
+
+
+def roots_for(p: int) -> list[int]:
+    return sorted({0, min(1, p - 1), p // 2, p - 1})
+
+
+def check(cases: list[tuple[str, str, int, int, int]], model) -> None:
+    """Trace every case and compare it with model(p, count, root)."""
+    got = traced(cases)
+    for c, a, p, n, r in cases:
+        assert network(got[(c, a, p, n, r)]) == network(model(p, n, r)), (c, a, p, n, r)
+
+
+def ring_counts(p: int) -> list[int]:
+    # count >= p (Open MPI's ring runs recursive doubling below, and
+    # collkit forces it only there), remainders first and last, and blocks
+    # over 1 MiB, where a segmenting ring would cut them.
+    return sorted({p, p + 1, 3 * p + 2, 5 * p - 1})
+
+
+BIG = (1 << 20) + 5        # a block over 1 MiB (int8)
+
+
+@needs_ck_trace
+def test_allreduce_ring_is_open_mpi_ring():
+    cases = [("allreduce", "ring", p, n, 0) for p in RANKS for n in ring_counts(p)]
+    cases += [("allreduce", "ring", p, p * BIG + p // 2, 0) for p in (2, 3, 4, 5)]
+    check(cases, lambda p, n, r: ompi_allreduce_ring(p, n))
+
+
+@needs_ck_trace
+def test_allreduce_ring_seg_is_not_a_library_ring():
+    """ring_seg cuts blocks over 1 MiB into 1 MiB messages: neither Open MPI's
+    ring (whole blocks) nor its ring_segmented (one ring per phase, phases
+    sized from the segment, docs/algorithms.md), so it has no library name."""
+    from collkit.backends.openmpi import NAMES, SEGMENT_BYTES
+    assert NAMES["allreduce"]["segmented_ring"] == "segmented_ring"
+    seg = SEGMENT_BYTES[("allreduce", "segmented_ring")]
+    p, n = 3, 3 * BIG
+    cases = [("allreduce", "ring_seg", p, n, 0), ("allreduce", "ring_seg", 4, 40, 0)]
+    # 1.5 MiB blocks (one phase for Open MPI: whole blocks) and 2.5 MiB
+    # blocks (two phases of 1.25 MiB pieces against 1 + 1 + 0.5 MiB)
+    cases += [("allreduce", "ring_seg", q, q * m, 0) for q in (3, 4) for m in (3 << 19, 5 << 19)]
+    got = traced(cases)
+    assert got[cases[0]] != ompi_allreduce_ring(p, n)
+    assert got[cases[0]][0][:2] == [(1, 1 << 20), (1, BIG - (1 << 20))]
+    assert got[cases[1]] == ompi_allreduce_ring(4, 40)   # small: one segment
+    for c in cases[2:]:
+        assert got[c] != ompi_allreduce_ring_segmented(c[2], c[3], seg), c
+
+
+@needs_ck_trace
+def test_mpich_ring_is_kept_apart():
+    """MPICH's ring cuts ceil(n/p) blocks, leaves rank r with block r and runs
+    the allgather through MPIR_Allgatherv_intra_ring in 32 KiB pieces: not the
+    ring above, so collkit.backends.mpich maps it to mpich_ring."""
+    from collkit.backends.mpich import NAMES
+    assert NAMES["allreduce"]["ring"] == "mpich_ring"
+    cases = [("allreduce", "ring", p, n, 0) for p in range(3, 18) for n in ring_counts(p) if n % p]
+    got = traced(cases)
+    for c in cases:
+        assert got[c] != mpich_allreduce_ring(c[2], c[3]), c     # e.g. blocks 2 2 0 against 2 1 1
+    # Where p divides the count (and blocks are equal) peers, sizes and order
+    # coincide; which block travels differs, which a trace does not show.
+    got = traced([("allreduce", "ring", 4, 8, 0)])
+    assert got[("allreduce", "ring", 4, 8, 0)] == mpich_allreduce_ring(4, 8)
+    # the model on a hand example: 3 ranks, 4 elements, blocks 2 2 0; rank 0
+    # sends block 2 (0), block 1 (2), then in the allgatherv its own block 0
+    # (2) and block 2 (0, skipped: nothing to send)
+    assert mpich_allreduce_ring(3, 4)[0] == [(1, 0), (1, 2), (1, 2)]
+
+
+@needs_ck_trace
+def test_bcast_binomial_doubling_is_open_mpi_binomial():
+    cases = [("bcast", "binomial_doubling", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 7, 70001)]
+    check(cases, ompi_bcast_binomial)
+
+
+@needs_ck_trace
+def test_bcast_chain_is_open_mpi_pipeline_at_the_forced_segment():
+    from collkit.backends.openmpi import SEGMENT_BYTES
+    seg = SEGMENT_BYTES[("bcast", "pipeline")]
+    cases = [("bcast", "chain", p, n, r) for p in RANKS for r in roots_for(p)
+             for n in (1, seg, seg + 1, 3 * seg + 17)]
+    check(cases, lambda p, n, r: ompi_bcast_pipeline(p, n, r, seg))
+
+
+@needs_ck_trace
+def test_bcast_linear_is_open_mpi_basic_linear():
+    cases = [("bcast", "linear", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 5)]
+    check(cases, ompi_bcast_basic_linear)
+
+
+@needs_ck_trace
+def test_reduce_binomial_doubling_and_linear_are_open_mpi():
+    check([("reduce", "binomial_doubling", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 5)],
+          ompi_reduce_binomial)
+    check([("reduce", "linear", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 5)],
+          ompi_reduce_basic_linear)
+
+
+@needs_ck_trace
+def test_scatter_binomial_is_mpich_not_open_mpi():
+    cases = [("scatter", "binomial", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 3)]
+    check(cases, mpich_scatter_binomial)
+    # Open MPI's in-order tree serves the nearest child first: kept apart
+    # (collkit.backends.openmpi maps it to binomial_doubling).
+    from collkit.backends.openmpi import NAMES
+    assert NAMES["scatter"]["binomial"] == "binomial_doubling"
+    got = traced([("scatter", "binomial", 4, 1, 0)])[("scatter", "binomial", 4, 1, 0)]
+    assert got[0] == [(2, 2), (1, 1)] and ompi_scatter_binomial(4, 1, 0)[0] == [(1, 1), (2, 2)]
+
+
+@needs_ck_trace
+def test_gather_binomial_is_mpich():
+    cases = [("gather", "binomial", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 3)]
+    check(cases, mpich_gather_binomial)
+
+
+@needs_ck_trace
+def test_allgather_ring_bruck_recursive_doubling_are_the_libraries():
+    ring = [("allgather", "ring", p, n, 0) for p in RANKS for n in (1, 3)]
+    check(ring, lambda p, n, r: ompi_allgather_ring(p, n))
+    check(ring, lambda p, n, r: mpich_allgather_ring(p, n))
+    bruck = [("allgather", "bruck", p, n, 0) for p in RANKS for n in (1, 3)]
+    check(bruck, lambda p, n, r: ompi_allgather_bruck(p, n))
+    check(bruck, lambda p, n, r: mpich_allgather_brucks(p, n))
+    check([("allgather", "recursive_doubling", p, n, 0) for p in (1, 2, 4, 8, 16) for n in (1, 3)],
+          lambda p, n, r: xor_allgather(p, n))
+
+
+@needs_ck_trace
+def test_allreduce_recursive_doubling_is_both_libraries():
+    check([("allreduce", "recursive_doubling", p, n, 0) for p in RANKS for n in (1, 5)],
+          lambda p, n, r: fold_allreduce_rd(p, n))
+
+
+@needs_ck_trace
+def test_alltoall_bruck_and_pairwise_are_the_libraries():
+    bruck = [("alltoall", "bruck", p, n, 0) for p in RANKS for n in (1, 3)]
+    check(bruck, lambda p, n, r: ompi_alltoall_modified_bruck(p, n))
+    check(bruck, lambda p, n, r: mpich_alltoall_brucks(p, n))
+    check([("alltoall", "pairwise", p, n, 0) for p in RANKS for n in (1, 3)],
+          lambda p, n, r: mpich_alltoall_pairwise(p, n))
+
+
+@needs_ck_trace
+def test_open_mpi_pairwise_is_linear_shift_but_for_the_self_message():
+    """The self-message decision (docs/algorithms.md): linear_shift (shift 0)
+    posts its own block to itself in phase 0, Open MPI's pairwise copies it
+    locally in its last step; between ranks the messages are the same, so the
+    name maps to linear_shift."""
+    from collkit.backends.openmpi import NAMES
+    assert NAMES["alltoall"]["pairwise"] == "linear_shift"
+    cases = [("alltoall", "linear_shift", p, n, 0) for p in RANKS for n in (1, 3)]
+    check(cases, lambda p, n, r: ompi_alltoall_pairwise(p, n))
+    got = traced([("alltoall", "linear_shift", 3, 2, 0)])[("alltoall", "linear_shift", 3, 2, 0)]
+    assert got[0] == [(0, 2), (1, 2), (2, 2)]        # the self-message is there, and only dropped
+
+
+def test_library_reduce_scatter_recursive_doublings_are_one_schedule():
+    """Open MPI's is a port of MPICH's with its own bookkeeping: the same
+    messages at every p, so one canonical name covers both."""
+    for p in RANKS:
+        for n in (1, 3):
+            assert ompi_reduce_scatter_block_rd(p, n) == mpich_reduce_scatter_block_rd(p, n), (p, n)
+
+
+@needs_ck_trace
+def test_reduce_scatter_recursive_doubling_is_not_the_libraries():
+    """libcollkit's recursive_doubling sends only the blocks still needed
+    (the partner's and those outside the merged group) and folds pairs for
+    p != 2^k; the libraries send every block outside the own subtree and
+    forward results to the ranks without a partner. Kept apart: both map to
+    recursive_doubling_full (collkit.backends.openmpi / mpich)."""
+    from collkit.backends import mpich, openmpi
+    assert openmpi.NAMES["reduce_scatter"]["recursive_doubling"] == "recursive_doubling_full"
+    assert mpich.NAMES["reduce_scatter"]["recursive_doubling"] == "recursive_doubling_full"
+    cases = [("reduce_scatter", "recursive_doubling", p, 1, 0) for p in (3, 4, 8)]
+    got = traced(cases)
+    for c in cases:
+        assert network(got[c]) != network(mpich_reduce_scatter_block_rd(c[2], 1)), c
+    # 4 ranks, one element each: the libraries send 3 then 2 blocks, libcollkit 3 then 1
+    assert mpich_reduce_scatter_block_rd(4, 1)[0] == [(1, 3), (2, 2)]
+    assert got[cases[1]][0] == [(1, 3), (2, 1)]
+
+
+def test_models_see_what_they_should():
+    """The models on hand examples, so that a model that went wrong with the
+    code it is compared with cannot pass unnoticed: 8 ranks, Open MPI's
+    binomial bcast serves 1, 2, 4 from the root and rank 1 serves 3 and 5,
+    MPICH's scatter 4, 2, 1; a
+    chain of 3 moves 140000 B in 64 KiB segments; at 6 ranks the folded
+    recursive doubling pairs rank 1 with 3 and then 4."""
+    assert ompi_bcast_binomial(8, 1, 0)[0] == [(1, 1), (2, 1), (4, 1)]
+    assert ompi_bcast_binomial(8, 1, 0)[1] == [(3, 1), (5, 1)]      # 1 ^ 2, 1 ^ 4
+    assert ompi_bcast_binomial(8, 1, 0)[2] == [(6, 1)]
+    assert mpich_scatter_binomial(8, 1, 0)[0] == [(4, 4), (2, 2), (1, 1)]
+    assert ompi_bcast_pipeline(3, 140000, 0, 65536)[1] == [(2, 65536), (2, 65536), (2, 8928)]
+    assert fold_allreduce_rd(6, 1)[1] == [(3, 1), (4, 1), (0, 1)]
+    assert ompi_allreduce_ring(3, 4)[0] == [(1, 2), (1, 1), (1, 1), (1, 2)]
+    # 3 ranks, 7.5 MiB at 1 MiB segments: two phases, each sending 1.25 MiB
+    # pieces of two 2.5 MiB blocks, then the whole blocks
+    two = ompi_allreduce_ring_segmented(3, 3 * (5 << 19), 1 << 20)[0]
+    assert [b for _, b in two] == [5 << 18] * 4 + [5 << 19] * 2
+    assert ompi_allreduce_ring_segmented(3, 30, 1 << 20) == ompi_allreduce_ring(3, 30)
+    assert network({0: [(0, 5), (1, 5)]}) == {0: [(1, 5)]}
 
 
 # ------------------------------------------------------------ Leonardo figures
@@ -490,7 +1192,8 @@ def test_smpi_name_sends_what_ck_trace_sends(smpi_call, collective, native, cano
         n = smpi_count(collective, p)
         ours = traced([(collective, canonical, p, n, root)])[(collective, canonical, p, n, root)]
         theirs = smpi_call(collective, native, p, n, root)
-        assert theirs == ours, (p, n, root)
+        # SMPI's trace shows no self-messages; network() drops them on both sides
+        assert network(theirs) == network(ours), (p, n, root)
 
 
 # SMPI names that look like a libcollkit name but send other messages, and
@@ -517,4 +1220,4 @@ def test_smpi_names_kept_apart_do_differ(smpi_call, collective, native, name, p,
     assert NAMES.get(collective, {}).get(native) != name
     n = smpi_count(collective, p)
     ours = traced([(collective, name, p, n, root)])[(collective, name, p, n, root)]
-    assert smpi_call(collective, native, p, n, root) != ours
+    assert network(smpi_call(collective, native, p, n, root)) != network(ours)

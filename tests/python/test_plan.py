@@ -48,8 +48,10 @@ def test_all_means_each_librarys_own_algorithms_without_cross_skips():
     ompi = {x.algorithm for x in p.points if x.mpi == "openmpi" and x.collective == "allreduce"}
     mpich_ = {x.algorithm for x in p.points if x.mpi == "mpich" and x.collective == "allreduce"}
     assert {"default", "ring", "redscat_allgather", "segmented_ring", "nonoverlapping"} <= ompi
-    assert {"default", "ring", "rabenseifner", "tree", "recexch"} <= mpich_
+    assert {"default", "mpich_ring", "rabenseifner", "tree", "recexch"} <= mpich_
     assert "tree" not in ompi and "segmented_ring" not in mpich_
+    # MPICH's ring cuts ceil(n/p) blocks: not "ring" (docs/algorithms.md, name parity)
+    assert "ring" not in mpich_ and "mpich_ring" not in ompi
     # Open MPI's redscat_allgather folds and splits unlike MPICH's: not "rabenseifner" (docs/algorithms.md)
     assert "rabenseifner" not in ompi
 
@@ -61,7 +63,7 @@ def test_a_canonical_name_one_library_lacks_is_skipped_with_the_reason():
 
 
 def test_forcing_settings_per_library():
-    p = build(spec('["allreduce/ring"]'))
+    p = build(spec('["allreduce/ring", "allreduce/mpich_ring"]'))
     by = {x.mpi: x for x in p.points}
     assert dict(by["openmpi"].env)["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4" and not by["openmpi"].cvars
     assert dict(by["mpich"].cvars) == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}

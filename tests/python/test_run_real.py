@@ -84,7 +84,7 @@ def test_invalid_forced_id_is_refused_before_launch(tmp_path):
 def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     # Rabenseifner's allreduce forced through the environment aborts MPICH's
     # MPI_Init; collkit-bench sets it through MPI_T for the point only.
-    out, recs = run(tmp_path, ["mpich"], ["default", "rabenseifner", "ring"], metadata="full")
+    out, recs = run(tmp_path, ["mpich"], ["default", "rabenseifner", "mpich_ring"], metadata="full")
     assert out.returncode == 0, out.stdout + out.stderr
     assert all(r["status"] == "ok" for r in recs.values()), recs
     rab = recs[("mpich", "mpi", "rabenseifner", 4096)]

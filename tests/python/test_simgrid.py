@@ -137,7 +137,7 @@ def test_canonical_names_map_to_smpi_names_and_native_names_are_accepted():
     with pytest.raises(UserError, match="cannot be forced to run 'ring'"):
         offer.force("allreduce", "ring")
     assert offer.force("bcast", "binomial_halving").native == "binomial_tree"
-    assert offer.force("alltoall", "pairwise_shift").native == "ring"
+    assert offer.force("alltoall", "linear_shift").native == "ring"
     assert offer.force("bcast", "ntsl").native == "NTSL"                    # no twin: SMPI's name, lower case
     with pytest.raises(UserError, match="not offered: times every algorithm"):
         offer.force("allreduce", "automatic")

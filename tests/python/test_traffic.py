@@ -446,6 +446,7 @@ CONSERVATION = [
     ("allreduce", "rabenseifner", ANY, ALLREDUCE_BANDWIDTH),
     ("allreduce", "rabenseifner_halving", ANY, ALLREDUCE_BANDWIDTH),
     ("allreduce", "ring", ANY, lambda p: 2 * (p - 1)),
+    ("allreduce", "ring_seg", ANY, lambda p: 2 * (p - 1)),
     ("allreduce", "reduce_bcast", ANY, lambda p: 2 * (p - 1)),
     ("allreduce", "binary_blocks", ANY, lambda p: 2 * (p - 1)),
     ("allreduce", "swing_latency", ANY, BINE_LATENCY),
@@ -502,7 +503,7 @@ BUSIEST = {
     **{("allreduce", a): _k for a in ("recursive_doubling", "reduce_bcast")},
     # rank 0 also roots the broadcast that makes the results agree (p >= 8)
     **{("allreduce", a): lambda p: _k(p) * (1 + (p >= 8)) for a in ("swing_latency", "bine_latency")},
-    **{("allreduce", a): _TWICE for a in ("rabenseifner", "rabenseifner_halving", "ring", "binary_blocks", "swing_bandwidth",
+    **{("allreduce", a): _TWICE for a in ("rabenseifner", "rabenseifner_halving", "ring", "ring_seg", "binary_blocks", "swing_bandwidth",
                                           "bine_bandwidth", "bine_bandwidth_seg")},
     ("allgather", "parallel_rings"): _HALF, ("reduce_scatter", "parallel_rings"): _HALF,
     ("allreduce", "parallel_rings"): _TWICE, ("allreduce", "bine_hierarchical"): _k,

@@ -8,8 +8,9 @@
 #   RANKS       p
 #   WORKDIR     where the batch file and both outputs go
 #   LARGE_MAX_P largest p that also gets the segmented cases (default 8):
-#               counts large enough that chain bcast, ring allreduce and
+#               counts large enough that chain bcast, ring_seg allreduce and
 #               segmented Bine allreduce cut blocks into several messages
+#               (and ring sends blocks over 1 MiB whole)
 # Cases per algorithm: counts 0, 1, p+1 and 1000 (int32, int8, int64, double,
 # so every element size is seen), roots 0 and p-1 for rooted collectives, and
 # root p (refused with MPI_ERR_ROOT, which both must report alike), and one
@@ -63,11 +64,11 @@ foreach(entry IN LISTS algorithms)
   # pairs: the aggregation both programs share, on both sides of the check
   string(APPEND lines "${coll} ${alg} ${p} ${p1} ${last} int32 pairs\n")
   if(p LESS_EQUAL LARGE_MAX_P)
-    # > 64 KiB in one bcast; blocks of ~1.1 MiB (ring's segment is 1 MiB,
-    # the segmented Bine allreduce's 64 KiB).
+    # > 64 KiB in one bcast; blocks of ~1.1 MiB (ring_seg's segment is
+    # 1 MiB, the segmented Bine allreduce's 64 KiB; ring sends them whole).
     if(coll STREQUAL "bcast" AND alg STREQUAL "chain")
       string(APPEND lines "${coll} ${alg} ${p} 140000 ${last} int8 messages\n")
-    elseif(coll STREQUAL "allreduce" AND alg MATCHES "^(ring|bine_bandwidth_seg)$")
+    elseif(coll STREQUAL "allreduce" AND alg MATCHES "^(ring|ring_seg|bine_bandwidth_seg)$")
       math(EXPR big "${p} * 140000")
       string(APPEND lines "${coll} ${alg} ${p} ${big} 0 int64 messages\n")
     endif()

@@ -90,14 +90,21 @@ NAMES: dict[str, dict[str, str]] = {
         "reduce_scatter_allgather": "rabenseifner",
         "tree": "tree",
         "recexch": "recexch",
-        # Ring reduce-scatter, then ring allgather.
-        "ring": "ring",
+        # Ring reduce-scatter of ceil(count/p)-element blocks (the last ones
+        # short or empty) leaving rank r with block r, then
+        # MPIR_Allgatherv_intra_ring in MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE
+        # pieces: not libcollkit's ring (Open MPI's), so a name of its own
+        # (tests/python/test_parity.py).
+        "ring": "mpich_ring",
         "k_reduce_scatter_allgather": "k_reduce_scatter_allgather",
         "nb": "nb",
     },
     "reduce_scatter": {
         "noncommutative": "noncommutative",
-        "recursive_doubling": "recursive_doubling",
+        # Every block outside the own subtree at each step, forwarding for
+        # p != 2^k: not libcollkit's recursive_doubling (needed blocks only,
+        # pairs folded); Open MPI runs the same schedule under the same name.
+        "recursive_doubling": "recursive_doubling_full",
         # Each rank sends every other rank its own contribution directly
         # (to rank+i at step i): not the ring, which forwards partial sums.
         "pairwise": "pairwise",

@@ -73,7 +73,9 @@ NAMES: dict[str, dict[str, str]] = {
     "reduce": {
         "linear": "linear",
         "chain": "multi_chain",    # as for bcast: several chains into the root
-        "pipeline": "chain",       # one chain into the root
+        # One chain into the root. libcollkit has no reduce chain: the name
+        # only lines Open MPI's pipeline up with the bcast of the same shape.
+        "pipeline": "chain",
         "binary": "binary",
         # build_in_order_bmtree: a rank's parent clears its lowest set bit, so
         # leaves send at distance 1 first, then 2, 4 (1->0, 3->2, 2->0, ...):
@@ -96,7 +98,12 @@ NAMES: dict[str, dict[str, str]] = {
         # The root sends to ranks 0, 1, ... in order (skipping itself);
         # libcollkit's linear starts at root + 1 (traced through SMPI's port).
         "basic_linear": "basic_linear",
-        "binomial": "binomial",
+        # ompi_coll_base_scatter_intra_binomial: in-order binomial tree whose
+        # parents serve the nearest child first (1, 2, 4 blocks from the
+        # root); libcollkit's binomial is MPICH's, farthest (biggest subtree)
+        # first (tests/python/test_parity.py). Named like the bcast tree that
+        # serves distance 1 first.
+        "binomial": "binomial_doubling",
         "linear_nb": "linear_nb",
     },
     "allgather": {
@@ -109,8 +116,13 @@ NAMES: dict[str, dict[str, str]] = {
     },
     "reduce_scatter": {
         "basic_linear": "basic_linear",    # reduce to rank 0, then scatter
-        # Thakur et al.: XOR partners 1, 2, 4 sending n(p-2^k)/p each step.
-        "recursive_doubling": "recursive_doubling",
+        # ompi_coll_base_reduce_scatter_block_intra_recursivedoubling (MPICH's,
+        # ported): XOR partners 1, 2, 4 sending every block outside the own
+        # subtree, n(p-2^k)/p, results forwarded to partnerless ranks for
+        # p != 2^k. libcollkit's recursive_doubling sends only the blocks
+        # still needed and folds pairs: a name of its own
+        # (tests/python/test_parity.py).
+        "recursive_doubling": "recursive_doubling_full",
         # XOR partners 4, 2, 1 halving the data: libcollkit's recursive_halving.
         "recursive_halving": "recursive_halving",
         # Halving the data with distances 1, 2, 4 (doubling): no libcollkit twin.
@@ -122,7 +134,14 @@ NAMES: dict[str, dict[str, str]] = {
         # libcollkit's reduce_bcast (binomial + binomial) at every size.
         "nonoverlapping": "nonoverlapping",
         "recursive_doubling": "recursive_doubling",
+        # ompi_coll_base_allreduce_intra_ring: p blocks (the first count % p
+        # one longer), each one message: libcollkit's ring
+        # (tests/python/test_parity.py).
         "ring": "ring",
+        # ompi_coll_base_allreduce_intra_ring_segmented: one ring
+        # reduce-scatter per phase of segment-sized pieces of every block,
+        # then the allgather of whole blocks. libcollkit's ring_seg sends each
+        # block's segments one after another within a step: not this.
         "segmented_ring": "segmented_ring",
         # ompi_coll_base_allreduce_intra_redscat_allgather: the order of
         # MPICH's (n/2 to rank XOR 1 first; ops 512, 256 at 4 ranks), but a
@@ -136,9 +155,14 @@ NAMES: dict[str, dict[str, str]] = {
         # decreasing rank order (rank-1, rank-2, ...; SMPI's port traced so),
         # libcollkit's linear (MPICH's scattered) in increasing order.
         "linear": "basic_linear",
-        # ompi_coll_base_alltoall_intra_pairwise: step i sends to rank+i for
-        # every p; libcollkit's pairwise is MPICH's (rank XOR i when p = 2^k).
-        "pairwise": "pairwise_shift",
+        # ompi_coll_base_alltoall_intra_pairwise: step i = 1..p-1 sends to
+        # rank+i for every p (libcollkit's pairwise is MPICH's, rank XOR i
+        # when p = 2^k), step p to itself, which ompi_coll_base_sendrecv makes
+        # a local copy. Between ranks: libcollkit's linear_shift at shift 0,
+        # which posts its own block to itself first; a self-message is no
+        # network message (docs/algorithms.md, name parity), so it maps there
+        # (tests/python/test_parity.py).
+        "pairwise": "linear_shift",
         "modified_bruck": "bruck",  # log2 p steps to rank+2^k (0->1, 2, 4 at 8 ranks)
         "linear_sync": "linear_sync",
         "two_proc": "two_proc",

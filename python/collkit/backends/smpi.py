@@ -131,8 +131,10 @@ NAMES: dict[str, dict[str, str]] = {
         # not libcollkit's linear; keeps its name.
         "bruck": "bruck",
         # p steps, step i sends to rank+i and receives from rank-i: Open
-        # MPI's pairwise, not libcollkit's (MPICH's, rank XOR i for p = 2^k).
-        "ring": "pairwise_shift",
+        # MPI's pairwise, not libcollkit's (MPICH's, rank XOR i for p = 2^k),
+        # but its linear_shift between ranks (the self-message aside:
+        # docs/algorithms.md, name parity).
+        "ring": "linear_shift",
     },
 }
 

@@ -156,6 +156,7 @@ TABLE: dict[tuple[str, str], Entry] = {
     ("allreduce", "reduce_bcast"): Entry(_reduce_bcast, False, "any", SCHEDULE + ": tree depth, not one rank's sends"),
     ("allreduce", "redscat_allgather"): Entry(_rab_allreduce, False, "any", LIBRARY),
     ("allreduce", "segmented_ring"): Entry(_ring_allreduce, False, "any", LIBRARY),
+    ("allreduce", "mpich_ring"): Entry(_ring_allreduce, False, "any", LIBRARY),
     ("allreduce", "basic_linear"): Entry(_linear_allreduce, False, "any", LIBRARY),
     # bcast
     ("bcast", "linear"): Entry(_bcast_linear, True, "any", SCHEDULE),
@@ -189,7 +190,7 @@ TABLE: dict[tuple[str, str], Entry] = {
     ("alltoall", "pairwise"): Entry(_a2a_direct, True, "any", SCHEDULE),
     ("alltoall", "bruck"): Entry(_a2a_bruck, True, "pow2", SCHEDULE),
     ("alltoall", "basic_linear"): Entry(_a2a_direct, False, "any", LIBRARY),
-    ("alltoall", "pairwise_shift"): Entry(_a2a_direct, False, "any", LIBRARY),
+    ("alltoall", "linear_shift"): Entry(_a2a_direct, False, "any", LIBRARY + " (Open MPI's pairwise, SMPI's ring)"),
 }
 
 
