@@ -86,6 +86,33 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
 int ckp_int_counts(ck_collective c, const void *sbuf, MPI_Count scount, void *rbuf, MPI_Count rcount,
                    int root, MPI_Comm comm, int *sc, int *rc);
 
+/* The Fortran bindings: Init/Init_thread/Finalize around the shim's hooks
+ * (fortran_init.c, both MPIs), and one collective with Open MPI's Fortran
+ * handles and counts, its MPI_IN_PLACE / MPI_BOTTOM sentinels turned into
+ * C's (fortran.c, Open MPI only). Arguments a collective does not have are
+ * NULL; ierr may be NULL (mpi_f08's optional ierror). Shared by the mpif.h /
+ * `use mpi` symbols and the mpi_f08 ones (fortran_f08.c). */
+void ckp_fortran_init(MPI_Fint *ierr);
+void ckp_fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+void ckp_fortran_finalize(MPI_Fint *ierr);
+void ckp_fortran_coll(ck_collective c, const void *s, const MPI_Fint *sc, const MPI_Fint *st, void *r,
+                      const MPI_Fint *rc, const MPI_Fint *rt, const MPI_Fint *op, const MPI_Fint *root,
+                      const MPI_Fint *comm, MPI_Fint *ierr);
+
+/* ierror is optional in mpi_f08: an absent one arrives as NULL. */
+static inline void ckp_set_ierr(MPI_Fint *ierr, int rc)
+{
+    if (ierr) *ierr = rc;
+}
+
+/* One Fortran procedure under the four manglings compilers use (gfortran:
+ * lower case, one underscore). */
+#define CKP_FORTRAN(lower, upper, params, body)                                                    \
+    void lower##_ params body                                                                      \
+    void lower##__ params body                                                                     \
+    void lower params body                                                                         \
+    void upper params body
+
 /* Statistics (report.c). */
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);
 void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r);

@@ -119,7 +119,31 @@ typedef struct {
     MPI_Datatype type;
     void *tmp;
     size_t bytes;
+    int shifted; /* type is this view's own (MPI_BOTTOM, below): freed at close */
 } view;
+
+/* MPICH 5.0's MPI_Pack refuses a NULL buffer with a count above 1
+ * (internal_Pack: "Invalid argument") even with a datatype of absolute
+ * addresses, i.e. MPI_BOTTOM, and refusing at one rank leaves the others
+ * inside the algorithm. So a view at MPI_BOTTOM addresses the same bytes from
+ * a local anchor: one block of `count` elements of the type, displaced by
+ * minus the anchor's address, packed (and unpacked) as one element. */
+static const char bottom_anchor;
+
+static int view_unbottom(view *v, size_t count, MPI_Datatype type)
+{
+    MPI_Aint a;
+    int rc = PMPI_Get_address(&bottom_anchor, &a);
+    if (rc != MPI_SUCCESS) return rc;
+    int len = (int)count;
+    MPI_Aint disp = -a;
+    rc = PMPI_Type_create_struct(1, &len, &disp, &type, &v->type);
+    if (rc != MPI_SUCCESS) return rc;
+    v->shifted = 1;
+    v->user = (void *)&bottom_anchor;
+    v->count = 1;
+    return PMPI_Type_commit(&v->type);
+}
 
 static int view_open(view *v, void *buf, size_t count, MPI_Datatype type, int load, MPI_Comm comm,
                      void **ptr)
@@ -130,6 +154,7 @@ static int view_open(view *v, void *buf, size_t count, MPI_Datatype type, int lo
     v->user = buf;
     v->type = type;
     v->tmp = NULL;
+    v->shifted = 0;
     v->bytes = count * (size_t)size;
     if (contig) {
         *ptr = buf;
@@ -138,11 +163,15 @@ static int view_open(view *v, void *buf, size_t count, MPI_Datatype type, int lo
     /* MPI_Pack and MPI_Unpack say counts and sizes in int. */
     if (count > INT32_MAX || v->bytes > INT32_MAX) return MPI_ERR_COUNT;
     v->count = (int)count;
+    if (buf == MPI_BOTTOM) {
+        rc = view_unbottom(v, count, type);
+        if (rc != MPI_SUCCESS) return rc;
+    }
     v->tmp = malloc(v->bytes ? v->bytes : 1);
     if (!v->tmp) return MPI_ERR_NO_MEM;
     if (load) {
         int pos = 0;
-        rc = PMPI_Pack(buf, count, type, v->tmp, (int)v->bytes, &pos, comm);
+        rc = PMPI_Pack(v->user, v->count, v->type, v->tmp, (int)v->bytes, &pos, comm);
         if (rc != MPI_SUCCESS) return rc;
         if ((size_t)pos != v->bytes) return MPI_ERR_TYPE;
     }
@@ -159,6 +188,10 @@ static int view_close(view *v, int store, MPI_Comm comm, int rc)
         }
         free(v->tmp);
         v->tmp = NULL;
+    }
+    if (v->shifted) {
+        PMPI_Type_free(&v->type);
+        v->shifted = 0;
     }
     return rc;
 }

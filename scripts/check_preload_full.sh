@@ -25,10 +25,12 @@ sweep openmpi /usr/bin/mpirun.openmpi matrix build/openmpi/tests/preload/ck_matr
 sweep mpich "$PWD/.mpich/bin/mpirun" matrix build/mpich/tests/preload/ck_matrix_library
 sweep openmpi /usr/bin/mpirun.openmpi fortran_use_mpi build/openmpi/tests/preload/ck_fortran_use_mpi
 sweep openmpi /usr/bin/mpirun.openmpi fortran_mpif build/openmpi/tests/preload/ck_fortran_mpif
+sweep openmpi /usr/bin/mpirun.openmpi fortran_f08 build/openmpi/tests/preload/ck_fortran_f08
 # Under MPICH through Debian's Fortran binding on the wheel's libmpi.so.12
 # (build/mpich-fortran, from scripts/setup.sh; skipped when not built).
 sweep mpich "$PWD/.mpich/bin/mpirun" fortran_use_mpi build/mpich/tests/preload/ck_fortran_use_mpi
 sweep mpich "$PWD/.mpich/bin/mpirun" fortran_mpif build/mpich/tests/preload/ck_fortran_mpif
+sweep mpich "$PWD/.mpich/bin/mpirun" fortran_f08 build/mpich/tests/preload/ck_fortran_f08
 # hpcc's HPL needs a P x Q grid of all ranks; it runs at the same counts.
 sweep openmpi /usr/bin/mpirun.openmpi hpcc "$(command -v hpcc || echo /usr/bin/hpcc)"
 # mpi4py's own collective tests (buffers, objects, intercommunicators) under

@@ -16,6 +16,7 @@
  * <passed> <failed> <refused>` line per algorithm, then `N passed, M failed`.
  * Exit status 0 only when nothing failed.
  */
+#include "matrix_mixed.h"
 #include "validate.h"
 
 #include <inttypes.h>
@@ -46,6 +47,7 @@ typedef struct {
     int verbose;
     int skip_invalid;
     int expect_fail; /* pass iff every selected algorithm fails (mutants) */
+    int mixed;       /* --mixed-types: only the mixed-datatype cases (matrix_mixed.c) */
 } options;
 
 typedef struct {
@@ -408,7 +410,8 @@ static void check_invalid(const ck_algorithm *a, const commctx *cc, tally *t)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ck_matrix [--collective C]... [--algorithm NAME|C/NAME]... "
-               "[--level quick|standard|full] [--no-invalid] [--verbose] [--list] [--expect-fail]\n");
+               "[--level quick|standard|full] [--no-invalid] [--verbose] [--list] [--expect-fail] "
+               "[--mixed-types]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list_only)
@@ -443,6 +446,8 @@ static int parse_args(int argc, char **argv, int *list_only)
             opt.skip_invalid = 1;
         } else if (strcmp(arg, "--expect-fail") == 0) {
             opt.expect_fail = 1;
+        } else if (strcmp(arg, "--mixed-types") == 0) {
+            opt.mixed = 1;
         } else if (strcmp(arg, "--list") == 0) {
             *list_only = 1;
         } else {
@@ -499,7 +504,18 @@ int main(int argc, char **argv)
     }
 
     int seed = 1;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; opt.mixed && k < 2; k++)
+        for (size_t i = 0; i < nalgs; i++) {
+            if (!selected(ALG_AT(i))) continue;
+            ckm_tally mt = {0, 0, 0, tallies[i].fail_lines};
+            ckm_mixed_run(ALG_AT(i), ck_algorithm_call, must_refuse, comms[k].comm, comms[k].name,
+                          opt.verbose, MAX_FAIL_LINES, &mt);
+            tallies[i].passed += mt.passed;
+            tallies[i].failed += mt.failed;
+            tallies[i].refused += mt.refused;
+            tallies[i].fail_lines = mt.fail_lines;
+        }
+    for (int k = 0; !opt.mixed && k < 2; k++) {
         for (int coll = 0; coll < CK_NUM_COLLECTIVES; coll++) {
             run_collective((ck_collective)coll, &comms[k], &seed);
             if (wrank == 0) {
@@ -508,7 +524,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (!opt.skip_invalid)
+    if (!opt.skip_invalid && !opt.mixed)
         for (size_t i = 0; i < nalgs; i++)
             if (selected(ALG_AT(i))) check_invalid(ALG_AT(i), &comms[0], &tallies[i]);
 

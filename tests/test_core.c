@@ -60,8 +60,21 @@ static void test_args(void)
     CHECK(ck_check_args(MPI_COMM_WORLD, MPI_INT, (size_t)-1, &rank, &size) == MPI_ERR_COUNT);
     CHECK(ck_check_root(0, 1) == MPI_SUCCESS && ck_check_root(1, 1) == MPI_ERR_ROOT);
     CHECK(ck_check_root(-1, 4) == MPI_ERR_ROOT);
-    CHECK(ck_check_buf(NULL, 0) == MPI_SUCCESS && ck_check_buf(NULL, 1) == MPI_ERR_BUFFER);
-    CHECK(ck_check_buf(MPI_IN_PLACE, 1) == MPI_SUCCESS);
+    CHECK(ck_check_buf(NULL, 0, MPI_INT) == MPI_SUCCESS && ck_check_buf(NULL, 1, MPI_INT) == MPI_ERR_BUFFER);
+    CHECK(ck_check_buf(MPI_IN_PLACE, 1, MPI_INT) == MPI_SUCCESS);
+    /* MPI_BOTTOM (NULL) with a datatype of absolute addresses is a buffer. */
+    int x[2];
+    MPI_Aint addr;
+    MPI_Datatype absolute;
+    MPI_Get_address(x, &addr);
+    MPI_Type_create_hindexed_block(1, 2, &addr, MPI_INT, &absolute);
+    MPI_Type_commit(&absolute);
+    CHECK(ck_check_buf(MPI_BOTTOM, 1, absolute) == MPI_SUCCESS);
+    /* Predefined ops on derived datatypes are refused, user ops are not. */
+    CHECK(ck_check_op_type(MPI_SUM, MPI_INT) == MPI_SUCCESS);
+    CHECK(ck_check_op_type(MPI_SUM, absolute) == MPI_ERR_OP);
+    CHECK(ck_check_op_type(MPI_MAXLOC, MPI_2INT) == MPI_SUCCESS);
+    MPI_Type_free(&absolute);
     int comm = -1;
     CHECK(ck_check_op(MPI_SUM, 1, &comm) == MPI_SUCCESS && comm == 1);
     CHECK(ck_check_op(MPI_OP_NULL, 0, NULL) == MPI_ERR_OP);

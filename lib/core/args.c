@@ -38,9 +38,33 @@ int ck_check_op(MPI_Op op, int need_commutative, int *commutative)
     return MPI_SUCCESS;
 }
 
-int ck_check_buf(const void *buf, size_t count)
+int ck_check_op_type(MPI_Op op, MPI_Datatype dt)
 {
-    return (buf == NULL && count > 0) ? MPI_ERR_BUFFER : MPI_SUCCESS;
+#ifdef CK_MPI_STANDIN
+    /* ck_trace's stand-in MPI has predefined datatypes only: nothing to refuse. */
+    (void)op;
+    (void)dt;
+    return MPI_SUCCESS;
+#else
+    static const MPI_Op predefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,    MPI_PROD,   MPI_LAND,
+                                        MPI_BAND, MPI_LOR,  MPI_BOR,    MPI_LXOR,   MPI_BXOR,
+                                        MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    int is_predefined = 0;
+    for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++) is_predefined |= op == predefined[i];
+    if (!is_predefined) return MPI_SUCCESS;
+    int ni, na, nd, combiner;
+    int rc = MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);
+    if (rc != MPI_SUCCESS) return rc;
+    return combiner == MPI_COMBINER_NAMED ? MPI_SUCCESS : MPI_ERR_OP;
+#endif
+}
+
+int ck_check_buf(const void *buf, size_t count, MPI_Datatype dt)
+{
+    if (buf != NULL || count == 0) return MPI_SUCCESS;
+    MPI_Aint true_lb, true_extent;
+    if (MPI_Type_get_true_extent(dt, &true_lb, &true_extent) != MPI_SUCCESS) return MPI_ERR_BUFFER;
+    return true_lb != 0 ? MPI_SUCCESS : MPI_ERR_BUFFER;
 }
 
 /* What every rooted opening checks after ck_check_args: the root, the op
@@ -59,10 +83,11 @@ static int check_rooted(const rooted_shape *sh, const void *sbuf, const void *rb
     if (rc == MPI_SUCCESS) rc = ck_check_root(root, *size);
     if (rc == MPI_SUCCESS && sh->has_op)
         rc = ck_check_op(op, sh->need_commutative, sh->commutative);
+    if (rc == MPI_SUCCESS && sh->has_op) rc = ck_check_op_type(op, dt);
     if (rc == MPI_SUCCESS && (sh->sbuf_everywhere || *rank == root))
-        rc = ck_check_buf(sbuf, count);
+        rc = ck_check_buf(sbuf, count, dt);
     if (rc == MPI_SUCCESS && (sh->rbuf_everywhere || *rank == root))
-        rc = ck_check_buf(rbuf, count);
+        rc = ck_check_buf(rbuf, count, dt);
     return rc;
 }
 
@@ -100,8 +125,8 @@ int ck_check_exchange(const void *sbuf, const void *rbuf, size_t count, MPI_Data
                       MPI_Comm comm, int *rank, int *size)
 {
     int rc = ck_check_args(comm, dt, count, rank, size);
-    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count);
-    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count, dt);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count, dt);
     return rc;
 }
 
@@ -110,8 +135,9 @@ int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Dat
 {
     int rc = ck_check_args(comm, dt, count, rank, size);
     if (rc == MPI_SUCCESS) rc = ck_check_op(op, need_commutative, NULL);
-    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count);
-    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count);
+    if (rc == MPI_SUCCESS) rc = ck_check_op_type(op, dt);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count, dt);
+    if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count, dt);
     return rc;
 }
 

@@ -44,8 +44,17 @@ int ck_check_root(int root, int size);
  * needs a commutative one. *commutative (may be NULL) receives the answer. */
 int ck_check_op(MPI_Op op, int need_commutative, int *commutative);
 
-/* MPI_ERR_BUFFER when buf is NULL and count > 0. MPI_IN_PLACE is not NULL. */
-int ck_check_buf(const void *buf, size_t count);
+/* MPI_ERR_OP for one of MPI's predefined ops on a derived datatype: MPI
+ * defines them on predefined datatypes only, and MPI_Reduce_local refuses the
+ * pair (Open MPI), which inside an algorithm would come after messages were
+ * exchanged. A reduction's op and datatype are the same on every rank, so
+ * every rank refuses here, before communicating. */
+int ck_check_op_type(MPI_Op op, MPI_Datatype dt);
+
+/* MPI_ERR_BUFFER when buf is NULL and count > 0, unless dt's data does not
+ * start at its origin: then NULL is MPI_BOTTOM (NULL in Open MPI and MPICH)
+ * with a datatype of absolute addresses. MPI_IN_PLACE is not NULL. */
+int ck_check_buf(const void *buf, size_t count, MPI_Datatype dt);
 
 /* The openings of the collective shapes, each the checks above in the one
  * order of precedence every algorithm of the shape keeps (the error class a

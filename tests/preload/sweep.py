@@ -6,7 +6,7 @@ counted fallbacks to the library). Used by ctest (p = 1, 3, 4) and by
 `make check-preload-full` (scripts/check_preload_full.sh). Standard library only.
 
     sweep.py --mpi openmpi --mpirun M --preload LIB --registry JSON --ranks 1,3,4
-             --program matrix|fortran_use_mpi|fortran_mpif|hpcc|mpi4py -- CMD...
+             --program matrix|fortran_use_mpi|fortran_mpif|fortran_f08|hpcc|mpi4py -- CMD...
 """
 from __future__ import annotations
 
@@ -25,10 +25,15 @@ PROGRAMS = {
     "matrix": ALL,
     "fortran_use_mpi": ["allreduce", "bcast", "alltoall"],
     "fortran_mpif": ["allreduce", "bcast", "alltoall"],
+    "fortran_f08": ALL,
     "hpcc": ["bcast", "reduce", "allreduce", "alltoall", "allgather", "gather", "scatter"],
     "mpi4py": ALL,
     "significance": ALL,
 }
+# Programs that call every collective of their list at every rank count: even
+# in --together rounds, each forced algorithm must show its calls (or counted
+# fallbacks where it never runs), so a binding whose calls bypass the shim fails.
+CALLS_ALL = {"fortran_use_mpi", "fortran_mpif", "fortran_f08"}
 
 
 def constraint_free(alg: dict) -> bool:
@@ -178,8 +183,9 @@ def run_one(a: argparse.Namespace, job: list[tuple[str, dict]], labels: dict[str
             ran_any = ran_any or calls > 0
             explained = calls > 0 or (fallbacks > 0 and never_runs(alg, p))
             # In --together rounds a program may skip a collective at some p
-            # (hpcc at p = 1); a lone forced algorithm must show its calls.
-            if not explained and not a.together:
+            # (hpcc at p = 1); a lone forced algorithm must show its calls,
+            # as must each of a CALLS_ALL program.
+            if not explained and (not a.together or a.program in CALLS_ALL):
                 print(f"FAIL {what}: the report shows no call on {alg['name']}\n{text}", flush=True)
                 return False
             seen.append(f"{coll}={alg['name']}:{calls}c/{fallbacks}f")
