@@ -15,7 +15,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-/* Most algorithms of one collective the shim can name (the registry has <= 12). */
+/* Most algorithms of one collective the shim can name (well above any registry table). */
 #define CKP_MAX_ALGS 32
 /* Stats column of the library's own collective, after the algorithms. */
 #define CKP_LIBRARY CKP_MAX_ALGS
@@ -29,6 +29,7 @@ typedef enum {
     CKP_FB_RANKS,         /* registry constraint on the rank count (power of two) */
     CKP_FB_ROOT,          /* root out of range: the library reports the error */
     CKP_FB_CONSTRAINT,    /* a registry constraint the shim cannot check (e.g. fat tree) */
+    CKP_FB_FP_RANK_VARIANT, /* CK_TRAIT_FP_RANK_VARIANT on a floating (or unknown) datatype, not allowed */
     CKP_NUM_REASONS
 } ckp_reason;
 
@@ -47,6 +48,10 @@ typedef struct {
     int forced[CK_NUM_COLLECTIVES];      /* algorithm index, or -1 */
     ckp_rule *rules;
     size_t nrules;
+    /* `allow_fp_rank_variant = true` in the rules file: rules may run
+     * CK_TRAIT_FP_RANK_VARIANT algorithms on floating-point reductions. A
+     * forced algorithm (COLLKIT_ALGORITHMS) is allowed by being named. */
+    int allow_fp_rank_variant;
     int report;                          /* COLLKIT_REPORT given */
     char report_path[4096];              /* "" = standard error */
 } ckp_config;

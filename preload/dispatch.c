@@ -222,6 +222,24 @@ static int run_bytes(const ck_algorithm *a, const ck_mpi_args *m, const ck_mpi_r
     return rc;
 }
 
+/* Whether a reduction's datatype (named and contiguous: fallback_reason)
+ * holds only integers, whose sums are exact in any order. Anything not
+ * listed, floating or not known to the shim, counts as floating-point. */
+static int integer_type(MPI_Datatype dt)
+{
+    static const MPI_Datatype ints[] = {
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT,
+        MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_LONG_LONG,
+        MPI_UNSIGNED_LONG_LONG, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T,
+        MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+        MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8, MPI_LOGICAL,
+        MPI_CHARACTER,
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i] != MPI_DATATYPE_NULL && dt == ints[i]) return 1;
+    return 0;
+}
+
 /* Why algorithm a cannot run this call correctly, or -1 when it can. Every
  * input here agrees across ranks: count and dt are read only for reductions,
  * whose one count and datatype are significant and equal at every rank (the
@@ -243,6 +261,12 @@ static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_com
         if (op == MPI_OP_NULL || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS) return CKP_FB_OP;
         if (!commute && (a->constraints & CK_REQUIRES_COMMUTATIVE)) return CKP_FB_OP;
         if ((size_t)count < a->min_count) return CKP_FB_COUNT;
+        /* Ranks of such an algorithm may return floating-point results that
+         * differ in the last bits: only with the user's permission (the rules
+         * file's setting, or naming the algorithm in COLLKIT_ALGORITHMS). */
+        if ((a->constraints & CK_TRAIT_FP_RANK_VARIANT) && !integer_type(dt) &&
+            !ckp_cfg.allow_fp_rank_variant && ckp_cfg.forced[c] < 0)
+            return CKP_FB_FP_RANK_VARIANT;
     } else if (bytes < a->min_count) {
         return CKP_FB_COUNT;
     }

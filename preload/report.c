@@ -18,6 +18,7 @@ static long fallbacks[CK_NUM_COLLECTIVES][CKP_MAX_ALGS][CKP_NUM_REASONS];
 
 static const char *reason_names[CKP_NUM_REASONS] = {
     "intercommunicator", "datatype", "op-not-commutative", "count", "ranks", "root", "constraint",
+    "fp-rank-variant",
 };
 
 const char *ckp_reason_name(ckp_reason r)

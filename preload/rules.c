@@ -3,7 +3,9 @@
  * RANKS and BYTES are N, A-B, A-* or *; BYTES is count times the datatype size
  * (one block for per-block collectives), as in collkit-bench's points; CHOICE
  * is an algorithm of the collective or `library`. '#' starts a comment; the
- * first rule that matches a call wins, no rule means the library. */
+ * first rule that matches a call wins, no rule means the library. One setting
+ * line, `allow_fp_rank_variant = true|false` (default false), lets rules run
+ * CK_TRAIT_FP_RANK_VARIANT algorithms on floating-point reductions. */
 #include "ck_preload.h"
 
 #include <errno.h>
@@ -42,6 +44,24 @@ static int parse_range(char *s, unsigned long long maxv, unsigned long long *lo,
     return (*lo > *hi || *hi > maxv) ? -1 : 0;
 }
 
+/* `KEY = VALUE`: the one setting the format has. 0, or -1 with a message. */
+static int parse_setting(char **fields, const char *path, int lineno, char *err, size_t errlen)
+{
+    if (strcmp(fields[0], "allow_fp_rank_variant") != 0) {
+        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown setting '%s'; fix: the one setting is "
+                 "allow_fp_rank_variant = true|false", path, lineno, fields[0]);
+        return -1;
+    }
+    if (strcmp(fields[2], "true") == 0) ckp_cfg.allow_fp_rank_variant = 1;
+    else if (strcmp(fields[2], "false") == 0) ckp_cfg.allow_fp_rank_variant = 0;
+    else {
+        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: allow_fp_rank_variant = '%s'; fix: true or false",
+                 path, lineno, fields[2]);
+        return -1;
+    }
+    return 0;
+}
+
 static int add_rule(const ckp_rule *r, size_t *cap)
 {
     if (ckp_cfg.nrules == *cap) {
@@ -76,6 +96,13 @@ int ckp_rules_load(const char *path, char *err, size_t errlen)
         for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 5; t = strtok_r(NULL, " \t\r\n", &save))
             fields[n++] = t;
         if (n == 0) continue;
+        if (n == 3 && strcmp(fields[1], "=") == 0) {
+            if (parse_setting(fields, path, lineno, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         ckp_rule r;
         unsigned long long lo, hi;
         if (n != 4) {

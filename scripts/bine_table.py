@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-traffic", action="store_true", help="skip the traffic analysis (needs ck_trace)")
     ap.add_argument("--cells", action="store_true", help="also print every cell")
     ap.add_argument("--exclude", action="append", default=[], metavar="PREFIX",
-                    help="also leave out algorithms whose names start with PREFIX (repeatable; swing always)")
+                    help="also leave out algorithms whose names start with PREFIX (repeatable; swing and bine_latency_agreed always)")
     ns = ap.parse_args(argv)
     runs = load(ns.campaigns)
     if not any(True for _ in timed_collkit(runs)):

@@ -12,8 +12,11 @@
  * their registry constraints must refuse with an error code. Invalid
  * arguments must give the matching MPI error class.
  *
- * Output (rank 0): `FAIL ...` lines, then one `ALG <collective> <name>
- * <passed> <failed> <refused>` line per algorithm, then `N passed, M failed`.
+ * Output (rank 0): `FAIL ...` lines, then one `VARIANT <collective> <name>
+ * <cases>` line per selected CK_TRAIT_FP_RANK_VARIANT algorithm (spread
+ * cases whose results differed across ranks, within the bound), one `ALG
+ * <collective> <name> <passed> <failed> <refused>` line per algorithm, then
+ * `N passed, M failed`.
  * Exit status 0 only when nothing failed.
  */
 #include "matrix_mixed.h"
@@ -48,10 +51,13 @@ typedef struct {
     int skip_invalid;
     int expect_fail; /* pass iff every selected algorithm fails (mutants) */
     int mixed;       /* --mixed-types: only the mixed-datatype cases (matrix_mixed.c) */
+    int expect_rank_variant; /* fail unless every selected trait algorithm differed across ranks */
+    int fp_rank_variant;     /* treat every selected algorithm as CK_TRAIT_FP_RANK_VARIANT */
 } options;
 
 typedef struct {
     int passed, failed, refused, fail_lines;
+    int rank_variant; /* spread cases whose results differed across ranks (allowed by the trait) */
 } tally;
 
 typedef struct {
@@ -203,6 +209,52 @@ static int config_wanted(const ckv_case *c)
     return 0;
 }
 
+/* ---------------------------------------------------------------- floating-point rank variance */
+
+/* CK_TRAIT_FP_RANK_VARIANT: an algorithm whose ranks add the inputs in
+ * different orders may return floating-point sums that differ across ranks in
+ * the last bits. Only there, and only for the spread inputs (the one case
+ * whose sum is inexact), are differing results across ranks allowed; every
+ * rank's result must still lie within the rounding bound of its own order,
+ * |got - exact| <= p eps sum|x| (validate/check.c: a sum of p terms in any
+ * tree has at most p - 1 roundings, each at most eps times the partial
+ * sum's magnitude, which is at most sum|x|), and the exact inputs (integer
+ * types and small-integer floats) must still match the reference on every
+ * rank, hence bitwise across ranks. */
+static int rank_variance_allowed(const ck_algorithm *a, const ckv_case *c)
+{
+    return ((a->constraints & CK_TRAIT_FP_RANK_VARIANT) || opt.fp_rank_variant) && c->spread &&
+           ckv_spread_applies(c);
+}
+
+/* Rank 0 prints how many spread cases of each trait algorithm differed across
+ * ranks (VARIANT lines); with --expect-rank-variant, a selected trait
+ * algorithm that never differed counts as a failure: then the trait, or the
+ * test, no longer says anything. Returns the failures (rank 0). */
+static long report_rank_variants(void)
+{
+    long failed = 0;
+    int *mine = calloc(nalgs, sizeof(int)), *sum = calloc(nalgs, sizeof(int));
+    if (!mine || !sum) MPI_Abort(MPI_COMM_WORLD, 3);
+    for (size_t i = 0; i < nalgs; i++) mine[i] = tallies[i].rank_variant;
+    MPI_Reduce(mine, sum, (int)nalgs, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    for (size_t i = 0; wrank == 0 && i < nalgs; i++) {
+        const ck_algorithm *a = ALG_AT(i);
+        if (!selected(a) || !(a->constraints & CK_TRAIT_FP_RANK_VARIANT)) continue;
+        printf("VARIANT %s %s %d\n", ck_collective_name(a->collective), a->name, sum[i]);
+        if (opt.expect_rank_variant && sum[i] == 0) {
+            failed++;
+            printf("FAIL %s/%s: results never differed across ranks (--expect-rank-variant)\n",
+                   ck_collective_name(a->collective), a->name);
+        }
+    }
+    free(mine);
+    free(sum);
+    return failed;
+}
+
 /* ---------------------------------------------------------------- the matrix on one communicator */
 
 static int run_collective(ck_collective coll, const commctx *cc, int *seed)
@@ -299,6 +351,10 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                                 res[k] = CASE_FAIL;
                                 snprintf(why[k], sizeof why[k], "failed on rank %d",
                                          (int)agreed[3 * k] - 1);
+                            } else if (!agreed[3 * k] && res[k] == CASE_PASS &&
+                                       agreed[3 * k + 1] != ~agreed[3 * k + 2] &&
+                                       rank_variance_allowed(a, c)) {
+                                if (cc->rank == 0) tallies[idx[k]].rank_variant++;
                             } else if (!agreed[3 * k] && res[k] == CASE_PASS &&
                                        agreed[3 * k + 1] != ~agreed[3 * k + 2]) {
                                 res[k] = CASE_FAIL;
@@ -411,7 +467,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ck_matrix [--collective C]... [--algorithm NAME|C/NAME]... "
                "[--level quick|standard|full] [--no-invalid] [--verbose] [--list] [--expect-fail] "
-               "[--mixed-types]\n");
+               "[--mixed-types] [--expect-rank-variant] [--fp-rank-variant]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list_only)
@@ -448,6 +504,12 @@ static int parse_args(int argc, char **argv, int *list_only)
             opt.expect_fail = 1;
         } else if (strcmp(arg, "--mixed-types") == 0) {
             opt.mixed = 1;
+        } else if (strcmp(arg, "--expect-rank-variant") == 0) {
+            opt.expect_rank_variant = 1;
+        } else if (strcmp(arg, "--fp-rank-variant") == 0) {
+            /* The preload sweep's label algorithm stands for a forced one that
+             * has the trait (tests/preload/sweep.py). */
+            opt.fp_rank_variant = 1;
         } else if (strcmp(arg, "--list") == 0) {
             *list_only = 1;
         } else {
@@ -537,7 +599,7 @@ int main(int argc, char **argv)
         mine[3 * i + 2] = tallies[i].refused;
     }
     MPI_Reduce(mine, sum, 3 * (int)nalgs, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    long passed = 0, failed = 0;
+    long passed = 0, failed = report_rank_variants();
     if (wrank == 0) {
         for (size_t i = 0; i < nalgs; i++) {
             const ck_algorithm *a = ALG_AT(i);

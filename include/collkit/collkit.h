@@ -129,9 +129,11 @@ int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Da
 int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_bine_latency_agreed(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_bine_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_bine_bandwidth_seg(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_allreduce_swing_latency_agreed(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 /* Node-aware (ck_nodes_get). */
@@ -220,6 +222,11 @@ typedef enum {
 #define CK_REQUIRES_FATTREE     0x4u /* refuses p unless ck_fattree_radices(p) fits (COLLKIT_FATTREE) */
 #define CK_REQUIRES_EQUAL_NODES 0x8u /* refuses unless every node (ck_nodes_get) has the same number of ranks */
 #define CK_TRAIT_WHOLE_VECTOR   0x100u /* every message is the whole vector (bytes a multiple of n at any count) */
+/* Floating-point results may differ across ranks in the last bits: ranks add
+ * the same inputs in different orders (integer results are still exact and
+ * identical). The preload and `collkit tune` use such an algorithm for
+ * floating-point reductions only when the user allows it (docs/preload.md). */
+#define CK_TRAIT_FP_RANK_VARIANT 0x200u
 
 typedef struct {
     ck_collective collective;

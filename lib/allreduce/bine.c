@@ -4,9 +4,12 @@
  * 5, 11, ... instead of 2^k, so on a ring/torus the partners are closer than
  * recursive doubling's for the same step count and volume.
  *   - bine_latency: whole vector every step (recursive doubling on the Bine
- *     butterfly), log2 p' steps of n bytes; from p' = 8 on, log2 p' more
- *     to broadcast one rank's result, so that every rank returns the same
- *     bits (see the function).
+ *     butterfly), log2 p' steps of n bytes: the papers' schedule
+ *     (docs/algorithms.md). From p' = 8 on, ranks add in different orders
+ *     and floating-point sums may differ in their last bits between ranks.
+ *   - bine_latency_agreed: the same, then log2 p' more steps to broadcast
+ *     virtual rank 0's result, so that every rank returns the same bits
+ *     (lib/core/bine_latency.c).
  *   - bine_bandwidth: Bine reduce-scatter (distance doubling, halving the
  *     data) + Bine allgather (distance halving, doubling the data).
  *   - bine_bandwidth_seg: the same, with each reduce-scatter transfer cut into
@@ -44,8 +47,8 @@
  * medium vectors where reduction time matters. */
 #define CK_BINE_AR_SEG_BYTES 65536
 
-int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                              MPI_Op op, MPI_Comm comm)
+static int latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, int agree)
 {
     int rc, rank, size;
     ck_fold f;
@@ -57,11 +60,24 @@ int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Da
 
     const int tag = CK_TAG(CK_ALLREDUCE);
     CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-    CK_TRY(ck_bine_latency_core(rbuf, tmp.buf, count, dt, op, v, size, NULL, NULL, tag, comm));
+    CK_TRY(ck_bine_latency_core(rbuf, tmp.buf, count, dt, op, v, size, NULL, NULL, agree, tag,
+                                comm));
     CK_TRY(ck_fold_out(&f, rbuf, NULL, count, dt, tag, comm));
 out:
     ck_tmp_free(&tmp);
     return rc;
+}
+
+int ck_allreduce_bine_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm)
+{
+    return latency(sbuf, rbuf, count, dt, op, comm, 0);
+}
+
+int ck_allreduce_bine_latency_agreed(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                                     MPI_Op op, MPI_Comm comm)
+{
+    return latency(sbuf, rbuf, count, dt, op, comm, 1);
 }
 
 /* Reduce-scatter + allgather on the folded core; segmented cuts every

@@ -1,7 +1,8 @@
 /* Node-aware Bine allreduce (the hierarchical variant of PICO and the Bine
  * paper): a binomial reduce to local rank 0 of every node, the Bine
- * butterfly (bine_latency's: whole vector, distance |rho(k)|, folding for a
- * non-power-of-two node count) among those node leaders only, and a binomial
+ * butterfly (bine_latency_agreed's: whole vector, distance |rho(k)|, folding
+ * for a non-power-of-two node count, one leader's result broadcast from N' = 8
+ * on) among those node leaders only, and a binomial
  * broadcast inside every node. Leaders only, not all rails: it works for any
  * node shape (uneven nodes, scattered placement), and it is the latency
  * variant, where splitting the vector over the rails would add two
@@ -60,7 +61,9 @@ out:
 /* The rank of the leader of node (real index) q. */
 static int leader(const void *nd, int q) { return ck_nodes_rank(nd, q, 0); }
 
-/* bine_latency's butterfly over the N leaders, node indices as ranks. */
+/* bine_latency_agreed's butterfly over the N leaders, node indices as
+ * ranks: with the agreement broadcast, so that every leader, and through it
+ * every rank, returns the same bits (no CK_TRAIT_FP_RANK_VARIANT). */
 static int leaders_allreduce(void *rbuf, void *tmp, size_t count, MPI_Datatype dt, MPI_Op op,
                              const ck_nodes *nd, int tag, MPI_Comm comm)
 {
@@ -70,7 +73,7 @@ static int leaders_allreduce(void *rbuf, void *tmp, size_t count, MPI_Datatype d
     if (f.partner >= 0) f.partner = leader(nd, f.partner);
     CK_TRY(ck_fold_in(&f, rbuf, tmp, rbuf, count, dt, op, tag, comm));
     if (f.vrank >= 0)
-        CK_TRY(ck_bine_latency_core(rbuf, tmp, count, dt, op, f.vrank, N, leader, nd, tag, comm));
+        CK_TRY(ck_bine_latency_core(rbuf, tmp, count, dt, op, f.vrank, N, leader, nd, 1, tag, comm));
     CK_TRY(ck_fold_out(&f, rbuf, rbuf, count, dt, tag, comm));
 out:
     return rc;

@@ -3,7 +3,10 @@
  * distance |rho(k)| = 1, 1, 3, 5, 11, ... (v + rho(k) for even v, v - rho(k)
  * for odd v) instead of 2^k: on a ring or torus the partners are about a third
  * closer than recursive doubling's, for the same step count and volume.
- *   - swing_latency: the whole vector every step, log2 p' steps, n per step.
+ *   - swing_latency: the whole vector every step, log2 p' steps, n per step
+ *     (the paper's latency-optimal allreduce; floating-point sums may
+ *     differ in their last bits between ranks from p' = 8 on);
+ *     swing_latency_agreed adds the broadcast of one rank's result.
  *   - swing_bandwidth: reduce-scatter (steps 0..s-1, halving the data, so the
  *     biggest messages go to the nearest partners) then allgather (steps
  *     s-1..0, doubling); the blocks of a step are not contiguous and travel
@@ -17,14 +20,21 @@
 #include "../core/swing.h"
 #include "collkit/spans.h"
 
-/* Swing's latency variant and Bine's are one schedule: the same butterfly
- * partners ck_bine_partner(v, k, p'), the same fold, the whole vector each
- * step, and the same broadcast of one rank's result that makes every rank
- * return the same bits (lib/allreduce/bine.c). */
+/* Swing's latency variants and Bine's are one schedule each: the same
+ * butterfly partners ck_bine_partner(v, k, p') (the Swing paper's pi(r, k)),
+ * the same fold, the whole vector each step; the _agreed ones add the same
+ * broadcast of one rank's result that makes every rank return the same bits
+ * (lib/core/bine_latency.c). */
 int ck_allreduce_swing_latency(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                MPI_Op op, MPI_Comm comm)
 {
     return ck_allreduce_bine_latency(sbuf, rbuf, count, dt, op, comm);
+}
+
+int ck_allreduce_swing_latency_agreed(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                                      MPI_Op op, MPI_Comm comm)
+{
+    return ck_allreduce_bine_latency_agreed(sbuf, rbuf, count, dt, op, comm);
 }
 
 int ck_allreduce_swing_bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,

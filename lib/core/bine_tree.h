@@ -46,13 +46,15 @@ size_t *ck_bine_sigma_offsets(int a, int len, int pof2, int s, int size);
  * core of pof2 ranks folded relative to root (CK_FOLD_KEEP_EVEN). */
 int ck_bine_fold_peer(int v, int k, int pof2, int root, int size);
 
-/* bine_latency's butterfly and result agreement on a folded core of
- * `members` (lib/core/bine_latency.c): v is this member's virtual rank,
- * map(ctx, member) its communicator rank (NULL: the member index is the
- * rank), tmp holds count elements. The caller folds in before and out after. */
+/* bine_latency's butterfly on a folded core of `members`
+ * (lib/core/bine_latency.c), then, when agree is set, the broadcast of
+ * virtual rank 0's result that makes every member return the same bits
+ * (bine_latency_agreed). v is this member's virtual rank, map(ctx, member)
+ * its communicator rank (NULL: the member index is the rank), tmp holds count
+ * elements. The caller folds in before and out after. */
 int ck_bine_latency_core(void *rbuf, void *tmp, size_t count, MPI_Datatype dt, MPI_Op op, int v,
-                         int members, int (*map)(const void *, int), const void *ctx, int tag,
-                         MPI_Comm comm);
+                         int members, int (*map)(const void *, int), const void *ctx, int agree,
+                         int tag, MPI_Comm comm);
 
 /* Virtual rank v's place in the distance-doubling tree of a rooted block
  * collective (gather, scatter) on the folded core: v is reached at step h

@@ -110,12 +110,13 @@ static void write_algorithm(FILE *f, const ck_algorithm *a)
     fprintf(f,
             ", \"constraints\": {\"commutative_op\": %s, \"pow2_ranks\": %s, "
             "\"fattree\": %s, \"equal_nodes\": %s, \"min_count\": %zu}, "
-            "\"traits\": {\"whole_vector\": %s}}",
+            "\"traits\": {\"whole_vector\": %s, \"fp_rank_variant\": %s}}",
             (a->constraints & CK_REQUIRES_COMMUTATIVE) ? "true" : "false",
             (a->constraints & CK_REQUIRES_POW2_RANKS) ? "true" : "false",
             (a->constraints & CK_REQUIRES_FATTREE) ? "true" : "false",
             (a->constraints & CK_REQUIRES_EQUAL_NODES) ? "true" : "false", a->min_count,
-            (a->constraints & CK_TRAIT_WHOLE_VECTOR) ? "true" : "false");
+            (a->constraints & CK_TRAIT_WHOLE_VECTOR) ? "true" : "false",
+            (a->constraints & CK_TRAIT_FP_RANK_VARIANT) ? "true" : "false");
 }
 
 int ck_registry_write_json(FILE *f)

@@ -48,8 +48,9 @@ def _cmd_algorithms(ns: argparse.Namespace) -> int:
                           "datatypes": [d.to_json() for d in reg.datatypes],
                           "algorithms": [a.to_json() for a in algs]}, indent=2))
         return 0
-    rows = [[a.collective, a.name, a.constraints.describe(), a.origin, a.description] for a in algs]
-    print(render(["collective", "algorithm", "constraints", "origin", "description"], rows))
+    rows = [[a.collective, a.name, a.constraints.describe(), a.traits.describe(), a.origin, a.description]
+            for a in algs]
+    print(render(["collective", "algorithm", "constraints", "traits", "origin", "description"], rows))
     return 0
 
 
@@ -272,7 +273,9 @@ def _cmd_tune(ns: argparse.Namespace) -> int:
     argv += (["--mpi", ns.mpi] if ns.mpi else []) + (["--validate"] if ns.validate else [])
     argv += ["--repeats", str(ns.repeats)] if ns.repeats is not None else []
     argv += ["--resume"] if ns.resume else []
-    return tune_command.tune(ns.dir, ns.format, ns.out, ns.validate, ns.mpi, argv, ns.repeats, ns.resume)
+    argv += ["--allow-fp-rank-variant"] if ns.allow_fp_rank_variant else []
+    return tune_command.tune(ns.dir, ns.format, ns.out, ns.validate, ns.mpi, argv, ns.repeats, ns.resume,
+                             ns.allow_fp_rank_variant)
 
 
 def _add_tune_commands(sub) -> None:
@@ -303,6 +306,10 @@ def _add_tune_commands(sub) -> None:
     t.add_argument("--resume", action="store_true",
                    help="--validate: go on with FILE's interrupted validation (FILE.validation/) up to --repeats, "
                         "instead of writing FILE")
+    t.add_argument("--allow-fp-rank-variant", action="store_true",
+                   help="--format collkit: also choose algorithms whose floating-point results may differ "
+                        "across ranks in the last bits (`collkit list`, traits), and let the preload run them "
+                        "on floating-point reductions (docs/tuning.md)")
     t.set_defaults(func=_cmd_tune)
 
 

@@ -25,8 +25,8 @@ BINE_SWING = {
     "scatter": {"bine"},
     "allgather": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
     "reduce_scatter": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
-    "allreduce": {"bine_latency", "bine_bandwidth", "bine_bandwidth_seg", "swing_latency",
-                  "swing_bandwidth"},
+    "allreduce": {"bine_latency", "bine_latency_agreed", "bine_bandwidth", "bine_bandwidth_seg", "swing_latency",
+                  "swing_latency_agreed", "swing_bandwidth"},
     "alltoall": {"bine"},
 }
 
@@ -86,6 +86,10 @@ def test_algorithms_json_carries_the_collective_descriptors(collkit):
         {"int8": 1, "int32": 4, "int64": 8, "float": 4, "double": 8}
     whole = {(a["collective"], a["name"]) for a in doc["algorithms"] if a["traits"]["whole_vector"]}
     assert ("bcast", "binomial_doubling") in whole and ("allreduce", "ring") not in whole
+    # issue #32: the papers' butterflies add in different orders on different ranks;
+    # every other algorithm returns the same bits everywhere (lib/allreduce/registry.c)
+    variant = {(a["collective"], a["name"]) for a in doc["algorithms"] if a["traits"]["fp_rank_variant"]}
+    assert variant == {("allreduce", "bine_latency"), ("allreduce", "swing_latency")}
     one = json.loads(collkit("algorithms", "--json", "--collective", "gather").stdout)
     assert [c["name"] for c in one["collectives"]] == ["gather"]
     assert {a["collective"] for a in one["algorithms"]} == {"gather"}
@@ -137,3 +141,13 @@ def test_check_passes_a_subset_under_mpich(collkit):
     out = collkit("check", "--mpi", "mpich", "-n", "5", "--collective", "reduce", "--level", "quick")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().endswith(" 0 failed")
+
+
+def test_list_shows_the_fp_rank_variant_trait(collkit):
+    out = collkit("list", "--backend", "collkit", "--collective", "allreduce")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "traits" in lines[1]
+    rows = {ln.split()[1]: ln for ln in lines[3:] if ln.startswith("allreduce")}
+    assert "fp results may differ" in rows["bine_latency"] and "fp results may differ" in rows["swing_latency"]
+    assert "fp results may differ" not in rows["bine_latency_agreed"]

@@ -401,8 +401,9 @@ FOLDED_SCATTER_ALLGATHER = lambda p: _e(p) + (_pp(p) - 1) + Fraction(_k(p), 2)  
 FOLDED_BUTTERFLY = lambda p: Fraction(_e(p), p) + (_pp(p) - 1) + _e(p)      # noqa: E731
 ALLREDUCE_LATENCY = lambda p: _pp(p) * _k(p) + 2 * _e(p)                    # noqa: E731
 ALLREDUCE_BANDWIDTH = lambda p: 2 * (_pp(p) - 1) + 2 * _e(p)                # noqa: E731
-# the Bine/Swing butterfly, plus from p' = 8 on a broadcast of one rank's
-# result over the core so that every rank returns the same bits (lib/allreduce/bine.c)
+# bine/swing_latency_agreed: the butterfly, plus from p' = 8 on a broadcast of one
+# rank's result over the core so that every rank returns the same bits
+# (lib/core/bine_latency.c); bine/swing_latency send what recursive doubling sends
 BINE_LATENCY = lambda p: ALLREDUCE_LATENCY(p) + (_pp(p) - 1) * (_pp(p) >= 8)  # noqa: E731
 
 # (collective, algorithm, which p, total in n as a function of p)
@@ -449,9 +450,11 @@ CONSERVATION = [
     ("allreduce", "ring_seg", ANY, lambda p: 2 * (p - 1)),
     ("allreduce", "reduce_bcast", ANY, lambda p: 2 * (p - 1)),
     ("allreduce", "binary_blocks", ANY, lambda p: 2 * (p - 1)),
-    ("allreduce", "swing_latency", ANY, BINE_LATENCY),
+    ("allreduce", "swing_latency", ANY, ALLREDUCE_LATENCY),
+    ("allreduce", "swing_latency_agreed", ANY, BINE_LATENCY),
     ("allreduce", "swing_bandwidth", ANY, ALLREDUCE_BANDWIDTH),
-    ("allreduce", "bine_latency", ANY, BINE_LATENCY),
+    ("allreduce", "bine_latency", ANY, ALLREDUCE_LATENCY),
+    ("allreduce", "bine_latency_agreed", ANY, BINE_LATENCY),
     ("allreduce", "bine_bandwidth", ANY, ALLREDUCE_BANDWIDTH),
     ("allreduce", "bine_bandwidth_seg", ANY, ALLREDUCE_BANDWIDTH),
     ("alltoall", "linear", ANY, TREE),
@@ -500,9 +503,9 @@ BUSIEST = {
                                               "swing")},
     ("reduce_scatter", "recursive_doubling"): lambda p: _k(p) - 2 + Fraction(_k(p) + 2, p),
     ("reduce_scatter", "bine_remap"): lambda p: _HALF(p) + Fraction(p > 2, p),
-    **{("allreduce", a): _k for a in ("recursive_doubling", "reduce_bcast")},
+    **{("allreduce", a): _k for a in ("recursive_doubling", "reduce_bcast", "swing_latency", "bine_latency")},
     # rank 0 also roots the broadcast that makes the results agree (p >= 8)
-    **{("allreduce", a): lambda p: _k(p) * (1 + (p >= 8)) for a in ("swing_latency", "bine_latency")},
+    **{("allreduce", a): lambda p: _k(p) * (1 + (p >= 8)) for a in ("swing_latency_agreed", "bine_latency_agreed")},
     **{("allreduce", a): _TWICE for a in ("rabenseifner", "rabenseifner_halving", "ring", "ring_seg", "binary_blocks", "swing_bandwidth",
                                           "bine_bandwidth", "bine_bandwidth_seg")},
     ("allgather", "parallel_rings"): _HALF, ("reduce_scatter", "parallel_rings"): _HALF,
@@ -518,8 +521,10 @@ BUSIEST_ANY = {
     ("allgather", "recursive_doubling"): lambda p: (
         Fraction(_pp(p) - 1 + sum(min(_e(p), 1 << k) for k in range(_k(p))), p) + (p != _pp(p))),
     ("allreduce", "recursive_doubling"): lambda p: _k(p) + (p != _pp(p)),
-    ("allreduce", "bine_latency"): lambda p: _k(p) * (1 + (_pp(p) >= 8)) + (p != _pp(p)),
-    ("allreduce", "swing_latency"): lambda p: _k(p) * (1 + (_pp(p) >= 8)) + (p != _pp(p)),
+    ("allreduce", "bine_latency"): lambda p: _k(p) + (p != _pp(p)),
+    ("allreduce", "swing_latency"): lambda p: _k(p) + (p != _pp(p)),
+    ("allreduce", "bine_latency_agreed"): lambda p: _k(p) * (1 + (_pp(p) >= 8)) + (p != _pp(p)),
+    ("allreduce", "swing_latency_agreed"): lambda p: _k(p) * (1 + (_pp(p) >= 8)) + (p != _pp(p)),
     ("allreduce", "rabenseifner"): lambda p: _TWICE(_pp(p)) + (p != _pp(p)),
     ("allreduce", "rabenseifner_halving"): lambda p: _TWICE(_pp(p)) + (p != _pp(p)),
     ("allreduce", "bine_bandwidth"): lambda p: _TWICE(_pp(p)) + (p != _pp(p)),

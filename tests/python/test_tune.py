@@ -550,3 +550,60 @@ def test_resume_refusals(tmp_path, capsys, extra, expect):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert expect in err and len(err.splitlines()) == 1
+
+
+def _allreduce_campaign(path: Path) -> Path:
+    """allreduce at 4 and 8 ranks: bine_latency (floating-point results may differ across
+    ranks) twice as fast as recursive_doubling, and the default slower than both."""
+    path.mkdir()
+    (path / "spec.toml").write_text('name = "synthetic"\ncollectives = ["allreduce"]\nsizes = ["64B"]\n'
+                                    'ranks = [4]\ndtype = "float"\n\n[measure]\nmin_iterations = 30\n')
+    (path / "resolved.json").write_text(json.dumps({"requested": {}, "points": [], "skipped": [],
+                                                    "platform": {"name": "local"}}))
+    recs, seed = [], 0
+    for p in (4, 8):
+        for n in SIZES:
+            for backend, alg, t in (("collkit", "bine_latency", 5.0), ("collkit", "recursive_doubling", 10.0),
+                                    ("mpi", "default", 20.0)):
+                seed += 1
+                r = _record(backend, "openmpi", alg, p, n, t * (1 + n / 1024), seed=seed)
+                r.update(id=r["id"].replace("allgather", "allreduce"), collective="allreduce", dtype="float")
+                recs.append(r)
+    (path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_tune_chooses_fp_rank_variant_algorithms_only_when_allowed(tmp_path, capsys):
+    """bine_latency is the fastest, but its floating-point sums may differ across ranks
+    (the registry's fp_rank_variant trait): without --allow-fp-rank-variant the rules
+    never name it; with it they do, and carry the setting the preload reads."""
+    from collkit.library import registry
+    assert next(a for a in registry.load() if a.qualified == "allreduce/bine_latency").traits.fp_rank_variant
+    camp = _allreduce_campaign(tmp_path / "c")
+    plain, allowed = tmp_path / "plain.rules", tmp_path / "allowed.rules"
+    assert main(["tune", str(camp), "--format", "collkit", "--out", str(plain)]) == 0
+    text = plain.read_text()
+    choices = {ln.choice for ln in ck_writer.parse(text)}
+    assert "bine_latency" not in choices and "recursive_doubling" in choices
+    assert not ck_writer.allows_fp_rank_variant(text)
+    assert main(["tune", str(camp), "--format", "collkit", "--out", str(allowed),
+                 "--allow-fp-rank-variant"]) == 0
+    text = allowed.read_text()
+    assert ck_writer.lookup(ck_writer.parse(text), "allreduce", 4, 64) == "bine_latency"
+    assert ck_writer.allows_fp_rank_variant(text)
+    assert "allow_fp_rank_variant = true" in text.splitlines()
+
+
+def test_tune_allow_fp_rank_variant_is_for_collkit_rules(tmp_path, capsys):
+    camp = _allreduce_campaign(tmp_path / "c")
+    assert main(["tune", str(camp), "--format", "openmpi", "--out", str(tmp_path / "x"),
+                 "--allow-fp-rank-variant"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--allow-fp-rank-variant" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_collkit_rules_setting_line_is_checked():
+    assert ck_writer.parse("allow_fp_rank_variant = true\nallreduce * * ring\n")[0].choice == "ring"
+    for bad in ("allow_fp_rank_variant = yes\n", "allow_everything = true\n"):
+        with pytest.raises(ValueError):
+            ck_writer.parse(bad)

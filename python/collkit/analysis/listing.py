@@ -83,8 +83,9 @@ def run(backend: str | None, collective: str | None, mpi: str | None, as_json: b
             algs = [a for a in algs if a.collective == coll]
         out["collkit"] = [a.to_json() for a in algs]
         text.append("libcollkit")
-        text.append(render(["collective", "algorithm", "constraints", "origin"],
-                           [[a.collective, a.name, a.constraints.describe(), a.origin] for a in algs]))
+        text.append(render(["collective", "algorithm", "constraints", "traits", "origin"],
+                           [[a.collective, a.name, a.constraints.describe(), a.traits.describe(), a.origin]
+                            for a in algs]))
 
     if as_json:
         print(json.dumps(out, indent=2))

@@ -133,6 +133,13 @@ class Traits:
     """What an algorithm's message schedule is like (CK_TRAIT_*); constrains nothing."""
 
     whole_vector: bool = False  # every message is the whole vector, at any count
+    # CK_TRAIT_FP_RANK_VARIANT: ranks add the inputs in different orders, so floating-point
+    # results may differ across ranks in the last bits (integer results stay identical); the
+    # preload and `collkit tune` use it for floating-point reductions only when allowed
+    fp_rank_variant: bool = False
+
+    def describe(self) -> str:
+        return "fp results may differ across ranks" if self.fp_rank_variant else "-"
 
 
 @dataclass(frozen=True)
@@ -167,7 +174,8 @@ class Algorithm:
                 "fattree": self.constraints.fattree,
                 "equal_nodes": self.constraints.equal_nodes,
             },
-            "traits": {"whole_vector": self.traits.whole_vector},
+            "traits": {"whole_vector": self.traits.whole_vector,
+                       "fp_rank_variant": self.traits.fp_rank_variant},
         }
 
 
@@ -229,7 +237,8 @@ def _algorithm(item: dict) -> Algorithm:
             fattree=bool(c.get("fattree", False)),
             equal_nodes=bool(c.get("equal_nodes", False)),
         ),
-        traits=Traits(whole_vector=bool(item["traits"]["whole_vector"])),
+        traits=Traits(whole_vector=bool(item["traits"]["whole_vector"]),
+                      fp_rank_variant=bool(item["traits"].get("fp_rank_variant", False))),
     )
 
 

@@ -10,8 +10,9 @@ classic libcollkit algorithms):
   Bine paper and `collkit traffic`. One rank per node: nodes = ranks.
 * In a cell, t_bine is the fastest `ok` Bine algorithm (name starting with
   "bine") and t_other the fastest `ok` non-Bine one; Swing (same authors, not a
-  classic algorithm) is left out of both. A cell missing either side is not
-  counted.
+  classic algorithm) and bine_latency_agreed (collkit's rank-consistent variant,
+  not the paper's schedule: docs/algorithms.md) are left out of both. A cell
+  missing either side is not counted.
 * Bine *wins* a cell when t_bine < t_other, *loses* when t_bine > t_other, and ties
   when the two differ by less than TIE (0.01 %): simulated times are deterministic, but
   the same point simulated in two launches (starting at another simulated clock) was
@@ -40,7 +41,7 @@ from collkit.campaign.store import Campaign
 from collkit.library import registry
 
 ORDER = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
-EXCLUDED_PREFIXES = ("swing",)
+EXCLUDED_PREFIXES = ("swing", "bine_latency_agreed")
 
 # Bine algorithm -> its binomial/butterfly counterparts, per collective.
 PAIRS: dict[str, tuple[tuple[str, str], ...]] = {

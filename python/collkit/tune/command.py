@@ -104,7 +104,11 @@ def _library_target(fmt: str) -> Target:
     return Target(fmt, fmt, "mpi", cands, offer.library, (tree, names))
 
 
-def _collkit_target(points, mpi: str | None) -> Target:
+def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False) -> Target:
+    """libcollkit's algorithms as candidates. A rule covers every datatype (its ranges are
+    bytes), and the campaign's datatype says nothing about the program's: an algorithm whose
+    floating-point results may differ across ranks (the fp_rank_variant trait) is a
+    candidate only when the user allows it (--allow-fp-rank-variant)."""
     from collkit.library import registry
     from collkit.tune.writers.collkit import COLLECTIVES
     with_default = sorted({m.mpi for m in points if m.algorithm == DEFAULT})
@@ -115,6 +119,8 @@ def _collkit_target(points, mpi: str | None) -> Target:
         mpi = with_default[0] if with_default else "openmpi"
     cands: dict[str, list[Candidate]] = {}
     for a in registry.load():
+        if a.traits.fp_rank_variant and not allow_fp_rank_variant:
+            continue
         if a.collective in COLLECTIVES:
             req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
             cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
@@ -178,9 +184,13 @@ def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict
 
 
 def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None, argv: list[str],
-         repeats: int | None = None, resume: bool = False) -> int:
+         repeats: int | None = None, resume: bool = False, allow_fp_rank_variant: bool = False) -> int:
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
+    if allow_fp_rank_variant and fmt != "collkit":
+        raise UserError(f"--allow-fp-rank-variant lets collkit rules choose libcollkit algorithms whose "
+                        f"floating-point results may differ across ranks; --format {fmt} names only the "
+                        "library's own algorithms: drop it or use --format collkit")
     if resume:
         return _resume(fmt, out, validate, repeats)
     if repeats is not None and not validate:
@@ -199,7 +209,8 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     camp = data.load(dirs)
     if fmt != "collkit" and mpi not in (None, fmt):
         raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
-    target = _collkit_target(camp.points, mpi) if fmt == "collkit" else _library_target(fmt)
+    target = (_collkit_target(camp.points, mpi, allow_fp_rank_variant) if fmt == "collkit"
+              else _library_target(fmt))
     rules, models, owned = decide_rules(camp, target)
     environment = mpich_device.environment(owned)
     header = _header(argv, target, dirs)
@@ -211,7 +222,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         text = w.write(rules, target.candidates, target.extra[0], header)
     else:
         from collkit.tune.writers import collkit as w
-        text = w.write(rules, header)
+        text = w.write(rules, header, allow_fp_rank_variant)
         w.parse(text)   # what the preload would reject must never be written
     atomic.write_text(out, text)
     atomic.write_json(sidecar.path(out), sidecar.provenance(rules, target, models, dirs, argv, out, environment))

@@ -1,5 +1,7 @@
 """The collkit rules format (docs/preload.md): COLLECTIVE RANKS BYTES CHOICE, the first
 matching line wins, BYTES as collkit-bench counts them (one block for allgather).
+One setting line, `allow_fp_rank_variant = true|false`, lets the rules run algorithms
+whose floating-point results may differ across ranks on floating-point reductions.
 `parse` reads it back with the same grammar as the preload's C parser, for the tests
 and for `collkit tune` to check its own output."""
 
@@ -12,6 +14,7 @@ from collkit.tune.decide import DEFAULT, Rule
 
 COLLECTIVES = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
 _RANGE = re.compile(r"^(\*|\d+|\d+-\d+|\d+-\*)$")
+ALLOW_FP = "allow_fp_rank_variant"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ def parse(text: str) -> list[Line]:
         if not line:
             continue
         f = line.split()
+        if len(f) == 3 and f[1] == "=":
+            if f[0] != ALLOW_FP or f[2] not in ("true", "false"):
+                raise ValueError(f"line {no}: {raw!r}: the one setting is {ALLOW_FP} = true|false")
+            continue
         if len(f) != 4 or f[0] not in COLLECTIVES or not _RANGE.match(f[1]) or not _RANGE.match(f[2]):
             raise ValueError(f"line {no}: {raw!r}")
         r, b = _range(f[1]), _range(f[2])
@@ -56,8 +63,22 @@ def lookup(lines: list[Line], collective: str, ranks: int, nbytes: int) -> str:
     return "library"
 
 
-def write(rules: list[Rule], header: list[str]) -> str:
+def allows_fp_rank_variant(text: str) -> bool:
+    """Whether the file's setting lets its rules run fp_rank_variant algorithms on
+    floating-point reductions (the last setting line wins, as in the preload)."""
+    allowed = False
+    for raw in text.splitlines():
+        f = raw.split("#", 1)[0].split()
+        if len(f) == 3 and f[0] == ALLOW_FP and f[1] == "=":
+            allowed = f[2] == "true"
+    return allowed
+
+
+def write(rules: list[Rule], header: list[str], allow_fp_rank_variant: bool = False) -> str:
     out = [f"# {h}" for h in header]
+    if allow_fp_rank_variant:
+        out.append("# --allow-fp-rank-variant: floating-point results may differ across ranks in the last bits")
+        out.append(f"{ALLOW_FP} = true")
     out.append("# collkit rules v1: COLLECTIVE  RANKS  BYTES  CHOICE")
     for r in rules:
         hi = "*" if r.bytes_hi is None else str(r.bytes_hi)
