@@ -14,6 +14,7 @@
 #include "points.h"
 #include "record.h"
 #include "run_point.h"
+#include "steady.h"
 #include "sync.h"
 
 #ifdef CK_NCCL
@@ -325,6 +326,7 @@ int main(int argc, char **argv)
     int rank = 0, p = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
+    steady_test_begin();
 
     if (args < 0) {
         if (rank == 0) fprintf(stderr, "%s\n", opt.error);
@@ -394,6 +396,15 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+
+    /* The launch warm-up, before anything is timed (the floor included): the
+     * longest any point asks for; the CLI writes one value for all of them
+     * (docs/bench-protocol.md, "Steady state"). */
+    double launch_warmup_s = 0.0;
+    for (size_t i = 0; i < pl.n; i++)
+        if (pl.v[i].launch_warmup_s > launch_warmup_s) launch_warmup_s = pl.v[i].launch_warmup_s;
+    int wrc = steady_launch_warmup(comm, ctrl, rank, p, launch_warmup_s);
+    if (wrc != MPI_SUCCESS) die_mpi(comm, "the launch warm-up's messages failed", wrc);
 
     /* The one-message floor, once per launch, on the control communicator
      * before any point (docs/bench-protocol.md, "Implausible times"). */
@@ -470,6 +481,7 @@ int main(int argc, char **argv)
     }
 
     mpit_close(&mpit);
+    steady_test_end(rank);
 #ifdef CK_NCCL
     device_close(dev);
 #endif

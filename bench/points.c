@@ -1,6 +1,8 @@
 /* Strict parser of the points file (docs/bench-protocol.md). */
 #include "points.h"
 
+#include "steady.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -22,17 +24,23 @@ const char *validate_name(bench_validate v) { return validate_names[v]; }
 
 typedef enum {
     K_ID, K_COLLECTIVE, K_BACKEND, K_ALGORITHM, K_COUNT, K_DTYPE, K_OP, K_ROOT, K_IN_PLACE,
-    K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET, K_NUM
+    K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET,
+    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_NUM
 } key_id;
 
 static const char *const key_names[K_NUM] = {
     "id", "collective", "backend", "algorithm", "count", "dtype", "op", "root", "in_place",
     "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback", "set",
+    "launch_warmup_s", "settle_s",
 };
 
-/* Everything is required except readback: the CLI always writes them all, so
- * a missing one means the two sides disagree about the contract. */
-static int key_required(key_id k) { return k != K_READBACK && k != K_SET; }
+/* Everything is required except readback, set and the steady-state settings
+ * (absent: steady.h's defaults): the CLI always writes the others, so a missing
+ * one means the two sides disagree about the contract. */
+static int key_required(key_id k)
+{
+    return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S;
+}
 
 typedef struct {
     const char *path;
@@ -256,6 +264,17 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
         pt->budget_s = d;
         return 0;
     }
+    case K_LAUNCH_WARMUP_S:
+    case K_SETTLE_S: {
+        char *end;
+        errno = 0;
+        double d = strtod(val, &end);
+        if (*val == '\0' || *end != '\0' || errno != 0 || !isfinite(d) || d < 0 || d > STEADY_MAX_S ||
+            val[0] == ' ')
+            return bad_value(c, key, val, "a number of seconds from 0 to 60");
+        *(k == K_SETTLE_S ? &pt->settle_s : &pt->launch_warmup_s) = d;
+        return 0;
+    }
     case K_SYNC:
         if (pick(c, key, val, sync_names, NAMES_N(sync_names), "dissemination, mpi_barrier or window", &e))
             return -1;
@@ -299,6 +318,8 @@ static int parse_line(ctx *c, char *s, bench_point *pt)
         if (key_required((key_id)k) && !seen[k]) return fail(c, "missing key '%s'", key_names[k]);
     if (pt->max_iters < pt->min_iters)
         return fail(c, "max_iters=%ld is below min_iters=%ld", pt->max_iters, pt->min_iters);
+    if (!seen[K_LAUNCH_WARMUP_S]) pt->launch_warmup_s = STEADY_LAUNCH_WARMUP_S;
+    if (!seen[K_SETTLE_S]) pt->settle_s = STEADY_SETTLE_S;
     if (!seen[K_READBACK] && !(pt->readback = dup_str(""))) return fail(c, "out of memory");
     if (!seen[K_SET] && !(pt->set = dup_str(""))) return fail(c, "out of memory");
     pt->line = c->line;

@@ -39,6 +39,8 @@ typedef struct {
     long min_iters;
     long max_iters;
     double budget_s;
+    double launch_warmup_s; /* the launch warm-up this point asks for (steady.h) */
+    double settle_s;        /* bound on its warm-up windows; 0: none (steady.h) */
     bench_sync sync;
     bench_validate validate;
     char *readback; /* comma-separated names; "" when absent */

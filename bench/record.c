@@ -271,6 +271,10 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
                  "median %.3g us below the one-message floor %.3g us measured in this launch",
                  st.median, floor_us);
     jb_key(&b, "implausible"), jb_string(&b, implausible);
+    /* Also a flag beside the status: why these times may still hold start-up
+     * costs (docs/bench-protocol.md, "Steady state"); "" when steady. */
+    jb_key(&b, "unstable"), jb_string(&b, res->status == ST_FAILED ? "" : res->unstable);
+    jb_key(&b, "settle_windows"), jb_int(&b, res->settle_windows);
     jb_key(&b, "warmup"), jb_int(&b, pt->warmup);
     jb_key(&b, "iterations"), jb_uint(&b, (uint64_t)res->ntimes);
     jb_key(&b, "late_iterations"), jb_int(&b, res->late);

@@ -14,6 +14,7 @@
 #include "run_point.h"
 
 #include "backend.h"
+#include "steady.h"
 #include "sync.h"
 #include "validate.h"
 
@@ -71,6 +72,9 @@ typedef struct {
     long validated;
     int filled;          /* the buffers hold a fill (refill_needed) */
     double test_delay_s; /* test-only slowdown of the measured call (test_delay_of) */
+    long ramp_calls;     /* test-only slow start (steady_test_ramp): its length in calls, */
+    double ramp_s;       /* the first call's extra time, */
+    long calls;          /* and the measured calls made so far */
     bench_device *dev;   /* collkit-bench-nccl: the GPU, NULL otherwise */
 #ifdef CK_NCCL
     device_mirror dm;    /* nccl points: the device copies of buf */
@@ -104,6 +108,7 @@ static int preflight(runner *r, point_result *res)
 {
     const bench_point *pt = r->pt;
     r->test_delay_s = test_delay_of(pt);
+    steady_test_ramp(pt, &r->ramp_calls, &r->ramp_s);
     if (pt->backend == BK_COLLKIT) {
         r->alg = backend_collkit_find(pt->coll, pt->algorithm);
         if (r->alg == NULL) {
@@ -340,6 +345,12 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         ck_spans_enable(0);
 #endif
         o->seconds = t1 - t0;
+        /* The test-only slow start is added, not waited: on an oversubscribed
+         * test machine a busy wait is preempted for tens of ms (20 ms waits
+         * measured 17-180 ms), which drowned the ramp the tests look for. */
+        if (r->calls < r->ramp_calls)
+            o->seconds += r->ramp_s * (double)(r->ramp_calls - r->calls) / (double)r->ramp_calls;
+        r->calls++;
 #ifdef CK_NCCL
         /* Back to the host when a check reads it: this iteration's, or the
          * window warm-up's timed check under validate = all. */
@@ -395,6 +406,103 @@ static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
     if (rc != MPI_SUCCESS) return rc;
     *max_cycle = v[1];
     return settle_error(r, v[0], res);
+}
+
+/* Iterations per warm-up window for a call whose cycle (fill + call, slowest
+ * rank) is `cycle`; 0: none. Long calls get shorter windows, or none: the
+ * fewest windows a verdict can need must cost no more than half the point's
+ * own timed part (min_iters calls or budget_s, the larger) nor than settle_s.
+ * Five-call windows made the large points of examples/quickstart.toml (3
+ * timed calls of ~20 ms) two to three times slower. A call too long for even
+ * one-call windows dwarfs the start-up costs (ms, issue #32); the drift check
+ * still watches its timed iterations. */
+static long window_length(const bench_point *pt, double cycle)
+{
+    if (!(cycle > 0.0)) return STEADY_WINDOW;
+    double own = fmax(pt->budget_s, (double)pt->min_iters * cycle);
+    double fit = floor(fmin(pt->settle_s, 0.5 * own) / (STEADY_MIN_WINDOWS * cycle));
+    return fit < 1.0 ? 0 : fit < (double)STEADY_WINDOW ? (long)fit : STEADY_WINDOW;
+}
+
+/* Warm-up windows after the fixed warm-up, until a window's median (of the
+ * slowest rank per iteration) is no longer below the previous one's by more
+ * than STEADY_TOLERANCE, or settle_s / STEADY_MAX_WINDOWS are spent: then the
+ * point is marked unstable (docs/bench-protocol.md, "Steady state"). Every
+ * decision is taken from the agreed maximum, so all ranks run the same
+ * windows. Under SimGrid nothing runs: simulated time has no start-up costs,
+ * and its host time is the scarce resource there (issue #21). */
+static int settle(runner *r, point_result *res, long *it, double max_cycle)
+{
+    const bench_point *pt = r->pt;
+#ifdef SMPI_H
+    (void)pt, (void)res, (void)it, (void)max_cycle;
+    return MPI_SUCCESS;
+#else
+    if (!(pt->settle_s > 0.0)) return MPI_SUCCESS;
+    separator sep = pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    long wlen = window_length(pt, max_cycle);
+    if (wlen == 0) {
+        /* The warm-up's slowest cycle may itself be a start-up cost (the
+         * first call of a launch took ms in issue #32): one more call, agreed,
+         * says whether the call is really that long. */
+        iter_out o;
+        int rc = iteration(r, (*it)++, sep, 0.0, 0, &o);
+        if (rc != MPI_SUCCESS) return rc;
+        double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), o.cycle};
+        rc = agree_max(v, 2, r->ctrl);
+        if (rc != MPI_SUCCESS) return rc;
+        if (agree_marked_rank(v[0], r->p) >= 0) return settle_error(r, v[0], res);
+        wlen = window_length(pt, v[1]);
+        if (wlen == 0) return MPI_SUCCESS;
+    }
+    /* spent: the windows' iteration times (slowest rank each), added up like
+     * budget_s adds up the kept ones. */
+    double spent = 0.0, first = 0.0, prev = 0.0;
+    for (long w = 0;; w++) {
+        double v[STEADY_WINDOW + 1], scratch[STEADY_WINDOW];
+        for (long j = 0; j < wlen; j++) {
+            iter_out o;
+            int rc = iteration(r, (*it)++, sep, 0.0, 0, &o);
+            if (rc != MPI_SUCCESS) return rc;
+            v[j] = o.seconds;
+        }
+        v[wlen] = agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p);
+        int rc = agree_max(v, (size_t)wlen + 1, r->ctrl);
+        if (rc != MPI_SUCCESS) return rc;
+        res->settle_windows = w + 1;
+        if (agree_marked_rank(v[wlen], r->p) >= 0) return settle_error(r, v[wlen], res);
+        double med = steady_median(v, (size_t)wlen, scratch);
+        for (long j = 0; j < wlen; j++) spent += v[j];
+        if (w == 0) {
+            first = prev = med; /* nothing to compare with yet */
+            continue;
+        }
+        if (steady_window_settled(prev, med)) return MPI_SUCCESS;
+        prev = med;
+        if ((spent >= pt->settle_s && w + 1 >= STEADY_MIN_WINDOWS) || w + 1 >= STEADY_MAX_WINDOWS) {
+            if (r->rank == 0)
+                snprintf(res->unstable, sizeof res->unstable,
+                         "warm-up did not settle: after %ld windows of %ld iterations (%.3g s) the window "
+                         "median was still falling (first %.4g us, last %.4g us)",
+                         w + 1, wlen, spent, first * 1e6, med * 1e6);
+            return MPI_SUCCESS;
+        }
+    }
+#endif
+}
+
+/* Rank 0, after the timed rounds of an ok point: the marks that the timed
+ * iterations themselves give (steady.h). Returns -1 when out of memory. */
+static int timed_marks(const bench_point *pt, point_result *res)
+{
+    if (res->unstable[0] != '\0') return 0;
+    if (res->ntimes < (size_t)pt->min_iters) {
+        snprintf(res->unstable, sizeof res->unstable,
+                 "only %zu of min_iters=%ld timed iterations kept (%ld late) before max_iters=%ld", res->ntimes,
+                 pt->min_iters, res->late, pt->max_iters);
+        return 0;
+    }
+    return steady_drift(res->times_us, res->ntimes, res->unstable, sizeof res->unstable);
 }
 
 static void keep_time(point_result *res, double us, int *oom)
@@ -549,11 +657,16 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
         long it = 0;
         double max_cycle = 0.0;
         rc = warm_up(&r, res, &it, &max_cycle);
+        if (rc == MPI_SUCCESS && res->status == ST_OK) rc = settle(&r, res, &it, max_cycle);
         if (rc == MPI_SUCCESS && res->status == ST_OK) {
 #ifdef CK_INSTRUMENT
             r.record_tags = 1;
 #endif
             rc = timed_rounds(&r, res, it, max_cycle);
+            if (rc == MPI_SUCCESS && res->status == ST_OK && r.rank == 0 && timed_marks(pt, res) != 0) {
+                res->status = ST_FAILED;
+                snprintf(res->reason, sizeof res->reason, "out of memory checking the timed iterations' drift");
+            }
 #ifdef CK_INSTRUMENT
             /* Every rank gets here together (the warm-up verdict and the
              * round results are agreed), whatever the point's status. */
@@ -570,8 +683,12 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
         }
     }
     res->validated = r.validated;
-    /* A failed point's times describe calls that errored or were skipped. */
-    if (res->status == ST_FAILED) res->ntimes = 0;
+    /* A failed point's times describe calls that errored or were skipped;
+     * the steady-state mark is about times, so it goes with them. */
+    if (res->status == ST_FAILED) {
+        res->ntimes = 0;
+        res->unstable[0] = '\0';
+    }
 #ifdef CK_INSTRUMENT
     if (res->status == ST_FAILED) {
         instr_summary_free(res->instr);

@@ -22,6 +22,8 @@ typedef struct {
     size_t ntimes, cap;
     long late;              /* iterations dropped as late (window sync) */
     long validated;         /* iterations whose result was checked */
+    long settle_windows;    /* warm-up windows run until steady (steady.h) */
+    char unstable[BENCH_TEXT_LEN]; /* rank 0: why the times are not from a steady state; "" */
 #ifdef CK_INSTRUMENT
     instr_summary *instr;   /* rank 0, collkit-bench-instr: the tags; NULL when failed */
 #endif

@@ -13,5 +13,8 @@
 #define BENCH_TAG_TEXT 0x6a03    /* a reason string travelling to rank 0 */
 #define BENCH_TAG_FLOOR 0x6a05   /* ping-pong of the one-message floor */
 #define BENCH_TAG_INSTR 0x6a04   /* a rank's tag sums travelling to rank 0 (collkit-bench-instr) */
+/* The launch warm-up (steady.c): on the measured communicator, before any
+ * point, so that its connections are the ones set up. */
+#define BENCH_TAG_WARMUP 0x6a06
 
 #endif

@@ -356,6 +356,8 @@ typedef struct {
     size_t n;
     char **eff_name, **eff_value;
     size_t neff;
+    char **unst_id, **unst_text; /* --expect-unstable ID=TEXT */
+    size_t nunst;
 } expectations;
 
 static void check_point(const jval *r, const point *pt, int ranks, const expectations *ex, size_t index)
@@ -419,6 +421,15 @@ static void check_point(const jval *r, const point *pt, int ranks, const expecta
     if (below && !strstr(impl, "below the one-message floor"))
         problem(w, "implausible reason '%s' does not name the floor", impl);
     if (expect_all_implausible && iters > 0 && !below) problem(w, "expected to be flagged implausible");
+
+    /* The steady-state mark (docs/bench-protocol.md): a string, empty for a
+     * failed point (no times to be unsteady), the expected text where asked. */
+    const char *unst = str_of(r, "unstable", w);
+    if (strcmp(status, "failed") == 0 && unst[0] != '\0') problem(w, "failed but marked unstable '%s'", unst);
+    if (!(num_of(r, "settle_windows", w) >= 0)) problem(w, "settle_windows negative");
+    for (size_t i = 0; i < ex->nunst; i++)
+        if (strcmp(ex->unst_id[i], pget(pt, "id")) == 0 && !strstr(unst, ex->unst_text[i]))
+            problem(w, "unstable is '%s', expected it to contain '%s'", unst, ex->unst_text[i]);
 
     /* Statistics and bandwidth, recomputed here. */
     double *t = malloc((times->n + 1) * sizeof *t);
@@ -507,7 +518,10 @@ int main(int argc, char **argv)
     ex.reason = calloc((size_t)argc, sizeof(char *));
     ex.eff_name = calloc((size_t)argc, sizeof(char *));
     ex.eff_value = calloc((size_t)argc, sizeof(char *));
-    if (!ex.id || !ex.status || !ex.reason || !ex.eff_name || !ex.eff_value) return 1;
+    ex.unst_id = calloc((size_t)argc, sizeof(char *));
+    ex.unst_text = calloc((size_t)argc, sizeof(char *));
+    if (!ex.id || !ex.status || !ex.reason || !ex.eff_name || !ex.eff_value || !ex.unst_id || !ex.unst_text)
+        return 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--points") == 0) points_path = argv[i + 1];
         else if (strcmp(argv[i], "--records") == 0) records_path = argv[i + 1];
@@ -516,6 +530,8 @@ int main(int argc, char **argv)
             split_expect(argv[i + 1], &ex.id[ex.n], &ex.status[ex.n], &ex.reason[ex.n]), ex.n++;
         else if (strcmp(argv[i], "--expect-implausible") == 0)
             expect_all_implausible = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--expect-unstable") == 0)
+            split_expect(argv[i + 1], &ex.unst_id[ex.nunst], &ex.unst_text[ex.nunst], NULL), ex.nunst++;
         else if (strcmp(argv[i], "--expect-effective") == 0)
             split_expect(argv[i + 1], &ex.eff_name[ex.neff], &ex.eff_value[ex.neff], NULL), ex.neff++;
         else {
@@ -569,5 +585,6 @@ int main(int argc, char **argv)
         for (int k = 0; k < pts[i].n; k++) free(pts[i].key[k]), free(pts[i].val[k]);
     free(pts);
     free(ex.id), free(ex.status), free(ex.reason), free(ex.eff_name), free(ex.eff_value);
+    free(ex.unst_id), free(ex.unst_text);
     return problems ? 1 : 0;
 }

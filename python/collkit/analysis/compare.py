@@ -191,6 +191,11 @@ def compare(base: Path, news: list[Path], keys: tuple[str, ...] = IDENTITY,
                 side = "BASE" if bad is b else "NEW"
                 listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
                                   note=f"{side} {bad.status}{': ' + bad.reason if bad.reason else ''}"))
+            elif b.unstable or n.unstable:
+                # times from before a steady state: no verdict until a re-measure is steady
+                bad = b if b.unstable else n
+                listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
+                                  note=f"{'BASE' if bad is b else 'NEW'} unstable: {bad.unstable}"))
             elif not _times(b) or not _times(n):
                 listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
                                   note="no per-iteration times (times_us)"))

@@ -22,8 +22,9 @@ BREAKDOWN_COLUMNS = ("comm_us", "reduce_us", "copy_us", "other_us")
 # from `times_us`; empty for untimed points and below 6 iterations.
 CI_COLUMNS = ("time_median_ci_low_us", "time_median_ci_high_us")
 # After them: why a point's median is not believable (below the one-message floor
-# collkit-bench measured in its launch), or empty.
-FLAG_COLUMNS = ("implausible",)
+# collkit-bench measured in its launch), and why its times may hold start-up costs
+# (docs/bench-protocol.md, "Steady state"); each empty when there is nothing to say.
+FLAG_COLUMNS = ("implausible", "unstable")
 
 
 # A row of the export is a Record (campaign/record.py): its typed attributes, in COLUMNS order.
@@ -78,6 +79,7 @@ CHECKS = {
     "spread": f"a large spread (p95/p5 > {MAX_SPREAD:g})",
     "resolution": f"a median below {RESOLUTION_US:g} us, near the timer's resolution",
     "implausible": "a median below the one-message floor measured in its launch (left out of best)",
+    "unstable": "times taken before a steady state, still so after re-measuring (left out of best)",
 }
 
 
@@ -101,6 +103,8 @@ def point_checks(r: Record) -> tuple[PointCheck, ...]:
         out.append("resolution")
     if r.implausible:
         out.append("implausible")
+    if r.unstable:
+        out.append("unstable")
     return tuple(PointCheck(k, where) for k in out)
 
 
@@ -151,7 +155,9 @@ def _times(r: Record) -> list[float]:
 
 def summarise(rows: list[Record]) -> list[SummaryLine]:
     """Per collective, MPI library, rank count and size: the fastest `ok` point (lowest
-    median) and the library default's time. Invalid or failed points never win.
+    median) and the library default's time. Invalid or failed points never win, nor
+    do unstable ones (record.py): they are not even candidates until a re-measure is
+    steady, since their median may be a start-up cost.
 
     The best is called faster than the default only when the difference is significant:
     Mann-Whitney U on the two points' per-iteration times, two-sided, with Holm's
@@ -161,7 +167,7 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
     at least as often, so fewer real differences are reported as ties."""
     groups: dict[tuple, list[Record]] = {}
     for r in rows:
-        if r.status == "ok" and r.time_median_us is not None:
+        if r.status == "ok" and r.time_median_us is not None and not r.unstable:
             groups.setdefault((r.collective, r.mpi, r.ranks, r.bytes), []).append(r)
     found = []
     for key, members in sorted(groups.items()):
@@ -231,6 +237,18 @@ def problems_table(rows: list[Record], limit: int = 20) -> str:
     body = [[r.status, r.collective, r.label, f"p={r.ranks}", format_size(r.bytes), r.reason[:90]] for r in bad[:limit]]
     more = f"\n... and {len(bad) - limit} more (collkit export DIR)" if len(bad) > limit else ""
     return render(["status", "collective", "algorithm", "ranks", "size", "reason"], body) + more
+
+
+def unstable_table(rows: list[Record], limit: int = 20) -> str:
+    """Points whose standing record is marked unstable (kept out of the summary)."""
+    marked = [r for r in sort_rows(rows) if r.unstable]
+    if not marked:
+        return ""
+    body = [[r.collective, r.label, f"p={r.ranks}", format_size(r.bytes), str(r.remeasures), r.unstable[:90]]
+            for r in marked[:limit]]
+    more = f"\n... and {len(marked) - limit} more (collkit export DIR)" if len(marked) > limit else ""
+    return render(["collective", "algorithm", "ranks", "size", "re-measured", "why unstable"], body,
+                  right={4}) + more
 
 
 def skipped_table(rows: list[Record], limit: int = 12) -> str:

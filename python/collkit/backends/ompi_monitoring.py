@@ -31,9 +31,10 @@ from collkit.campaign.points import Point
 from collkit.campaign.spec import Measure
 from collkit.common.errors import UserError
 
-# Fixed iterations: every run of one point sends the same benchmark traffic.
+# Fixed iterations: every run of one point sends the same benchmark traffic. No warm-up
+# windows (their number depends on the times) and no launch warm-up: traffic, not time.
 FIXED = Measure(warmup=1, min_iterations=3, max_iterations=3, time_budget_s=0.0, sync="mpi_barrier",
-                validate="first", timeout_s=120.0)
+                validate="first", timeout_s=120.0, launch_warmup_s=0.0, settle_s=0.0)
 MONITORING_ENV = {"OMPI_MCA_pml_monitoring_enable": "2", "OMPI_MCA_pml_monitoring_enable_output": "3"}
 
 _LINE = re.compile(r"^I\t(\d+)\t(\d+)\t(\d+) bytes\t(\d+) msgs sent")

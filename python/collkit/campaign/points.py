@@ -63,6 +63,10 @@ class Point:
         ]
         if self.cvars:
             fields.append("set=" + ",".join(f"{k}:{v}" for k, v in self.cvars))
+        if m.launch_warmup_s is not None:
+            fields.append(f"launch_warmup_s={m.launch_warmup_s:g}")
+        if m.settle_s is not None:
+            fields.append(f"settle_s={m.settle_s:g}")
         return " ".join(fields)
 
     def describe(self) -> dict:

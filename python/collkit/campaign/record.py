@@ -29,6 +29,11 @@ from collkit.campaign.points import Point, label
 
 STATUSES = ("ok", "invalid", "failed", "skipped")
 BREAKDOWN_PARTS = ("comm", "reduce", "copy", "other")
+# A point whose record is marked `unstable` (collkit-bench's steady-state check,
+# docs/bench-protocol.md) is measured again in a later launch, at most this many
+# times; two re-measures in fresh launches clear a slow start, and a point still
+# unstable after them is unstable on this machine, not unlucky.
+MAX_REMEASURES = 2
 
 
 def now() -> str:
@@ -70,6 +75,9 @@ class Record:
     # collkit-bench's flag of a time below the launch's one-message floor: the reason, "" when plausible
     # (docs/bench-protocol.md); the status stays what it was
     implausible: str = ""
+    # collkit-bench's mark of times that may still hold start-up costs: the reason, "" when steady
+    # (docs/bench-protocol.md, "Steady state"); kept out of best, model, tune and compare verdicts
+    unstable: str = ""
     # the stored JSON object, whole and in order (to_json writes it back)
     fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -81,6 +89,11 @@ class Record:
     @property
     def timed(self) -> bool:
         return self.time_median_us is not None
+
+    @property
+    def remeasures(self) -> int:
+        """How many times this point was measured again before this record (0 for the first)."""
+        return int(self.fields.get("remeasure", 0) or 0)
 
     @property
     def instrument(self) -> dict | None:
@@ -127,6 +140,7 @@ class Record:
             comm_us=parts.get("comm"), reduce_us=parts.get("reduce"), copy_us=parts.get("copy"),
             other_us=parts.get("other"),
             implausible=str(rec.get("implausible") or "") if timed else "",
+            unstable=str(rec.get("unstable") or "") if timed else "",
             fields=dict(rec),
         )
 
@@ -190,8 +204,35 @@ class Record:
             algbw_GBps=num("algbw_GBps") or 0.0, busbw_GBps=num("busbw_GBps") or 0.0,
             sync=row.get("sync", ""), native=row.get("native", ""), id=row.get("id", ""),
             comm_us=num("comm_us"), reduce_us=num("reduce_us"), copy_us=num("copy_us"), other_us=num("other_us"),
+            implausible=row.get("implausible", "") or "", unstable=row.get("unstable", "") or "",
             fields=dict(row),
         )
+
+
+def _remeasure(rec: dict) -> int:
+    return int(rec.get("remeasure", 0) or 0)
+
+
+def remeasurable(rec: dict) -> bool:
+    """A stored record that a later launch's record of the same point may supersede:
+    timed, marked unstable, and with re-measures left."""
+    timed = rec.get("status") in ("ok", "invalid") and int(rec.get("iterations", 0) or 0) > 0
+    return timed and bool(rec.get("unstable")) and _remeasure(rec) < MAX_REMEASURES
+
+
+def current(recs: list[dict]) -> dict[str, dict]:
+    """The record that stands for each point id, from records.jsonl's objects in file
+    order: the first one, superseded by the next one of its id while it is
+    remeasurable() (a re-measure). Every reader of records.jsonl picks records
+    through here; the superseded ones stay in the file."""
+    out: dict[str, dict] = {}
+    for rec in recs:
+        if not isinstance(rec, dict) or not rec.get("id") or rec.get("status") not in STATUSES:
+            continue
+        held = out.get(rec["id"])
+        if held is None or (remeasurable(held) and _remeasure(rec) > _remeasure(held)):
+            out[rec["id"]] = rec
+    return out
 
 
 @dataclass(frozen=True)

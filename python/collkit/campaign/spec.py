@@ -30,6 +30,9 @@
     sync = "dissemination"          # dissemination | mpi_barrier | window
     validate = "first"              # first | all | none
     timeout_s = 120                 # per point
+    launch_warmup_s = 0.2           # optional: every rank exchanges with every peer this long first
+    settle_s = 0.2                  # optional: bound on a point's warm-up windows (0: none)
+                                    # (both absent: collkit-bench's defaults, docs/bench-protocol.md)
 
 Loading checks every key and value and raises UserError (one line) on the first
 problem; resolving names against the registry and the libraries is plan.py's job."""
@@ -72,7 +75,8 @@ _MEANT = {
     "np": "the key is 'ranks' (a number or a list)",
 }
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
-                 "timeout_s")
+                 "timeout_s", "launch_warmup_s", "settle_s")
+MAX_STEADY_S = 60.0    # collkit-bench's bound on launch_warmup_s and settle_s
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,10 @@ class Measure:
     sync: str = "dissemination"
     validate: str = "first"
     timeout_s: float = 120.0
+    # Steady state (docs/bench-protocol.md): None leaves the key out of the points file,
+    # and collkit-bench's default applies (its one home, bench/steady.h).
+    launch_warmup_s: float | None = None
+    settle_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,9 @@ def _measure(raw: object) -> Measure:
         sync=_choice(raw.get("sync", d.sync), SYNCS, "measure.sync"),
         validate=_choice(raw.get("validate", d.validate), VALIDATIONS, "measure.validate"),
         timeout_s=_number(raw.get("timeout_s", d.timeout_s), "measure.timeout_s", MAX_TIMEOUT_S),
+        launch_warmup_s=_number(raw["launch_warmup_s"], "measure.launch_warmup_s", MAX_STEADY_S)
+        if "launch_warmup_s" in raw else None,
+        settle_s=_number(raw["settle_s"], "measure.settle_s", MAX_STEADY_S) if "settle_s" in raw else None,
     )
     if m.max_iterations < m.min_iterations:
         _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")

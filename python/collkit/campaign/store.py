@@ -14,7 +14,11 @@
 
 Records reach records.jsonl as soon as collkit-bench writes them; if collkit itself
 dies, the raw files still hold them and `--resume` takes them in first. A point id
-is recorded at most once, so a point is never lost nor doubled.
+is recorded once, so a point is never lost nor doubled; the one exception is a
+record marked `unstable` (measured before a steady state, docs/bench-protocol.md):
+a later launch measures the point again, up to record.MAX_REMEASURES times, and
+appends the new record with `remeasure` = 1, 2. The file keeps every record;
+record.current() picks the one that stands for the point.
 
 All campaigns under one results root are listed in ROOT/index.json."""
 
@@ -27,7 +31,8 @@ from pathlib import Path
 
 from collkit.campaign import ownership, tuning
 from collkit.campaign.points import Plan, Point
-from collkit.campaign.record import STATUSES, Counts, Record, now  # noqa: F401  (now: launchers' timestamps)
+from collkit.campaign.record import STATUSES, Counts, Record, current, now  # noqa: F401  (now: launchers' timestamps)
+from collkit.campaign.record import remeasurable
 from collkit.common import atomic
 from collkit.common.errors import UserError
 
@@ -38,7 +43,7 @@ class Campaign:
     def __init__(self, path: Path):
         self.path = path
         self.raw = path / "raw"
-        self._ids: set[str] | None = None
+        self._current: dict[str, dict] | None = None   # record.current() of records.jsonl, once read
         self._lock: int | None = None
 
     # ---------------------------------------------------------------- creating
@@ -120,26 +125,42 @@ class Campaign:
 
     # ---------------------------------------------------------------- records
     def records(self) -> list[Record]:
-        """Recorded points, first record per id (later duplicates cannot arise
-        through add(), but a hand-edited file could hold them)."""
-        seen: dict[str, Record] = {}
-        for rec in atomic.read_jsonl(self.path / RECORDS):
-            if rec.get("id") and rec.get("status") in STATUSES and rec["id"] not in seen:
-                seen[rec["id"]] = Record.from_json(rec)
-        return list(seen.values())
+        """Recorded points, the record that stands for each id (record.current():
+        the first, or the re-measure that superseded an unstable one)."""
+        return [Record.from_json(rec) for rec in current(atomic.read_jsonl(self.path / RECORDS)).values()]
+
+    def _held(self) -> dict[str, dict]:
+        if self._current is None:
+            self._current = current(atomic.read_jsonl(self.path / RECORDS))
+        return self._current
 
     def recorded_ids(self) -> set[str]:
-        if self._ids is None:
-            self._ids = {r.id for r in self.records()}
-        return self._ids
+        return set(self._held())
+
+    def forget(self) -> None:
+        """Read records.jsonl again at the next question (after it was rewritten)."""
+        self._current = None
+
+    def remeasure_ids(self) -> set[str]:
+        """Points whose record is unstable with re-measures left: a later launch runs them again."""
+        return {i for i, rec in self._held().items() if remeasurable(rec)}
 
     def add(self, record: Record) -> bool:
-        """Append one record unless its point is recorded already."""
-        ids = self.recorded_ids()
-        if record.id in ids:
-            return False
+        """Append one record unless its point is recorded already; a point whose record
+        is remeasurable gets a new timed one as its re-measure (`remeasure` one higher).
+        A failure in a re-measure launch (hang, crash) leaves the marked timed record
+        standing: raw/ keeps the failed launch's output, and --resume tries again."""
+        held = self._held().get(record.id)
+        if held is not None:
+            # A re-measure comes from a later launch than the record it replaces:
+            # --resume reads every raw launch file again (ingest_raw), and the
+            # records it took in before must not come back as re-measures.
+            later = int(record.fields.get("launch") or 0) > int(held.get("launch") or 0)
+            if not remeasurable(held) or not record.timed or not later:
+                return False
+            record = record.with_fields(remeasure=int(held.get("remeasure", 0) or 0) + 1)
         atomic.append_line(self.path / RECORDS, json.dumps(record.to_json(), sort_keys=False))
-        ids.add(record.id)
+        self._held()[record.id] = record.to_json()
         return True
 
     def counts(self) -> Counts:

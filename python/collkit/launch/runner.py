@@ -232,6 +232,10 @@ def print_report(campaign: Campaign) -> int:
     if problems:
         print("\nPoints that did not finish ok:")
         print(problems)
+    unstable = results.unstable_table(rows)
+    if unstable:
+        print("\nPoints measured before a steady state (left out of the summary; docs/bench-protocol.md):")
+        print(unstable)
     skipped = results.skipped_table(rows)
     if skipped:
         print("\nSkipped points, by reason:")

@@ -420,7 +420,7 @@ def retry_job_failures(campaign: Campaign) -> int:
         with open(campaign.path / "records-retried.jsonl", "a") as out:
             out.writelines(drop)
         atomic.write_text(path, "".join(keep))
-        campaign._ids = None
+        campaign.forget()
     return len(drop)
 
 

@@ -187,6 +187,8 @@ class Copier:
         self.launch_fields = dict(launch_fields)
         self.annotate = annotate
         self.started = False        # the launch record arrived: MPI came up
+        self.copied: set[str] = set()   # ids of the points this launch reported
+        self.added: set[str] = set()    # those of them whose record the campaign took
 
     def extra(self, point: Point) -> dict:
         return self.annotate(point, self.number) if self.annotate is not None else {}
@@ -204,10 +206,16 @@ class Copier:
             elif rec.get("type") == "point" and rec.get("id") in self.points:
                 point = self.points[rec["id"]]
                 seen = True
+                self.copied.add(point.id)
+                again = point.id in self.campaign.recorded_ids()   # a re-measure: counted once already
                 if self.campaign.add(Record.from_bench(rec, point, self.number, **self.extra(point))):
-                    self.progress.advance()
+                    self.added.add(point.id)
+                    if not again:
+                        self.progress.advance()
                     if rec.get("status") != "ok":
                         self.progress.note(f"  {rec.get('status')}: {describe(point)}: {rec.get('reason', '')}")
+                    elif rec.get("unstable"):
+                        self.progress.note(f"  unstable: {describe(point)}: {rec['unstable']}")
         return seen
 
 
@@ -241,14 +249,20 @@ def launch_files(campaign: Campaign, points: list[Point], m: Measure) -> LaunchF
 def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, progress: Progress,
               start: Callable[[list[Point]], Launch], diagnose: Callable[[Path], str | None] | None = None,
               annotate: Annotate | None = None) -> None:
-    """Run points that share one launch key until each has a record.
+    """Run points that share one launch key until each has a record that stands
+    (an unstable one is measured again by a later launch, store.py).
 
     `start(remaining)` starts a launch of those points, `diagnose(output_path)`
     names a failure the exit status hides (SMPI exits 0 after a deadlock), and
     `annotate(point, launch)` gives fields added to that point's record."""
     def extra(point: Point, number: int) -> dict:
         return annotate(point, number) if annotate is not None else {}
-    remaining = [p for p in points if p.id not in campaign.recorded_ids()]
+
+    def todo(pts: list[Point]) -> list[Point]:
+        """Points without a record, and unstable ones with re-measures left (store.py)."""
+        again = campaign.remeasure_ids()
+        return [p for p in pts if p.id not in campaign.recorded_ids() or p.id in again]
+    remaining = todo(points)
     while remaining:
         by_id = {p.id: p for p in remaining}
         launch = start(remaining)
@@ -280,9 +294,13 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
             raise
         code = launch.proc.wait()
         ownership.clear_running(campaign.raw)
-        remaining = [p for p in remaining if p.id not in campaign.recorded_ids()]
+        # Recorded unstable by this launch: measured again by the next one, after the rest
+        # (only what this launch added: a re-measure the campaign refused ends there).
+        again = [p for p in todo(remaining) if p.id in copier.added]
+        remaining = [p for p in todo(remaining) if p.id not in copier.copied]
         if not remaining:
-            break
+            remaining = again
+            continue
         tail_text = stderr_tail(launch.err)
         culprit = remaining[0]
         if timed_out:
@@ -298,17 +316,17 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
             # MPI never came up: every remaining point of this launch would fail
             # the same way; record them all rather than relaunching one by one.
             for p in remaining:
-                campaign.add(Record.failed(p, f"launch failed before the first point: {reason}",
-                                           launch.number, tail_text, **extra(p, launch.number)))
-                progress.advance()
+                if campaign.add(Record.failed(p, f"launch failed before the first point: {reason}",
+                                              launch.number, tail_text, **extra(p, launch.number))):
+                    progress.advance()   # not for a re-measure: its timed record stands (store.py)
             progress.note(f"  failed: launch {launch.number} ({mpi}, {culprit.ranks} ranks): {reason}")
             break
-        campaign.add(Record.failed(culprit, reason, launch.number, tail_text, **extra(culprit, launch.number)))
-        progress.advance()
+        if campaign.add(Record.failed(culprit, reason, launch.number, tail_text, **extra(culprit, launch.number))):
+            progress.advance()   # not for a re-measure: its timed record stands (store.py)
         progress.note(f"  failed: {describe(culprit)}: {reason}")
-        remaining = remaining[1:]
+        remaining = remaining[1:] + again
 
 
 def _next(points: list[Point], campaign: Campaign) -> Point | None:
-    ids = campaign.recorded_ids()
-    return next((p for p in points if p.id not in ids), None)
+    ids, again = campaign.recorded_ids(), campaign.remeasure_ids()
+    return next((p for p in points if p.id not in ids or p.id in again), None)

@@ -31,6 +31,10 @@ class CampaignData:
         return sum(1 for r in self.records if r.implausible)
 
     @property
+    def unstable(self) -> int:
+        return sum(1 for r in self.records if r.unstable)
+
+    @property
     def title(self) -> str:
         return self.path.name or str(self.path)
 

@@ -71,7 +71,8 @@ def header(c: CampaignData) -> str:
     n = c.counts
     counts = (f'<p class="counts"><b>{n.ok}</b> ok · <b class="bad">{n.invalid}</b> invalid · '
               f'<b class="bad">{n.failed}</b> failed · <b>{n.skipped}</b> skipped · '
-              f'<b>{c.implausible}</b> implausible · {n.unrecorded} not recorded, of {n.planned} planned</p>')
+              f'<b>{c.implausible}</b> implausible · <b>{c.unstable}</b> unstable · '
+              f'{n.unrecorded} not recorded, of {n.planned} planned</p>')
     rows = [("campaign", f"{c.name} — {c.path}"), ("description", c.description),
             ("state", f"{c.state.get('status', '?')}, created {c.state.get('created', '?')}, "
                       f"updated {c.state.get('updated', '?')}"),

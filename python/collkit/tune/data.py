@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from collkit.analysis import stats
+from collkit.campaign.record import current
 from collkit.common.errors import UserError
 
 # A campaign whose recorded points are mostly not ok says more about the machine
@@ -66,9 +67,10 @@ def _check_dir(path: Path) -> None:
 
 
 def _read_records(path: Path) -> list[dict]:
-    """records.jsonl as JSON objects, first record per id (as campaign/store.py reads
-    it, without touching the directory: tune may read campaigns it does not own)."""
-    out: dict[str, dict] = {}
+    """records.jsonl as JSON objects, the record that stands for each id (record.current(),
+    as campaign/store.py reads it, without touching the directory: tune may read
+    campaigns it does not own)."""
+    out: list[dict] = []
     f = path / "records.jsonl"
     if not f.is_file():
         return []
@@ -81,9 +83,8 @@ def _read_records(path: Path) -> list[dict]:
                 rec = json.loads(line)
             except ValueError:
                 continue   # a line cut short by a crash: the campaign's own readers skip it too
-            if isinstance(rec, dict) and rec.get("id") and rec["id"] not in out:
-                out[rec["id"]] = rec
-    return list(out.values())
+            out.append(rec)
+    return list(current(out).values())
 
 
 def _median_ci(sorted_t: np.ndarray) -> tuple[float, tuple[float, float] | None]:
@@ -110,6 +111,9 @@ def load(dirs: list[Path], refuse_failed: bool = True) -> Campaigns:
             median = (rec.get("stats_us") or {}).get("median")
             if status != "ok" or not (isinstance(times, list) and times or median is not None):
                 continue
+            if rec.get("unstable"):
+                continue   # measured before a steady state: no model or choice rests on it
+
             t = times if isinstance(times, list) and times else [median]
             try:
                 key = (platform, rec.get("mpi", ""), rec.get("backend", ""), rec.get("collective", ""),
