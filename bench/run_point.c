@@ -408,6 +408,7 @@ static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
     return settle_error(r, v[0], res);
 }
 
+#ifndef SMPI_H /* settle() runs no windows under SimGrid */
 /* Iterations per warm-up window for a call whose cycle (fill + call, slowest
  * rank) is `cycle`; 0: none. Long calls get shorter windows, or none: the
  * fewest windows a verdict can need must cost no more than half the point's
@@ -423,6 +424,7 @@ static long window_length(const bench_point *pt, double cycle)
     double fit = floor(fmin(pt->settle_s, 0.5 * own) / (STEADY_MIN_WINDOWS * cycle));
     return fit < 1.0 ? 0 : fit < (double)STEADY_WINDOW ? (long)fit : STEADY_WINDOW;
 }
+#endif
 
 /* Warm-up windows after the fixed warm-up, until a window's median (of the
  * slowest rank per iteration) is no longer below the previous one's by more
