@@ -8,6 +8,7 @@
  * mpi_f08 collectives too (fortran_f08.c); Init and Finalize go around the
  * shim's hooks in fortran_init.c. */
 #include "ck_preload.h"
+#include "fortran_collectives.h"
 
 /* Open MPI's Fortran sentinels: the addresses of these common blocks. */
 extern int mpi_fortran_in_place_;
@@ -42,32 +43,4 @@ CKP_FORTRAN(mpi_init, MPI_INIT, (MPI_Fint *ierr), { ckp_fortran_init(ierr); })
 CKP_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr),
             { ckp_fortran_init_thread(req, prov, ierr); })
 CKP_FORTRAN(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), { ckp_fortran_finalize(ierr); })
-CKP_FORTRAN(mpi_bcast, MPI_BCAST,
-            (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_BCAST, NULL, NULL, NULL, b, n, t, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_reduce, MPI_REDUCE,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_REDUCE, s, n, t, r, n, t, op, root, comm, ierr); })
-CKP_FORTRAN(mpi_allreduce, MPI_ALLREDUCE,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLREDUCE, s, n, t, r, n, t, op, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_REDUCE_SCATTER, s, n, t, r, n, t, op, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_gather, MPI_GATHER,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root,
-             MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_GATHER, s, sn, st, r, rn, rt, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_scatter, MPI_SCATTER,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root,
-             MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_SCATTER, s, sn, st, r, rn, rt, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_allgather, MPI_ALLGATHER,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLGATHER, s, sn, st, r, rn, rt, NULL, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_alltoall, MPI_ALLTOALL,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLTOALL, s, sn, st, r, rn, rt, NULL, NULL, comm, ierr); })
+CKP_FORTRAN_COLLECTIVES(CKP_FORTRAN)

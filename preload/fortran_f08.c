@@ -16,32 +16,8 @@
  * descriptors) ends in the C MPI_* names, which intercept.c catches. */
 #include "ck_preload.h"
 
-CKP_FORTRAN(mpi_bcast_f08, MPI_BCAST_F08,
-            (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_BCAST, NULL, NULL, NULL, b, n, t, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_reduce_f08, MPI_REDUCE_F08,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_REDUCE, s, n, t, r, n, t, op, root, comm, ierr); })
-CKP_FORTRAN(mpi_allreduce_f08, MPI_ALLREDUCE_F08,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLREDUCE, s, n, t, r, n, t, op, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_reduce_scatter_block_f08, MPI_REDUCE_SCATTER_BLOCK_F08,
-            (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_REDUCE_SCATTER, s, n, t, r, n, t, op, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_gather_f08, MPI_GATHER_F08,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root,
-             MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_GATHER, s, sn, st, r, rn, rt, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_scatter_f08, MPI_SCATTER_F08,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *root,
-             MPI_Fint *comm, MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_SCATTER, s, sn, st, r, rn, rt, NULL, root, comm, ierr); })
-CKP_FORTRAN(mpi_allgather_f08, MPI_ALLGATHER_F08,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLGATHER, s, sn, st, r, rn, rt, NULL, NULL, comm, ierr); })
-CKP_FORTRAN(mpi_alltoall_f08, MPI_ALLTOALL_F08,
-            (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *comm,
-             MPI_Fint *ierr),
-            { ckp_fortran_coll(CK_ALLTOALL, s, sn, st, r, rn, rt, NULL, NULL, comm, ierr); })
+#include "fortran_collectives.h"
+
+/* The mpif.h names with _f08: mpi_bcast_f08_, MPI_BCAST_F08, ... */
+#define CKP_FORTRAN_F08(lower, upper, params, body) CKP_FORTRAN(lower##_f08, upper##_F08, params, body)
+CKP_FORTRAN_COLLECTIVES(CKP_FORTRAN_F08)
