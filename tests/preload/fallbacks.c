@@ -5,41 +5,14 @@
  * helper communicator that keeps algorithm messages away from the program's
  * own pending receives. Sets COLLKIT_ALGORITHMS itself, before MPI_Init. */
 #define _POSIX_C_SOURCE 200809L
+#include "preload_check.h"
+
 #include <collkit/collkit.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Must match preload/ck_preload.h's ckp_reason. */
-enum { FB_INTERCOMM, FB_DATATYPE, FB_OP, FB_COUNT, FB_RANKS, FB_ROOT, FB_CONSTRAINT };
-
-static long (*calls_fn)(int, int);
-static long (*fallbacks_fn)(int, int);
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);                      \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
-
-static int alg_index(ck_collective c, const char *name)
-{
-    int k = 0;
-    for (size_t i = 0; i < ck_algorithm_count(); i++) {
-        const ck_algorithm *a = ck_algorithm_at(i);
-        if (a->collective != c) continue;
-        if (strcmp(a->name, name) == 0) return k;
-        k++;
-    }
-    return -1;
-}
 
 /* The first algorithm with a constraint the shim cannot check, if any. */
 static const ck_algorithm *unchecked_constraint(void)
@@ -85,13 +58,13 @@ static void test_intercomm(void)
     MPI_Comm half, inter;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 7, &inter);
-    long before = fallbacks_fn(CK_ALLREDUCE, FB_INTERCOMM);
+    long before = fallbacks_fn(CK_ALLREDUCE, CKP_FB_INTERCOMM);
     int v = rank, sum = -1, want = 0;
     MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
     for (int r = 0; r < size; r++)
         if (r % 2 != rank % 2) want += r; /* the remote group's values */
     CHECK(sum == want, "intercomm allreduce = %d, want %d", sum, want);
-    CHECK(fallbacks_fn(CK_ALLREDUCE, FB_INTERCOMM) == before + 1, "no intercommunicator fallback");
+    CHECK(fallbacks_fn(CK_ALLREDUCE, CKP_FB_INTERCOMM) == before + 1, "no intercommunicator fallback");
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
 }
@@ -107,23 +80,23 @@ static void test_datatype_and_op(void)
 
     int in[6], out[6];
     for (int i = 0; i < 6; i++) in[i] = rank + i;
-    long before = fallbacks_fn(CK_ALLREDUCE, FB_DATATYPE);
+    long before = fallbacks_fn(CK_ALLREDUCE, CKP_FB_DATATYPE);
     MPI_Allreduce(in, out, 3, pair, psum, MPI_COMM_WORLD);
     for (int i = 0; i < 6; i++)
         CHECK(out[i] == size * (size - 1) / 2 + size * i, "derived-type allreduce[%d] = %d", i, out[i]);
-    CHECK(fallbacks_fn(CK_ALLREDUCE, FB_DATATYPE) == before + 1, "no datatype fallback");
+    CHECK(fallbacks_fn(CK_ALLREDUCE, CKP_FB_DATATYPE) == before + 1, "no datatype fallback");
 
-    before = fallbacks_fn(CK_ALLREDUCE, FB_OP);
+    before = fallbacks_fn(CK_ALLREDUCE, CKP_FB_OP);
     MPI_Allreduce(in, out, 6, MPI_INT, first, MPI_COMM_WORLD);
     for (int i = 0; i < 6; i++) CHECK(out[i] == i, "non-commutative allreduce[%d] = %d, want rank 0's %d", i, out[i], i);
-    CHECK(fallbacks_fn(CK_ALLREDUCE, FB_OP) == before + 1, "no op fallback");
+    CHECK(fallbacks_fn(CK_ALLREDUCE, CKP_FB_OP) == before + 1, "no op fallback");
 
-    long rbefore = fallbacks_fn(CK_REDUCE, FB_OP);
+    long rbefore = fallbacks_fn(CK_REDUCE, CKP_FB_OP);
     int red[6] = {0};
     MPI_Reduce(in, red, 6, MPI_INT, first, size - 1, MPI_COMM_WORLD);
     if (rank == size - 1)
         for (int i = 0; i < 6; i++) CHECK(red[i] == i, "non-commutative reduce[%d] = %d", i, red[i]);
-    CHECK(fallbacks_fn(CK_REDUCE, FB_OP) == rbefore + 1, "no reduce op fallback");
+    CHECK(fallbacks_fn(CK_REDUCE, CKP_FB_OP) == rbefore + 1, "no reduce op fallback");
 
     MPI_Op_free(&first);
     MPI_Op_free(&psum);
@@ -133,18 +106,18 @@ static void test_datatype_and_op(void)
 static void test_count_and_root(void)
 {
     int x = 5;
-    long before = fallbacks_fn(CK_BCAST, FB_COUNT);
+    long before = fallbacks_fn(CK_BCAST, CKP_FB_COUNT);
     MPI_Bcast(&x, 0, MPI_INT, 0, MPI_COMM_WORLD);
     CHECK(x == 5, "empty bcast changed the buffer");
-    CHECK(fallbacks_fn(CK_BCAST, FB_COUNT) == before + 1, "no count fallback");
+    CHECK(fallbacks_fn(CK_BCAST, CKP_FB_COUNT) == before + 1, "no count fallback");
 
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    before = fallbacks_fn(CK_BCAST, FB_ROOT);
+    before = fallbacks_fn(CK_BCAST, CKP_FB_ROOT);
     int rc = MPI_Bcast(&x, 1, MPI_INT, size, c);
     CHECK(rc != MPI_SUCCESS, "bcast with root %d returned success", size);
-    CHECK(fallbacks_fn(CK_BCAST, FB_ROOT) == before + 1, "no root fallback");
+    CHECK(fallbacks_fn(CK_BCAST, CKP_FB_ROOT) == before + 1, "no root fallback");
     MPI_Comm_free(&c);
 }
 
@@ -153,8 +126,8 @@ static void test_count_and_root(void)
 static void test_constraint(const ck_algorithm *a)
 {
     if (!a || a->collective != CK_ALLTOALL) return;
-    int reason = (a->constraints & ~(unsigned)CK_REQUIRES_POW2_RANKS & 0xffu) ? FB_CONSTRAINT : FB_RANKS;
-    if (reason == FB_RANKS && (size & (size - 1)) == 0) return;
+    int reason = (a->constraints & ~(unsigned)CK_REQUIRES_POW2_RANKS & 0xffu) ? CKP_FB_CONSTRAINT : CKP_FB_RANKS;
+    if (reason == CKP_FB_RANKS && (size & (size - 1)) == 0) return;
     long before = fallbacks_fn(CK_ALLTOALL, reason);
     int *s = malloc(sizeof(int) * (size_t)size), *r = malloc(sizeof(int) * (size_t)size);
     if (!s || !r) {
@@ -277,14 +250,7 @@ int main(int argc, char **argv)
              constrained && constrained->collective == CK_ALLTOALL ? constrained->name : "bruck");
     setenv("COLLKIT_ALGORITHMS", spec, 1);
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    calls_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_calls");
-    fallbacks_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_fallbacks");
-    if (!calls_fn || !fallbacks_fn) {
-        if (rank == 0) fprintf(stderr, "not running under libcollkit-preload (LD_PRELOAD)\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    preload_check_begin(1);
     test_forced_and_in_place(alg_index(CK_ALLREDUCE, "rabenseifner"));
     test_intercomm();
     test_datatype_and_op();

@@ -11,6 +11,8 @@
  *            permission): all run it.
  * Every result is checked (exact inputs). Prints "preload fp: ok" on rank 0. */
 #define _POSIX_C_SOURCE 200809L
+#include "preload_check.h"
+
 #include <collkit/collkit.h>
 #include <complex.h>
 #include <dlfcn.h>
@@ -19,35 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Must match preload/ck_preload.h's ckp_reason. */
-enum { FB_FP_RANK_VARIANT = 7 };
-
-static long (*calls_fn)(int, int);
-static long (*fallbacks_fn)(int, int);
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);                      \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
-
-static int alg_index(ck_collective c, const char *name)
-{
-    int k = 0;
-    for (size_t i = 0; i < ck_algorithm_count(); i++) {
-        const ck_algorithm *a = ck_algorithm_at(i);
-        if (a->collective != c) continue;
-        if (strcmp(a->name, name) == 0) return k;
-        k++;
-    }
-    return -1;
-}
 
 /* A rules file of this process (the ranks write their own copies). */
 static int write_rules(int allow, char *path, size_t len)
@@ -118,14 +91,7 @@ int main(int argc, char **argv)
         setenv("COLLKIT_RULES", path, 1);
     }
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    calls_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_calls");
-    fallbacks_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_fallbacks");
-    if (!calls_fn || !fallbacks_fn) {
-        if (rank == 0) fprintf(stderr, "not running under libcollkit-preload (LD_PRELOAD)\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    preload_check_begin(2);
     const int k = alg_index(CK_ALLREDUCE, "bine_latency");
     CHECK(k >= 0, "no allreduce/bine_latency in the registry");
     if (k >= 0) {
@@ -141,9 +107,9 @@ int main(int argc, char **argv)
                   {MPI_LONG_DOUBLE, "long double"},
                   {MPI_C_DOUBLE_COMPLEX, "double complex"}};
         for (size_t i = 0; i < sizeof fp / sizeof fp[0]; i++) {
-            long fb = fallbacks_fn(CK_ALLREDUCE, FB_FP_RANK_VARIANT);
+            long fb = fallbacks_fn(CK_ALLREDUCE, CKP_FB_FP_RANK_VARIANT);
             int ran = sum_ran_bine(fp[i].dt, fp[i].name, k);
-            long counted = fallbacks_fn(CK_ALLREDUCE, FB_FP_RANK_VARIANT) - fb;
+            long counted = fallbacks_fn(CK_ALLREDUCE, CKP_FB_FP_RANK_VARIANT) - fb;
             if (allow || forced)
                 CHECK(ran && counted == 0, "%s sum (%s): ran bine_latency %d, fallbacks %ld; want 1, 0",
                       fp[i].name, mode, ran, counted);

@@ -14,6 +14,8 @@
  * fallback, never a silent pass to the library), and at the end, that every
  * rank decided alike on every call. */
 #define _POSIX_C_SOURCE 200809L
+#include "preload_check.h"
+
 #include <collkit/collkit.h>
 #include <dlfcn.h>
 #include <mpi.h>
@@ -23,27 +25,14 @@
 
 #define N 5          /* doubles a block */
 #define MAX_CALLS 64 /* calls recorded for the agreement check */
-#define NUM_REASONS 7 /* preload/ck_preload.h's CKP_NUM_REASONS */
 
-static long (*calls_fn)(int, int);
-static long (*fallbacks_fn)(int, int);
-static int rank, size, root, failures;
+static int root;
 static int forced[CK_NUM_COLLECTIVES];
 static int decided[MAX_CALLS], ncalls;
 static long calls0, fallbacks0;
 static MPI_Datatype vec;  /* N doubles, every other one: extent 2N-1 doubles */
 static MPI_Datatype rvec; /* vec resized to 2N doubles: one block per 2N doubles */
 static MPI_Datatype cont; /* N contiguous doubles as one derived element */
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);                      \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
 
 static double *dalloc(size_t n, double fill)
 {
@@ -82,7 +71,7 @@ static void parse_forced(const char *spec)
 static long all_fallbacks(ck_collective c)
 {
     long n = 0;
-    for (int r = 0; r < NUM_REASONS; r++) n += fallbacks_fn(c, r);
+    for (int r = 0; r < CKP_NUM_REASONS; r++) n += fallbacks_fn(c, r);
     return n;
 }
 
@@ -344,14 +333,7 @@ int main(int argc, char **argv)
     if (!getenv("COLLKIT_ALGORITHMS")) setenv("COLLKIT_ALGORITHMS", "scatter=bine,gather=binomial", 1);
     parse_forced(getenv("COLLKIT_ALGORITHMS"));
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    calls_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_calls");
-    fallbacks_fn = (long (*)(int, int))dlsym(RTLD_DEFAULT, "collkit_preload_fallbacks");
-    if (!calls_fn || !fallbacks_fn) {
-        if (rank == 0) fprintf(stderr, "not running under libcollkit-preload (LD_PRELOAD)\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    preload_check_begin(1);
     root = size - 1; /* not 0: a root-0 assumption shows */
     MPI_Type_vector(N, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
