@@ -62,6 +62,24 @@ def test_a_canonical_name_one_library_lacks_is_skipped_with_the_reason():
     assert [x.skip_reason for x in p.skipped] == ["Open MPI 4.1.4 has no bcast algorithm 'binomial_halving'"]
 
 
+def test_a_librarys_own_name_for_another_schedule_is_skipped_naming_its_collkit_name():
+    """MPICH's own allreduce "ring" is mpich_ring (ceil(n/p) blocks): asked for as
+    "ring", the point is recorded skipped with the name to use, never dropped
+    silently (it was, when MPICH was the only library of the spec)."""
+    text = spec('["default", "allreduce/ring"]', collectives='["allreduce"]').replace(
+        'mpi = ["openmpi", "mpich"]', 'mpi = ["mpich"]')
+    p = build(text)
+    assert [x.algorithm for x in p.points] == ["default"]
+    (skipped,) = p.skipped
+    assert skipped.mpi == "mpich" and skipped.algorithm == "ring"
+    assert "sends other messages than libcollkit's ring" in skipped.skip_reason
+    assert "force it as 'mpich_ring'" in skipped.skip_reason
+    # with both libraries, Open MPI runs its ring and MPICH's is skipped the same way
+    both = build(spec('["allreduce/ring"]', collectives='["allreduce"]'))
+    assert [x.mpi for x in both.points] == ["openmpi"]
+    assert ["force it as 'mpich_ring'" in x.skip_reason for x in both.skipped] == [True]
+
+
 def test_forcing_settings_per_library():
     p = build(spec('["allreduce/ring", "allreduce/mpich_ring"]'))
     by = {x.mpi: x for x in p.points}

@@ -116,14 +116,20 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                 for name in dict.fromkeys(names):
                     try:
                         alg = None if name == "default" else offer.force(coll, name)
-                    except UserError:
+                    except UserError as refused:
                         # A name another library knows by that (canonical) name is a
-                        # comparison this library cannot take part in: record it. A
-                        # native name or id of another library is simply not ours.
-                        if name in canonical_any(coll) or offer.unforceable:
+                        # comparison this library cannot take part in: record it. So is
+                        # this library's own native name that force() refuses because
+                        # libcollkit's algorithm of that name sends other messages
+                        # (MPICH's allreduce "ring" is mpich_ring): the reason names
+                        # what to ask for. A native name or id of another library is
+                        # simply not ours.
+                        own = any(name in (a.native, a.native_id) for a in offer.for_collective(coll))
+                        if own or name in canonical_any(coll) or offer.unforceable:
                             # An MPI collkit cannot force (a derivative without its
                             # family's tool) runs its default only: say why.
                             why = (f"{offer.library} runs its default only: {offer.unforceable}" if offer.unforceable
+                                   else str(refused) if own
                                    else f"{offer.library} has no {coll} algorithm '{name}'")
                             for size in spec.sizes:
                                 out.append(Point(backend="mpi", mpi=mpi, algorithm=name,
