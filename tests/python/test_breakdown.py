@@ -245,7 +245,7 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
         assert r["comm_us"] == pytest.approx(0.5 * r["time_median_us"])
         assert r["other_us"] == pytest.approx(0.2 * r["time_median_us"])
     assert collkit(workdir, "export", "c").stdout.splitlines()[0].endswith(
-        ",comm_us,reduce_us,copy_us,other_us,time_median_ci_low_us,time_median_ci_high_us,implausible")
+        ",comm_us,reduce_us,copy_us,other_us,time_median_ci_low_us,time_median_ci_high_us,implausible,unstable")
 
     # Resuming stays instrumented though spec.toml does not say so: drop two
     # records (and the raw copies resume would take them back from).

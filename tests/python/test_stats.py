@@ -159,7 +159,7 @@ def test_export_appends_the_median_interval_columns(tmp_path):
     text = results.to_csv(rows)
     header = text.splitlines()[0].split(",")
     assert tuple(header[:len(results.COLUMNS)]) == results.COLUMNS
-    assert header[-3:] == ["time_median_ci_low_us", "time_median_ci_high_us", "implausible"]
+    assert header[-4:] == ["time_median_ci_low_us", "time_median_ci_high_us", "implausible", "unstable"]
     by = {r["algorithm"]: r for r in json.loads(results.to_json(rows))}
     lo, hi = stats.median_ci(times)
     assert (by["ring"]["time_median_ci_low_us"], by["ring"]["time_median_ci_high_us"]) == (lo, hi)
