@@ -359,11 +359,11 @@ setsid "${AS[@]}" env -i HOME="$UHOME" PATH=/usr/bin:/bin LANG=C.UTF-8 USER="$TE
     >"$T/build-killed.log" 2>&1 &
 BG_PGID=$!
 for _ in $(seq 3000); do  # a hang guard (10 min): the loop ends when the build does
-    grep -Eq 'compiling: [4-9]0%' "$T/build-killed.log" && break
+    grep -Eq 'compiling: [4-9][0-9]%' "$T/build-killed.log" && break
     kill -0 "$BG_PGID" 2>/dev/null || break
     sleep 0.2
 done
-grep -Eq 'compiling: [4-9]0%' "$T/build-killed.log" && kill -0 "$BG_PGID" 2>/dev/null \
+grep -Eq 'compiling: [4-9][0-9]%' "$T/build-killed.log" && kill -0 "$BG_PGID" 2>/dev/null \
     || { show_log "$T/build-killed.log"; fail "the build to kill never got half-way while running"; }
 kill -9 -- "-$BG_PGID"
 wait "$BG_PGID" 2>/dev/null || true
