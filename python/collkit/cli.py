@@ -254,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     traffic_command.add_parser(sub)
     from collkit.apply import preload as preload_command
     preload_command.add_parser(sub)
+    from collkit.program import trial as trial_command
+    trial_command.add_parser(sub)
     _add_tune_commands(sub)
     from collkit.mpis import command as mpis_command
     mpis_command.add_parsers(sub)

@@ -176,7 +176,7 @@ def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None)
     from collkit.backends import mpich, openmpi
     out = []
     if tf.library == "openmpi":
-        _check_ompi_ids(tf, offer)
+        check_ompi_ids(tf, offer)
     else:
         # A user file replaces MPICH's whole built-in tree: a collective it does
         # not cover aborts at its first call (MPI_Init's and collkit-bench's own
@@ -200,7 +200,7 @@ def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None)
     return out
 
 
-def _check_ompi_ids(tf, offer) -> None:
+def check_ompi_ids(tf, offer) -> None:
     """Every algorithm id of an Open MPI rules file is one this Open MPI has: an
     unknown id is not checked when Open MPI parses the file, and makes the call
     fail with MPI_ERR_ARG (0 means: tuned's fixed rules)."""

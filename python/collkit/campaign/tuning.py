@@ -14,7 +14,11 @@ copy, so a campaign stays what it measured if the original is edited later.
 
 Both checks here are stricter than the libraries: Open MPI's release builds ignore a
 malformed rules file without a word (its diagnostics are compiled out) and fall back
-to their fixed rules, which a measurement would silently report as "tuned"."""
+to their fixed rules, which a measurement would silently report as "tuned".
+
+`collkit trial --rules FILE` reads a file with the same checks (load; is_library_file
+tells it from a collkit rules file) and runs the program under the same environment
+(program/trial_choice.py)."""
 
 from __future__ import annotations
 
@@ -200,13 +204,18 @@ def read(text_path: str, spec_dir: Path) -> TuningFile:
     if not _NAME.fullmatch(path.name):
         raise UserError(f"backends.mpi '{text_path}': the file name '{path.name}' becomes the algorithm "
                         "label; rename it to letters, digits, '.', '_', '+' or '-'")
+    return load(path, f"backends.mpi '{text_path}'", "give the path relative to the spec file or absolute")
+
+
+def load(path: Path, label: str, fix: str) -> TuningFile:
+    """Read and check the tuning file at `path` (resolved); `label` names it as
+    the user did and `fix` says how to give it, for the one-line errors."""
     try:
         if path.stat().st_size > MAX_BYTES:
             raise UserError(f"{path}: {path.stat().st_size} bytes is not a tuning file (above {MAX_BYTES} B)")
         data = path.read_bytes()
     except OSError as exc:
-        raise UserError(f"backends.mpi '{text_path}': cannot read {path}: {exc.strerror}; "
-                        "give the path relative to the spec file or absolute") from None
+        raise UserError(f"{label}: cannot read {path}: {exc.strerror}; {fix}") from None
     where = str(path)
     try:
         text = data.decode("utf-8")
@@ -243,6 +252,14 @@ def companion(path: Path, library: str) -> tuple[tuple[str, str], ...]:
             raise UserError(f"{side}: environment entry {key!r}: {value!r} is not a {library} setting "
                             "collkit applies (a library variable with a plain value); correct or remove it")
     return tuple(sorted(env.items()))
+
+
+def is_library_file(text: str) -> bool:
+    """Whether `text` claims to be a library's tuning file (a JSON object, or rows of
+    integers only) rather than something else, e.g. a collkit rules file, whose
+    rows always hold words; read() then checks the claim."""
+    stripped = text.strip()
+    return stripped.startswith("{") or bool(_ompi_tokens(text))
 
 
 def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
@@ -307,5 +324,5 @@ def copy_path(tf: TuningFile, campaign_dir: Path) -> Path:
     return campaign_dir.resolve() / DIRECTORY / tf.name
 
 
-__all__ = ["TuningFile", "PREFIX", "is_tuned", "read", "resolve", "rules", "write_copies", "copy_path",
-           "OMPI_COLLECTIVE_IDS"]
+__all__ = ["TuningFile", "PREFIX", "is_tuned", "is_library_file", "read", "load", "resolve", "rules",
+           "write_copies", "copy_path", "OMPI_COLLECTIVE_IDS"]

@@ -1,0 +1,357 @@
+"""``collkit trial``: the program itself, N runs with and N without a choice of
+algorithms, alternating, with significance, its output compared, and the
+prediction beside the measurement (docs/application-loop.md, "Trial").
+
+Every run goes through the profiler (program/profile.py run_profiled), so both
+variants carry libcollkit-preload: the default in pass-through, the choice with
+its algorithms, its rules, or the library's own tuning file (program/trial_choice.py).
+The preload's own cost is then the same on both sides and the time in
+collectives of each run comes from its profile.
+
+A run that fails (non-zero exit, incomplete profile) stops the trial: under the
+choice, that the choice breaks the program is the finding, and under the
+default the machine or the program is broken; either way the remaining runs
+would measure nothing worth their time. Nothing from the failed run counts; the
+trial exits with its status (1 where the launcher said 0 but the profile is
+incomplete). A difference in the output stops it too, with exit status 1."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, TextIO
+
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.common.table import render
+from collkit.mpis import known
+from collkit.program import trial_choice as choices
+from collkit.program import output_check, profile_file
+from collkit.program.trial_stats import (CHOICE, DEFAULT, MAX_RUNS, MIN_RUNS, Comparison, balanced_order,
+                                         compare)
+
+FORMAT = "collkit-trial"
+VERSION = 1
+MAX_WARMUP = 10
+STDERR_TAIL = 300     # characters of a failed run's standard error in its one line
+
+RunFn = Callable[..., object]        # run_profiled's signature (program/profile.py)
+PredictFn = Callable[..., object]    # predict_profile's signature (program/predict.py)
+
+
+@dataclass(frozen=True)
+class TrialSettings:
+    mpi: str
+    command: tuple[str, ...]
+    choice: choices.Choice
+    runs: int                                  # per variant, measured
+    warmup: int = 1                            # per variant, run first and not counted
+    check: output_check.OutputCheck = field(default_factory=output_check.OutputCheck)
+    campaign: Path | None = None
+    profile: Path | None = None                # the profile the prediction uses
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    index: int                 # 1-based, in the order run
+    variant: str
+    warmup: bool
+    wall_s: float
+    collective_time_s: float
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "variant": self.variant, "warmup": self.warmup,
+                "wall_s": self.wall_s, "collective_time_s": self.collective_time_s}
+
+
+@dataclass
+class TrialResult:
+    status: str = "complete"          # "complete" | "output changed" | "run failed"
+    exit_status: int = 0
+    message: str = ""
+    runs: list[RunRecord] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    prediction: object | None = None
+    reference_values: int = 0         # how many values the output check compares per run
+
+    def measured(self, variant: str, attr: str) -> list[float]:
+        return [getattr(r, attr) for r in self.runs if r.variant == variant and not r.warmup]
+
+
+def plan(settings: TrialSettings) -> list[tuple[str, bool]]:
+    """(variant, warm-up?) of every run: warm-up pairs first, then the measured
+    ones, one ABBA sequence over both (trial_stats.balanced_order)."""
+    order = balanced_order(settings.warmup + settings.runs)
+    return [(v, i < 2 * settings.warmup) for i, v in enumerate(order)]
+
+
+def _tail(f) -> str:
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - 4 * STDERR_TAIL))
+    return " ".join(f.read().decode("utf-8", "replace").split())[-STDERR_TAIL:]
+
+
+def _variant_args(settings: TrialSettings, variant: str) -> dict:
+    if variant == DEFAULT:
+        return {}
+    c = settings.choice
+    return {"algorithms": c.algorithms, "rules": c.rules, "extra_env": dict(c.extra_env) or None}
+
+
+def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> object:
+    """The prediction for the choice; forced algorithms become the equivalent rules."""
+    c = settings.choice
+    if c.rules is not None:
+        return predict_fn(profile, settings.campaign, c.rules)
+    with tempfile.TemporaryDirectory(prefix="collkit-trial-") as tmp:
+        rules = Path(tmp) / "forced.rules"
+        rules.write_text(choices.forced_rules_text(c.algorithms))
+        return predict_fn(profile, settings.campaign, rules)
+
+
+def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None = None,
+            progress: TextIO = sys.stderr) -> TrialResult:
+    result = TrialResult()
+    if settings.campaign is not None and settings.profile is not None:
+        result.prediction = _predict(settings, predict_fn,
+                                     profile_file.load(settings.profile, need_complete=True))
+    reference: list[str] | None = None
+    defaults_checked = 0
+    steps = plan(settings)
+    for k, (variant, warm) in enumerate(steps, 1):
+        label = f"run {k} of {len(steps)} ({variant}{', warm-up' if warm else ''})"
+        with tempfile.TemporaryFile() as err:
+            res = run_fn(settings.mpi, list(settings.command), stdout=subprocess.PIPE, stderr=err,
+                         **_variant_args(settings, variant))
+            prof = getattr(res, "profile", None)
+            if res.exit_status != 0 or prof is None or not prof.complete:
+                why = (f"exit status {res.exit_status}" if res.exit_status != 0 else
+                       f"incomplete profile ({prof.incomplete_reason if prof else 'none written'})")
+                tail = _tail(err)
+                result.status, result.exit_status = "run failed", res.exit_status or 1
+                result.message = f"{label} failed: {why}" + (f"; its standard error ends: {tail}" if tail else "")
+                return result
+        record = RunRecord(index=k, variant=variant, warmup=warm, wall_s=float(res.wall_s),
+                           collective_time_s=prof.collective_time_s)
+        print(f"[trial] {label}: {record.wall_s:.3f} s, {record.collective_time_s:.3f} s in collectives",
+              file=progress, flush=True)
+        if settings.check.active:
+            try:
+                values = settings.check.values(settings.check.text(res.stdout or ""))
+            except output_check.CompareCommandFailed as exc:
+                result.status, result.exit_status = "run failed", 1
+                result.message = f"after {label}: {exc}"
+                return result
+            defaults_checked += variant == DEFAULT
+            if reference is None:
+                if not values:
+                    raise UserError(f"the output check found no values in the first default run's output "
+                                    f"({settings.check.describe()}); correct --compare-regex or "
+                                    "--compare-command")
+                reference = values
+                result.reference_values = len(values)
+            else:
+                diff = settings.check.difference(reference, values)
+                if diff is not None:
+                    hint = ""
+                    if variant == DEFAULT:
+                        hint = ("; the default runs differ among themselves, so the check compares values "
+                                "that change from run to run (times?): narrow --compare-regex or give "
+                                "--compare-rtol")
+                    elif defaults_checked == 1:
+                        hint = ("; only one default run so far, so values that change from run to run "
+                                "(times?) would look the same: if the output has such, narrow --compare-regex")
+                    result.status, result.exit_status = "output changed", 1
+                    result.message = f"{label}: {diff}{hint}"
+                    result.runs.append(record)
+                    return result
+        result.runs.append(record)
+        if settings.campaign is not None and result.prediction is None and variant == DEFAULT:
+            result.prediction = _predict(settings, predict_fn, prof)
+    result.comparisons = [
+        compare("wall time", result.measured(DEFAULT, "wall_s"), result.measured(CHOICE, "wall_s")),
+        compare("time in collectives", result.measured(DEFAULT, "collective_time_s"),
+                result.measured(CHOICE, "collective_time_s")),
+    ]
+    return result
+
+
+# ------------------------------------------------------------------ report
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+def _ci(ci) -> str:
+    return f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "- (under 6 runs)"
+
+
+def report(settings: TrialSettings, result: TrialResult) -> str:
+    lines = [f"choice: {settings.choice.describe}; {settings.runs} runs per variant"
+             + (f" after {settings.warmup} warm-up run(s) each" if settings.warmup else "")
+             + f"; program: {shlex.join(settings.command)}"]
+    if result.comparisons:
+        rows = [[c.measure, _s(c.default_median), _ci(c.default_ci), _s(c.choice_median), _ci(c.choice_ci),
+                 _s(c.ratio), f"{c.p:.3g}", c.verdict] for c in result.comparisons]
+        lines.append(render(["measure (s)", "default median", "95% interval", "choice median", "95% interval",
+                             "ratio", "p (Mann-Whitney)", "verdict"], rows, right={1, 3, 5, 6}))
+    pred = result.prediction
+    if pred is not None and result.comparisons:
+        wall, coll = result.comparisons
+        rows = [["time in collectives", _s(pred.default_total_s), _ci(pred.default_total_ci),
+                 _s(pred.rules_total_s), _ci(pred.rules_total_ci), _s(coll.default_median), _s(coll.choice_median)],
+                ["wall time change (choice - default)", "", "", _s(pred.wall_change_s), "", "",
+                 _s(wall.choice_median - wall.default_median)]]
+        lines.append("prediction from the campaign (" + str(settings.campaign) + f"; {_s(pred.uncovered_s)} s of "
+                     "the profile's collective time not covered by it) beside the measurement:")
+        lines.append(render(["seconds", "predicted default", "95% interval", "predicted choice", "95% interval",
+                             "measured default", "measured choice"], rows, right={1, 3, 5, 6}))
+    if settings.check.active:
+        state = "unchanged" if result.status == "complete" else "CHANGED" if result.status == "output changed" \
+            else "checked until the failure"
+        n = result.reference_values
+        lines.append(f"output: {state} ({n} value{'' if n == 1 else 's'}: {settings.check.describe()})")
+    else:
+        lines.append("output: not checked (give --compare-regex or --compare-command)")
+    verdict = result.comparisons[0].verdict if result.status == "complete" else result.status
+    lines.append(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""))
+    return "\n".join(lines)
+
+
+def to_json(settings: TrialSettings, result: TrialResult) -> dict:
+    pred = result.prediction
+    return {
+        "format": FORMAT, "version": VERSION,
+        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": list(settings.command), "cwd": os.getcwd(), "mpi": settings.mpi,
+        "choice": settings.choice.to_json(), "runs_per_variant": settings.runs, "warmup": settings.warmup,
+        "status": result.status, "exit_status": result.exit_status, "message": result.message,
+        "output_check": settings.check.describe() if settings.check.active else None,
+        "runs": [r.to_json() for r in result.runs],
+        "comparisons": [c.to_json() for c in result.comparisons],
+        "prediction": None if pred is None else {
+            "campaign": str(settings.campaign), "default_total_s": pred.default_total_s,
+            "default_total_ci_s": list(pred.default_total_ci) if pred.default_total_ci else None,
+            "rules_total_s": pred.rules_total_s,
+            "rules_total_ci_s": list(pred.rules_total_ci) if pred.rules_total_ci else None,
+            "measured_total_s": pred.measured_total_s, "uncovered_s": pred.uncovered_s,
+            "wall_change_s": pred.wall_change_s},
+    }
+
+
+# ------------------------------------------------------------------ command line
+def _launcher(launch: list[str]) -> tuple[str, ...]:
+    command = list(launch or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UserError("nothing to run: give the launcher command after `--`, "
+                        "e.g. collkit trial --runs 10 --rules app.rules -- mpirun -n 4 ./app")
+    if shutil.which(command[0]) is None:
+        raise UserError(f"launcher '{command[0]}' not found; give its full path after `--`")
+    return tuple(command)
+
+
+def settings_from(ns: argparse.Namespace) -> TrialSettings:
+    """Every option checked before any run starts."""
+    if not MIN_RUNS <= ns.runs <= MAX_RUNS:
+        raise UserError(f"--runs {ns.runs}: give {MIN_RUNS} to {MAX_RUNS} runs per variant "
+                        f"(below {MIN_RUNS}, no difference can reach significance at 5 %)")
+    if not 0 <= ns.warmup <= MAX_WARMUP:
+        raise UserError(f"--warmup {ns.warmup}: give 0 to {MAX_WARMUP} warm-up runs per variant")
+    command = _launcher(ns.launch)
+    mpi = ns.mpi or known.default_name()
+    known.find(mpi)
+    check = output_check.from_options(ns.compare_regex, ns.compare_command, ns.compare_rtol)
+    choice = choices.from_options(mpi, ns.rules, ns.algorithm)
+    campaign = profile = None
+    if ns.profile is not None and ns.campaign is None:
+        raise UserError("--profile is the profile the prediction uses; give --campaign DIR too")
+    if ns.campaign is not None:
+        if choice.kind == choices.TUNING_FILE:
+            raise UserError("--campaign predicts collkit rules and forced algorithms; a library's tuning "
+                            "file is measured by the campaign itself (`tuned:FILE`, docs/tuning-files.md): "
+                            "leave out --campaign")
+        campaign = Path(ns.campaign)
+        if not campaign.is_dir():
+            raise UserError(f"--campaign {ns.campaign}: not a directory; give a campaign written by "
+                            "`collkit run`")
+        if ns.profile is not None:
+            profile = Path(ns.profile)
+            profile_file.load(profile, need_complete=True)
+    return TrialSettings(mpi=mpi, command=command, choice=choice, runs=ns.runs, warmup=ns.warmup,
+                         check=check, campaign=campaign, profile=profile)
+
+
+def run(ns: argparse.Namespace) -> int:
+    settings = settings_from(ns)
+    if ns.json is not None:
+        out = Path(ns.json)
+        if not out.parent.is_dir():
+            raise UserError(f"--json {ns.json}: the folder {out.parent} does not exist; create it or "
+                            "give another path")
+    from collkit.program.profile import run_profiled
+    predict_fn = None
+    if settings.campaign is not None:
+        from collkit.program.predict import predict_profile as predict_fn
+    result = execute(settings, run_profiled, predict_fn)
+    if ns.json is not None:
+        atomic.write_json(Path(ns.json), to_json(settings, result))
+    print(report(settings, result))
+    if result.status == "run failed":
+        print(f"collkit trial: {result.message}", file=sys.stderr)
+    return result.exit_status
+
+
+DESCRIPTION = f"""\
+Run the program itself with and without a choice of algorithms, alternating (ABBA
+blocks), and tell with significance whether the choice makes it faster: per variant the
+wall time and the time in collectives (from libcollkit-preload's counters), their medians
+with 95 % intervals, a Mann-Whitney test at 5 % and the ratio of medians. The choice is
+forced algorithms, a collkit rules file, or the MPI's own tuning file (an Open MPI rules
+file or an MPICH JSON selection file, read by the library). --runs is {MIN_RUNS} to
+{MAX_RUNS} per variant ({MIN_RUNS}: the fewest at which the test can call a difference)."""
+
+EPILOG = """\
+examples:
+  collkit trial --runs 10 --rules app.rules --compare-regex 'residual = (\\S+)' --compare-rtol 1e-12 \\
+      -- mpirun -n 4 ./app
+  collkit trial --runs 8 --algorithm allreduce=ring --campaign app-campaign -- mpirun -n 4 ./app
+  collkit trial --runs 10 --mpi mpich --rules tuned.json --compare-command 'cat out.txt' -- mpiexec -n 4 ./app
+Exit status: 0 when every run finished with its output unchanged (whatever the verdict),
+1 when the output changed, a failed run's own status when one failed, 2 on bad options.
+See docs/application-loop.md."""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("trial", help="the program itself with and without a choice of algorithms, with "
+                                     "significance", description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, required=True, metavar="N", help="measured runs per variant")
+    p.add_argument("--warmup", type=int, default=1, metavar="K",
+                   help="runs per variant before the measured ones, not counted (default 1)")
+    p.add_argument("--mpi", metavar="NAME", help="the MPI the program runs on (collkit mpis)")
+    p.add_argument("--rules", metavar="FILE",
+                   help="a collkit rules file, or an Open MPI rules / MPICH JSON tuning file for --mpi")
+    p.add_argument("--algorithm", action="append", metavar="C=NAME",
+                   help="force algorithm NAME for collective C (repeatable)")
+    p.add_argument("--compare-regex", metavar="RE",
+                   help="compare every match (group 1 if it has one) of the output across all runs")
+    p.add_argument("--compare-command", metavar="CMD",
+                   help="run CMD after each run and compare its output (for results written to files)")
+    p.add_argument("--compare-rtol", type=float, metavar="X",
+                   help="compare numbers within relative tolerance X instead of as text")
+    p.add_argument("--campaign", metavar="DIR", help="show the prediction from this campaign beside the runs")
+    p.add_argument("--profile", metavar="FILE",
+                   help="the profile the prediction uses (default: the first default run's)")
+    p.add_argument("--json", metavar="FILE", help="write every run's numbers and the verdicts as JSON")
+    p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
+                   help="the launcher, its arguments, the program and its arguments")
+    p.set_defaults(func=run)

@@ -1,0 +1,119 @@
+"""What `collkit trial` runs as its "choice" variant, decided from its options.
+
+Three kinds, all run under libcollkit-preload (which always profiles):
+
+* forced algorithms (`--algorithm C=NAME`, as `collkit preload` checks them): the
+  preload runs them;
+* a collkit rules file (docs/preload.md): the preload reads it;
+* a library's own tuning file (an Open MPI rules file or an MPICH JSON selection
+  file, told apart by content in campaign/tuning.py): the preload only profiles
+  and the library reads the file, with the environment a campaign's
+  `tuned:FILE` points run under (backends/openmpi.py, backends/mpich.py
+  tuned_env), so that the trial measures what the campaign measured.
+
+Which of the two a --rules file is follows from its content: a tuning file holds
+only integers or a JSON object, a collkit rules file always has words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collkit.apply.preload import parse_algorithm
+from collkit.campaign import tuning
+from collkit.common.errors import UserError, did_you_mean
+from collkit.library import registry
+from collkit.mpis import known
+from collkit.tune.writers import collkit as collkit_rules
+
+ALGORITHMS = "algorithms"
+COLLKIT_RULES = "collkit-rules"
+TUNING_FILE = "tuning-file"
+
+
+@dataclass(frozen=True)
+class Choice:
+    kind: str                                   # ALGORITHMS | COLLKIT_RULES | TUNING_FILE
+    describe: str                               # one line for the table and the JSON
+    algorithms: tuple[tuple[str, str], ...] = ()
+    rules: Path | None = None                   # a collkit rules file: the preload reads it
+    tuning_file: Path | None = None             # a library's file: the library reads it
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "describe": self.describe, "algorithms": [list(a) for a in self.algorithms],
+                "rules": str(self.rules) if self.rules else None,
+                "tuning_file": str(self.tuning_file) if self.tuning_file else None,
+                "environment": dict(self.extra_env)}
+
+
+def forced_rules_text(algorithms: tuple[tuple[str, str], ...]) -> str:
+    """The collkit rules equivalent to forcing these algorithms (every size, every
+    communicator), for `predict`, which reads rules."""
+    return "".join(f"{c} * * {a}\n" for c, a in algorithms)
+
+
+def from_options(mpi: str, rules: str | None, algorithms: list[str] | None) -> Choice:
+    if bool(rules) == bool(algorithms):
+        raise UserError("give the choice to try: --rules FILE or --algorithm C=NAME (one of the two)")
+    if algorithms:
+        forced = tuple(parse_algorithm(t) for t in algorithms)
+        colls = [c for c, _ in forced]
+        twice = sorted({c for c in colls if colls.count(c) > 1})
+        if twice:
+            raise UserError(f"--algorithm names {twice[0]} twice; force one algorithm per collective")
+        return Choice(kind=ALGORITHMS, describe="forced " + ", ".join(f"{c}={a}" for c, a in forced),
+                      algorithms=forced)
+    path = Path(rules).expanduser().resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not a text file"
+        raise UserError(f"--rules {rules}: cannot read it ({why}); give a collkit rules file "
+                        "(docs/preload.md) or the MPI's own tuning file") from None
+    if tuning.is_library_file(text):
+        return _tuning_choice(mpi, path, rules)
+    return _rules_choice(path, rules, text)
+
+
+def _rules_choice(path: Path, label: str, text: str) -> Choice:
+    try:
+        lines = collkit_rules.parse(text)
+    except ValueError as exc:
+        raise UserError(f"--rules {label}: not a collkit rules file ({exc}); see docs/preload.md") from None
+    if not lines:
+        raise UserError(f"--rules {label}: the file holds no rules, so both variants would be the same "
+                        "program; write rules (docs/preload.md) or `collkit tune --format collkit`")
+    # A choice the registry lacks stops the program at MPI_Init; say it before any run.
+    for ln in lines:
+        names = [a.name for a in registry.load() if a.collective == ln.collective]
+        if ln.choice != "library" and ln.choice not in names:
+            raise UserError(f"--rules {label}: unknown {ln.collective} algorithm '{ln.choice}'"
+                            f"{did_you_mean(ln.choice, names)}; see `collkit algorithms --collective "
+                            f"{ln.collective}`")
+    return Choice(kind=COLLKIT_RULES, describe=f"collkit rules {path.name}", rules=path)
+
+
+def _tuning_choice(mpi: str, path: Path, label: str) -> Choice:
+    tf = tuning.load(path, f"--rules {label}", "give a readable file")
+    family = known.find(mpi).family
+    if tf.library != family:
+        raise UserError(f"--rules {label}: a tuning file for {tf.library}, but the program runs on {mpi} "
+                        f"({family}); give --mpi NAME of a {tf.library} MPI (`collkit mpis`) or a file "
+                        f"for {family}")
+    return Choice(kind=TUNING_FILE, describe=f"{tf.library} tuning file {path.name}", tuning_file=path,
+                  extra_env=_library_env(mpi, tf))
+
+
+def _library_env(mpi: str, tf: tuning.TuningFile) -> dict[str, str]:
+    """The variables that make the library read the file, as for a campaign's
+    tuned:FILE point (they depend on what the library offers: its algorithm
+    parameters, the components ranked above coll/tuned)."""
+    from collkit import backends
+    from collkit.backends import mpich, openmpi
+    from collkit.campaign.plan import check_ompi_ids
+    offer = backends.discover(known.find_install(mpi))
+    if tf.library == "openmpi":
+        check_ompi_ids(tf, offer)    # an id this Open MPI lacks fails the call, not the file's parse
+    lib = openmpi if tf.library == "openmpi" else mpich
+    return lib.tuned_env(offer, tf.source, dict(tf.companion))

@@ -1,0 +1,378 @@
+"""collkit trial (docs/application-loop.md, "Trial"): the run order, the verdicts
+on fake runs of known distributions, the output check, the prediction beside the
+measurement, and the one-line errors. Runs are fakes of program/profile.py's
+run_profiled (the real one is exercised by the loop's end-to-end test)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from collkit import cli
+from collkit.mpis import known
+from collkit.program import trial_choice as choices
+from collkit.program import output_check, profile_file, trial, trial_stats
+from collkit.program.trial_stats import CHOICE, DEFAULT
+
+SH = shutil.which("sh")
+
+
+def _profile(coll_s: float, complete: bool = True) -> profile_file.Profile:
+    cls = profile_file.CallClass(collective="allreduce", comm="world", comm_size=4, bytes=8,
+                                 datatype="MPI_DOUBLE", dtype="double", op="sum", root=None, in_place=False,
+                                 calls=100, time_max_s=coll_s, time_sum_s=coll_s * 4, ranks=4)
+    return profile_file.Profile(
+        complete=complete, exit_status=0 if complete else 134, incomplete_reason="" if complete else "crashed",
+        created="2026-11-27T08:00:00Z", collkit_version="test", command=("mpirun", "-n", "4", "./app"),
+        cwd="/", mpi_name="openmpi", mpi_family="openmpi", mpi_library_version="Open MPI v4.1.4", ranks=4,
+        ranks_reported=4, nodes=1, hosts=("h",), wall_s=1.0, mpi_span_s=0.9, classes=(cls,))
+
+
+@dataclass
+class FakeRun:
+    profile: profile_file.Profile
+    exit_status: int
+    wall_s: float
+    stdout: str
+
+
+class FakeProgram:
+    """run_profiled's stand-in: each variant's wall and collective times drawn
+    from its own distribution, its output from `output(variant, k)`."""
+
+    def __init__(self, default=(1.0, 0.05), choice=(1.0, 0.05), output=None, fail_at=None, seed=1):
+        self.dist = {DEFAULT: default, CHOICE: choice}
+        self.rng = random.Random(seed)
+        self.output = output or (lambda variant, k: "result = 42\n")
+        self.fail_at = fail_at
+        self.calls: list[dict] = []
+
+    def __call__(self, mpi, command, *, algorithms=(), rules=None, extra_env=None, trace=0, stdout=None,
+                 stderr=None):
+        variant = CHOICE if (algorithms or rules or extra_env) else DEFAULT
+        k = len(self.calls) + 1
+        self.calls.append({"mpi": mpi, "command": command, "algorithms": algorithms, "rules": rules,
+                           "extra_env": extra_env, "variant": variant})
+        assert stdout is subprocess.PIPE
+        if self.fail_at == k:
+            stderr.write(b"app: segmentation fault in MPI_Allreduce\n")
+            stderr.flush()
+            return FakeRun(_profile(0.0, complete=False), 139, 0.5, "")
+        mean, sd = self.dist[variant]
+        wall = max(0.01, self.rng.gauss(mean, sd))
+        return FakeRun(_profile(wall / 2), 0, wall, self.output(variant, k))
+
+
+def _settings(runs=8, warmup=1, check=None, choice=None, **kw) -> trial.TrialSettings:
+    return trial.TrialSettings(mpi="openmpi", command=("mpirun", "-n", "4", "./app"),
+                               choice=choice or choices.Choice(kind=choices.ALGORITHMS, describe="forced",
+                                                               algorithms=(("allreduce", "ring"),)),
+                               runs=runs, warmup=warmup, check=check or output_check.OutputCheck(), **kw)
+
+
+def _execute(settings, fake, **kw):
+    return trial.execute(settings, fake, progress=open("/dev/null", "w"), **kw)
+
+
+# ------------------------------------------------------------------ order
+def test_runs_alternate_in_abba_blocks_with_the_warmups_first():
+    steps = trial.plan(_settings(runs=4, warmup=1))
+    assert [v[0] for v in steps] == [DEFAULT, CHOICE, CHOICE, DEFAULT, DEFAULT, CHOICE, CHOICE, DEFAULT,
+                                     DEFAULT, CHOICE]
+    assert [w for _, w in steps] == [True, True] + [False] * 8
+    # each block of four: both variants at the same mean position (a linear drift cancels)
+    order = trial_stats.balanced_order(6)
+    for b in range(0, 12, 4):
+        block = order[b:b + 4]
+        assert sum(i for i, v in enumerate(block) if v == DEFAULT) == sum(i for i, v in enumerate(block) if v == CHOICE)
+
+
+def test_the_runs_follow_the_plan_and_only_the_choice_carries_it():
+    fake = FakeProgram()
+    s = _settings(runs=4, warmup=1)
+    res = _execute(s, fake)
+    assert [c["variant"] for c in fake.calls] == [v for v, _ in trial.plan(s)]
+    for c in fake.calls:
+        if c["variant"] == DEFAULT:
+            assert c["algorithms"] == () and c["rules"] is None and c["extra_env"] is None
+        else:
+            assert c["algorithms"] == (("allreduce", "ring"),)
+    assert len(res.measured(DEFAULT, "wall_s")) == 4 and len(res.measured(CHOICE, "wall_s")) == 4
+    assert [r.warmup for r in res.runs] == [True, True] + [False] * 8
+
+
+# ------------------------------------------------------------------ statistics
+def test_min_runs_is_the_fewest_at_which_mann_whitney_can_call_a_difference():
+    n = trial_stats.MIN_RUNS
+    separated = trial_stats.compare("x", [1.0 + i for i in range(n)], [10.0 + i for i in range(n)])
+    assert separated.verdict == "slower" and separated.p < 0.05
+    fewer = trial_stats.compare("x", [1.0 + i for i in range(n - 1)], [10.0 + i for i in range(n - 1)])
+    assert fewer.verdict == "tie" and fewer.p >= 0.05
+
+
+def test_a_clear_speedup_is_faster_and_a_slowdown_slower():
+    res = _execute(_settings(runs=12), FakeProgram(default=(1.0, 0.03), choice=(0.7, 0.03)))
+    wall, coll = res.comparisons
+    assert res.status == "complete" and res.exit_status == 0
+    assert wall.verdict == "faster" and coll.verdict == "faster" and wall.p < 0.05
+    assert wall.ratio == pytest.approx(wall.choice_median / wall.default_median) and wall.ratio < 0.8
+    lo, hi = wall.default_ci
+    assert lo <= wall.default_median <= hi
+    res = _execute(_settings(runs=12), FakeProgram(default=(1.0, 0.03), choice=(1.4, 0.03)))
+    assert [c.verdict for c in res.comparisons] == ["slower", "slower"]
+
+
+def test_identical_distributions_are_a_tie():
+    res = _execute(_settings(runs=12), FakeProgram(default=(1.0, 0.05), choice=(1.0, 0.05), seed=7))
+    assert [c.verdict for c in res.comparisons] == ["tie", "tie"]
+    # the same values on both sides: no difference at all
+    same = trial_stats.compare("x", [1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 4.0, 3.0, 2.0, 1.0])
+    assert same.verdict == "tie" and same.p == pytest.approx(1.0) and same.default_ci is None
+
+
+def test_the_report_and_json_carry_the_verdict_and_every_run(tmp_path):
+    s = _settings(runs=6)
+    res = _execute(s, FakeProgram(default=(1.0, 0.03), choice=(0.7, 0.03)))
+    text = trial.report(s, res)
+    assert "verdict: faster" in text and "output: not checked" in text
+    doc = trial.to_json(s, res)
+    assert doc["format"] == "collkit-trial" and doc["status"] == "complete"
+    assert len(doc["runs"]) == 14 and sum(not r["warmup"] for r in doc["runs"]) == 12
+    assert [c["verdict"] for c in doc["comparisons"]] == ["faster", "faster"]
+
+
+# ------------------------------------------------------------------ failures
+def test_a_failed_run_stops_the_trial_with_its_status_and_stderr_tail():
+    fake = FakeProgram(fail_at=3)
+    res = _execute(_settings(runs=4), fake)
+    assert len(fake.calls) == 3
+    assert res.status == "run failed" and res.exit_status == 139 and not res.comparisons
+    assert "run 3 of 10 (choice)" in res.message and "exit status 139" in res.message
+    assert "segmentation fault in MPI_Allreduce" in res.message and "\n" not in res.message
+
+
+# ------------------------------------------------------------------ output check
+def _check(regex=None, command=None, rtol=None):
+    return output_check.from_options(regex, command, rtol)
+
+
+def test_regex_values_compared_exactly_and_a_changed_value_stops_with_exit_1():
+    def out(variant, k):
+        return f"iter 1\nresidual = {'0.125' if k < 6 else '0.126'}\nresidual = 3\n"
+    res = _execute(_settings(runs=4, check=_check(r"residual = (\S+)")), FakeProgram(output=out))
+    assert res.status == "output changed" and res.exit_status == 1
+    assert "run 6 of 10" in res.message and "'0.126'" in res.message and "'0.125'" in res.message
+    assert res.reference_values == 2
+    # unchanged output: complete, the values counted
+    res = _execute(_settings(runs=4, check=_check(r"residual = (\S+)")),
+                   FakeProgram(output=lambda v, k: "residual = 0.125\n"))
+    assert res.status == "complete" and res.reference_values == 1
+    # a pattern the reference run does not match checks nothing: refused
+    with pytest.raises(cli.UserError, match="found no values in the first default run"):
+        _execute(_settings(runs=4, check=_check(r"residual = (\S+)")), FakeProgram())
+
+
+def test_rtol_accepts_last_bit_changes_only():
+    def out(variant, k):
+        return f"sum = {0.1 + 0.2 if variant == CHOICE else 0.3!r}\n"   # 0.30000000000000004 vs 0.3
+    exact = _execute(_settings(runs=4, check=_check(r"sum = (\S+)")), FakeProgram(output=out))
+    assert exact.status == "output changed"
+    close = _execute(_settings(runs=4, check=_check(r"sum = (\S+)", rtol=1e-12)), FakeProgram(output=out))
+    assert close.status == "complete"
+    far = output_check.OutputCheck(rtol=1e-12)
+    assert far.difference(["0.3"], ["0.3001"]) is not None and far.difference(["abc"], ["abd"]) is not None
+
+
+def test_differing_default_runs_say_the_check_catches_run_to_run_values():
+    def out(variant, k):
+        return f"time = {k}\n"
+    res = _execute(_settings(runs=4, check=_check(r"time = (\S+)")), FakeProgram(output=out))
+    assert res.status == "output changed" and "run 2 of 10 (choice" in res.message
+    assert "only one default run so far" in res.message
+
+    def default_varies(variant, k):
+        return "time = 1\n" if variant == CHOICE or k == 1 else f"time = {k}\n"
+    res = _execute(_settings(runs=4, check=_check(r"time = (\S+)")), FakeProgram(output=default_varies))
+    assert res.status == "output changed" and "run 4 of 10 (default)" in res.message
+    assert "differ among themselves" in res.message
+
+
+def test_compare_command_reads_the_results_file(tmp_path):
+    results = tmp_path / "out.txt"
+
+    def out(variant, k):
+        results.write_text("energy 1.5\n" if k != 4 else "energy 1.6\n")
+        return "nothing on stdout\n"
+    check = _check(command=f"cat {results}")
+    res = _execute(_settings(runs=4, check=check), FakeProgram(output=out))
+    assert res.status == "output changed" and "run 4 of 10" in res.message and "'1.6'" in res.message
+    missing = _check(command=f"cat {tmp_path / 'none.txt'}")
+    res = _execute(_settings(runs=4, check=missing), FakeProgram())
+    assert res.status == "run failed" and "--compare-command exited" in res.message
+
+
+# ------------------------------------------------------------------ prediction
+def test_the_prediction_uses_the_first_default_run_and_forced_algorithms_as_rules(tmp_path):
+    seen = []
+
+    def predict(profile, campaign, rules):
+        seen.append((profile.collective_time_s, campaign, Path(rules).read_text()))
+        return SimpleNamespace(default_total_s=0.5, default_total_ci=(0.45, 0.55), rules_total_s=0.3,
+                               rules_total_ci=(0.28, 0.33), measured_total_s=0.5, uncovered_s=0.01,
+                               wall_change_s=-0.2)
+    s = _settings(runs=4, campaign=tmp_path)
+    res = _execute(s, FakeProgram(), predict_fn=predict)
+    assert len(seen) == 1 and seen[0][1] == tmp_path and seen[0][2] == "allreduce * * ring\n"
+    assert seen[0][0] == pytest.approx(res.runs[0].collective_time_s)
+    text = trial.report(s, res)
+    assert "predicted choice" in text and "wall time change" in text
+    assert trial.to_json(s, res)["prediction"]["wall_change_s"] == -0.2
+
+
+# ------------------------------------------------------------------ command line
+@pytest.fixture
+def mpis(monkeypatch):
+    """Two known MPIs of the two families, without needing their builds."""
+    fams = {"openmpi": "openmpi", "mpich": "mpich"}
+
+    def find(name):
+        if name not in fams:
+            raise cli.UserError(f"unknown MPI {name}")
+        return SimpleNamespace(name=name, family=fams[name])
+    monkeypatch.setattr(known, "find", find)
+    monkeypatch.setattr(known, "default_name", lambda: "openmpi")
+
+
+def _cli(capsys, *args):
+    code = cli.main(["trial", *args])
+    err = capsys.readouterr().err
+    return code, err
+
+
+@pytest.mark.parametrize("runs", ["3", "1001", "0"])
+def test_runs_out_of_bounds_is_one_line_exit_2(mpis, capsys, tmp_path, runs):
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * library\n")
+    code, err = _cli(capsys, "--runs", runs, "--rules", str(rules), "--", SH, "-c", "true")
+    assert code == 2 and err.count("\n") == 1 and f"--runs {runs}" in err and "4 to 1000" in err
+
+
+def test_a_missing_launcher_is_one_line_exit_2(mpis, capsys, tmp_path):
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * library\n")
+    code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), "--", "/no/such/mpirun", "-n", "4", "./app")
+    assert code == 2 and err.count("\n") == 1 and "launcher '/no/such/mpirun' not found" in err
+
+
+def test_rules_for_another_mpi_is_one_line_exit_2(mpis, capsys, tmp_path):
+    ompi = tmp_path / "ompi.rules"
+    ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")       # allreduce, 4 ranks
+    code, err = _cli(capsys, "--runs", "5", "--mpi", "mpich", "--rules", str(ompi), "--", SH)
+    assert code == 2 and err.count("\n") == 1 and "tuning file for openmpi" in err and "mpich" in err
+    mpich = tmp_path / "sel.json"
+    mpich.write_text('{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_ring": {}}}\n')
+    code, err = _cli(capsys, "--runs", "5", "--mpi", "openmpi", "--rules", str(mpich), "--", SH)
+    assert code == 2 and err.count("\n") == 1 and "tuning file for mpich" in err
+
+
+def test_a_tuning_file_runs_as_the_library_reads_it(mpis, monkeypatch, tmp_path):
+    ompi = tmp_path / "ompi.rules"
+    ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")
+    monkeypatch.setattr(choices, "_library_env",
+                        lambda mpi, tf: {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                                         "OMPI_MCA_coll_tuned_dynamic_rules_filename": tf.source})
+    c = choices.from_options("openmpi", str(ompi), None)
+    assert c.kind == choices.TUNING_FILE and c.rules is None and not c.algorithms
+    assert c.extra_env["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(ompi.resolve())
+    fake = FakeProgram()
+    _execute(_settings(runs=4, choice=c), fake)
+    chosen = [x for x in fake.calls if x["variant"] == CHOICE]
+    assert chosen and all(x["extra_env"] == c.extra_env and x["rules"] is None for x in chosen)
+
+
+def _registered(name: str) -> bool:
+    try:
+        known.find_install(name)
+    except cli.UserError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _registered("openmpi"), reason="no Open MPI registered (scripts/setup.sh)")
+def test_an_open_mpi_tuning_file_gets_the_campaigns_tuned_environment(tmp_path):
+    ompi = tmp_path / "ompi.rules"
+    ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")
+    env = choices.from_options("openmpi", str(ompi), None).extra_env
+    assert env["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"
+    assert env["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(ompi.resolve())
+    assert env["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "0"     # the file decides, not a forced id
+    ompi.write_text("1\n2\n1\n4\n1\n0 99 0 0\n")
+    with pytest.raises(cli.UserError, match="names algorithm 99"):
+        choices.from_options("openmpi", str(ompi), None)
+
+
+def test_bad_choice_and_check_options_are_one_line_exit_2(mpis, capsys, tmp_path):
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * library\n")
+    cases = [
+        (["--compare-regex", "(unclosed"], "not a regular expression"),
+        (["--compare-rtol", "1e-9"], "give --compare-regex or --compare-command too"),
+        (["--compare-command", "/no/such/tool x"], "'/no/such/tool' not found"),
+        (["--profile", str(rules)], "give --campaign DIR too"),
+    ]
+    for extra, words in cases:
+        code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), *extra, "--", SH)
+        assert code == 2 and err.count("\n") == 1 and words in err, (extra, err)
+    empty = tmp_path / "empty.rules"
+    empty.write_text("# nothing\n")
+    code, err = _cli(capsys, "--runs", "5", "--rules", str(empty), "--", SH)
+    assert code == 2 and "holds no rules" in err
+    code, err = _cli(capsys, "--runs", "5", "--", SH)
+    assert code == 2 and "--rules FILE or --algorithm" in err
+
+
+def test_an_unknown_algorithm_in_the_rules_is_refused_before_any_run(mpis, capsys, tmp_path):
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * rign\n")
+    code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), "--", SH)
+    assert code == 2 and err.count("\n") == 1 and "unknown allreduce algorithm 'rign'" in err
+
+
+def test_the_command_is_registered(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["trial", "--help"])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "--compare-rtol" in out and f"--runs is {trial_stats.MIN_RUNS} to" in out
+
+
+def test_the_command_writes_the_json_and_exits_1_on_changed_output(mpis, monkeypatch, capsys, tmp_path):
+    def out(variant, k):
+        return "energy = -1.25\n" if variant == DEFAULT else "energy = -1.5\n"
+    monkeypatch.setitem(sys.modules, "collkit.program.profile",
+                        SimpleNamespace(run_profiled=FakeProgram(output=out)))
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * library\n")
+    doc_path = tmp_path / "trial.json"
+    code = cli.main(["trial", "--runs", "4", "--rules", str(rules), "--compare-regex", r"energy = (\S+)",
+                     "--json", str(doc_path), "--", SH, "-c", "true"])
+    captured = capsys.readouterr()
+    assert code == 1 and "verdict: output changed" in captured.out and "'-1.5'" in captured.out
+    doc = json.loads(doc_path.read_text())
+    assert doc["status"] == "output changed" and doc["exit_status"] == 1 and len(doc["runs"]) == 2
+    assert doc["choice"]["kind"] == "collkit-rules" and doc["choice"]["rules"] == str(rules.resolve())
+    # unchanged output: exit 0 whatever the verdict, every run in the JSON
+    monkeypatch.setitem(sys.modules, "collkit.program.profile", SimpleNamespace(run_profiled=FakeProgram(
+        output=lambda v, k: "energy = -1.25\n")))
+    code = cli.main(["trial", "--runs", "4", "--warmup", "0", "--rules", str(rules), "--compare-regex",
+                     r"energy = (\S+)", "--json", str(doc_path), "--", SH, "-c", "true"])
+    assert code == 0 and "output: unchanged" in capsys.readouterr().out
+    doc = json.loads(doc_path.read_text())
+    assert doc["status"] == "complete" and len(doc["runs"]) == 8 and len(doc["comparisons"]) == 2
