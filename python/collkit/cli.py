@@ -256,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     preload_command.add_parser(sub)
     from collkit.program import trial as trial_command
     trial_command.add_parser(sub)
+    from collkit.program import spec_from_profile as spec_command
+    spec_command.add_parser(sub)
+    from collkit.program import predict as predict_command
+    predict_command.add_parser(sub)
     _add_tune_commands(sub)
     from collkit.mpis import command as mpis_command
     mpis_command.add_parsers(sub)

@@ -7,6 +7,7 @@ points with the reason, so the campaign records them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -31,8 +32,10 @@ def _unknown(name: str, known: set[str], where: str) -> UserError:
 
 
 def _select(names: tuple[str, ...], spec: Spec, offered: Callable[[str], set[str]], where: str,
-            ) -> dict[str, list[str]]:
-    """Names per collective. `offered(c)` is every name usable for collective c."""
+            strict: bool = True) -> dict[str, list[str]]:
+    """Names per collective. `offered(c)` is every name usable for collective c.
+    Not strict (one [[case]] of a spec whose names build() checked against all its
+    cases): a name for none of this case's collectives selects nothing here."""
     chosen: dict[str, list[str]] = {c: [] for c in spec.collectives}
     everything = set().union(*(offered(c) for c in spec.collectives))
     for raw in names:
@@ -42,9 +45,13 @@ def _select(names: tuple[str, ...], spec: Spec, offered: Callable[[str], set[str
             continue
         coll, alg = _split(raw)
         if coll is not None and coll not in spec.collectives:
+            if not strict:
+                continue
             raise UserError(f"{where} algorithm '{raw}' names collective '{coll}', which the spec does not measure")
         targets = [coll] if coll else list(spec.collectives)
         hits = [c for c in targets if alg in offered(c)]
+        if not hits and not strict:
+            continue
         if not hits:
             pool = offered(coll) if coll else everything
             raise _unknown(raw, pool | {f"{c}/{a}" for c in spec.collectives for a in offered(c)}, where)
@@ -60,9 +67,9 @@ def _base(spec: Spec, coll: str, ranks: int, size: int) -> dict:
                 in_place=spec.in_place and collective(coll).in_place != "none")
 
 
-def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Point]:
+def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str, strict: bool = True) -> list[Point]:
     by_coll = {c: {a.name: a for a in registry if a.collective == c} for c in spec.collectives}
-    chosen = _select(spec.backends["collkit"], spec, lambda c: set(by_coll[c]), "libcollkit")
+    chosen = _select(spec.backends["collkit"], spec, lambda c: set(by_coll[c]), "libcollkit", strict)
     out = []
     for ranks in spec.ranks:
         for coll in spec.collectives:
@@ -83,9 +90,11 @@ def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str) -> list[Poi
     return out
 
 
-def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = None) -> list[Point]:
+def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = None,
+                strict: bool = True) -> list[Point]:
     """offers: mpi name -> collkit.backends.LibraryOffer. `known`: per collective,
-    canonical names that are skipped (not an error) when no offer has them."""
+    canonical names that are skipped (not an error) when no offer has them.
+    `strict`: as _select's."""
     known = known or {}
 
     def offered_any(c: str) -> set[str]:
@@ -105,7 +114,7 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
         raise UserError(f"backends.mpi '{forced[0]}': {o.library} runs its default only ({o.unforceable}); "
                         'measure it with mpi = ["default"] (collkit mpis shows where forcing comes from)')
     chosen = _select(tuple(n for n in selection if n != "all" and not tunings.is_tuned(n)), spec, offered_any,
-                     "MPI library")
+                     "MPI library", strict)
     out = []
     for mpi, offer in offers.items():
         for ranks in spec.ranks:
@@ -297,13 +306,50 @@ def _local(points: list[Point]) -> list[Point]:
     return out
 
 
+def _variant_points(spec: Spec, platform: Platform, registry: list[Algorithm], offers: dict | None,
+                    campaign_dir: Path | None, strict: bool) -> list[Point]:
+    """The points of a spec without cases (one case of a spec with cases)."""
+    points: list[Point] = []
+    if offers is not None:
+        points += _mpi_points(spec, offers, _portable_names(registry) if platform.simgrid is not None else None,
+                              strict)
+        if spec.tuning:
+            points += _tuned_points(spec, offers, campaign_dir)
+    if "collkit" in spec.backends:
+        for mpi in spec.mpis:
+            points += _collkit_points(spec, registry, mpi, strict)
+    if "nccl" in spec.backends:
+        if not strict:  # a name for another case's collective is that case's
+            mine = tuple(n for n in spec.backends["nccl"] if "/" not in n or n.split("/", 1)[0] in spec.collectives)
+            spec = replace(spec, backends=spec.backends | {"nccl": mine})
+        points += _nccl_points(spec, platform)
+    return points
+
+
+def _check_names(spec: Spec, registry: list[Algorithm], offers: dict | None, platform: Platform) -> None:
+    """A spec with cases: every name of [backends] mpi and collkit must name an
+    algorithm of some case's collective (spec.collectives is the cases' union).
+    The strict selection runs on the union with no ranks, so it makes no point.
+    (nccl's names are checked per case: nccl.resolve skips what a collective lacks.)"""
+    bare = replace(spec, sizes=(), ranks=(), cases=())
+    if offers is not None:
+        _mpi_points(bare, offers, _portable_names(registry) if platform.simgrid is not None else None)
+    if "collkit" in spec.backends:
+        _collkit_points(bare, registry, spec.mpis[0])
+
+
 def build(spec: Spec, platform: Platform, registry: list[Algorithm],
           discover: Callable | None = None, campaign_dir: Path | None = None) -> Plan:
     """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer.
     `campaign_dir`: where the campaign will live (its copies of tuning files)."""
     for mpi in spec.mpis:
         platform.mpi(mpi)  # UserError when the platform lacks it
-    points: list[Point] = []
+    # A spec's [[case]] tables each make their points, the union kept below (one per
+    # id). The names of [backends] are checked once against all the cases' collectives;
+    # inside one case a name for another case's collective selects nothing.
+    variants = spec.variants()
+    strict = len(variants) == 1
+    offers = None
     if "mpi" in spec.backends:
         if discover is None and platform.simgrid is not None:
             from collkit.backends import smpi
@@ -312,22 +358,19 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
             from collkit.backends import discover as lib_discover
             discover = lambda pm: lib_discover(pm.install)  # noqa: E731
         offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
-        points += _mpi_points(spec, offers, _portable_names(registry) if platform.simgrid is not None else None)
         named = [s for s in spec.backends["mpi"] if tunings.is_tuned(s)]
         if named and not spec.tuning:
             # parse() of text alone cannot place a relative FILE: the spec must come from load()
             raise UserError(f"backends.mpi {named[0]!r}: tuning files are read when the spec is loaded from its "
                             "file (collkit run SPEC.toml); a resumed campaign reads its own copies")
-        if spec.tuning:
-            if platform.simgrid is not None:
-                raise UserError("backends.mpi 'tuned:FILE' cannot run on a simulated platform (SMPI reads no "
-                                "Open MPI or MPICH tuning file); run it on a real platform")
-            points += _tuned_points(spec, offers, campaign_dir)
-    if "collkit" in spec.backends:
-        for mpi in spec.mpis:
-            points += _collkit_points(spec, registry, mpi)
-    if "nccl" in spec.backends:
-        points += _nccl_points(spec, platform)
+        if spec.tuning and platform.simgrid is not None:
+            raise UserError("backends.mpi 'tuned:FILE' cannot run on a simulated platform (SMPI reads no "
+                            "Open MPI or MPICH tuning file); run it on a real platform")
+    if not strict:
+        _check_names(spec, registry, offers, platform)
+    points: list[Point] = []
+    for variant in variants:
+        points += _variant_points(variant, platform, registry, offers, campaign_dir, strict)
 
     if platform.simgrid is not None:
         points = _simulated(points, spec)

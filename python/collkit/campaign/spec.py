@@ -12,6 +12,13 @@
     instrument = false              # true: collkit-bench-instr, phase/step time breakdowns
     platforms = ["sim:fattree-small", "sim:dragonfly-small"]  # optional: run on each (no --platform)
 
+    [[case]]                        # optional, repeatable: another kind of call in the same campaign
+    collectives = "allreduce"       # each case may set collectives, sizes, ranks, dtype, op, root,
+    sizes = [8, 4096]               # in_place; a key it leaves out is the top level's; with cases,
+    ranks = 4                       # the top-level collectives, sizes and ranks are optional
+    dtype = "double"
+    op = "max"
+
     [backends]
     mpi = ["default", "all"]        # the library's choice, and every forceable algorithm
                                     # "tuned:FILE": the library's choice with a tuning file
@@ -34,8 +41,15 @@
     settle_s = 0.2                  # optional: bound on a point's warm-up windows (0: none)
                                     # (both absent: collkit-bench's defaults, docs/bench-protocol.md)
 
+A spec with [[case]] tables measures the union of its cases' points (plan.py makes
+each case's points and keeps one per point id); a spec without them measures the top
+level's collectives x sizes x ranks, exactly as before cases existed. The Spec's
+collectives, sizes and ranks are then the cases' union (what summaries and
+resolved.json list), and `variants()` gives one Spec per case.
+
 Loading checks every key and value and raises UserError (one line) on the first
-problem; resolving names against the registry and the libraries is plan.py's job."""
+problem, a case's problem prefixed "case N: " (N counts the [[case]] tables from 1);
+resolving names against the registry and the libraries is plan.py's job."""
 
 from __future__ import annotations
 
@@ -64,7 +78,9 @@ MAX_TIMEOUT_S = 7 * 86400.0  # a point silent for longer is hung, whatever the m
 MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu")
+             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu", "case")
+# What one [[case]] may set; what it leaves out it takes from the top level.
+_CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place")
 # Keys a user plausibly writes for something the spec says another way.
 _MEANT = {
     "algorithms": "algorithms are chosen per backend, e.g. [backends] collkit = [\"ring\"], mpi = [\"default\", \"all\"]",
@@ -95,6 +111,18 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Case:
+    """One kind of call: the fields of a point that a [[case]] sets."""
+    collectives: tuple[str, ...]
+    sizes: tuple[int, ...]
+    ranks: tuple[int, ...]
+    dtype: str
+    op: str
+    root: int
+    in_place: bool
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     description: str
@@ -117,6 +145,15 @@ class Spec:
     # loaded from a file (load()); a spec parsed from a campaign's copy has none: its
     # points, with the campaign's copies, are in resolved.json
     tuning: tuple[tunings.TuningFile, ...] = ()
+    cases: tuple[Case, ...] = ()     # [[case]] tables, resolved against the top level; () when none
+
+    def variants(self) -> tuple["Spec", ...]:
+        """One spec per case, each without cases (plan.py makes each one's points):
+        the spec itself when it has no [[case]]."""
+        if not self.cases:
+            return (self,)
+        return tuple(replace(self, collectives=c.collectives, sizes=c.sizes, ranks=c.ranks, dtype=c.dtype,
+                             op=c.op, root=c.root, in_place=c.in_place, cases=()) for c in self.cases)
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
@@ -215,32 +252,12 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         if key not in _TOP_KEYS:
             raise _unknown(key, _TOP_KEYS, "the spec")
     for key in ("collectives", "sizes", "ranks", "backends"):
-        if key not in raw:
+        if key not in raw and (key == "backends" or "case" not in raw):
             _raise(f"missing required key '{key}'")
-
-    collectives = tuple(check_collective(c) for c in _str_list(raw["collectives"], "collectives"))
-    dtype = _choice(raw.get("dtype", "int32"), registry.datatype_names(), "dtype")
-    esize = registry.datatype_size(dtype)
-    op = _choice(raw.get("op", "sum"), OPS, "op")
-
-    sizes = parse_sizes(raw["sizes"])
-    for size in sizes:
-        if size % esize:
-            _raise(f"size {size} B is not a whole number of {dtype} elements ({esize} B each)")
-        if size // esize > MAX_COUNT:
-            _raise(f"size {size} B is {size // esize} {dtype} elements, above MPI's int count limit")
-
-    ranks_raw = raw["ranks"] if isinstance(raw["ranks"], list) else [raw["ranks"]]
-    if not ranks_raw:
-        _raise("ranks is an empty list")
-    ranks = tuple(sorted({_int(r, "ranks", 1, MAX_RANKS) for r in ranks_raw}))
-
-    root = _int(raw.get("root", 0), "root", 0)
-    if root >= ranks[0]:
-        _raise(f"root {root} is not a rank of the {ranks[0]}-rank runs")
-    in_place = raw.get("in_place", False)
-    if not isinstance(in_place, bool):
-        _raise(f"in_place must be true or false, not {in_place!r}")
+    if "case" in raw:
+        top, cases = _cases(raw)
+    else:
+        top, cases = _case(raw), ()
     instrument = raw.get("instrument", False)
     if not isinstance(instrument, bool):
         _raise(f"instrument must be true or false, not {instrument!r}")
@@ -278,14 +295,14 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
     return Spec(
         name=name,
         description=description,
-        collectives=collectives,
-        sizes=tuple(sizes),
-        ranks=ranks,
+        collectives=top.collectives,
+        sizes=top.sizes,
+        ranks=top.ranks,
         mpis=mpis,
-        dtype=dtype,
-        op=op,
-        root=root,
-        in_place=in_place,
+        dtype=top.dtype,
+        op=top.op,
+        root=top.root,
+        in_place=top.in_place,
         backends=backends,
         measure=_measure(raw.get("measure", {})),
         metadata=_choice(raw.get("metadata", "standard"), METADATA_LEVELS, "metadata"),
@@ -293,7 +310,87 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         instrument=instrument,
         platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
         gpu_device=gpu_device,
+        cases=cases,
     )
+
+
+def _collectives(raw: object) -> tuple[str, ...]:
+    return tuple(check_collective(c) for c in _str_list(raw, "collectives"))
+
+
+def _ranks(raw: object) -> tuple[int, ...]:
+    ranks_raw = raw if isinstance(raw, list) else [raw]
+    if not ranks_raw:
+        _raise("ranks is an empty list")
+    return tuple(sorted({_int(r, "ranks", 1, MAX_RANKS) for r in ranks_raw}))
+
+
+def _in_place(raw: object) -> bool:
+    if not isinstance(raw, bool):
+        _raise(f"in_place must be true or false, not {raw!r}")
+    return raw
+
+
+def _case(raw: dict) -> Case:
+    """The point keys of the top level, or of one case merged over it, checked together."""
+    for key in ("collectives", "sizes", "ranks"):
+        if key not in raw:
+            _raise(f"missing required key '{key}'")
+    collectives = _collectives(raw["collectives"])
+    dtype = _choice(raw.get("dtype", "int32"), registry.datatype_names(), "dtype")
+    esize = registry.datatype_size(dtype)
+    op = _choice(raw.get("op", "sum"), OPS, "op")
+
+    sizes = parse_sizes(raw["sizes"])
+    for size in sizes:
+        if size % esize:
+            _raise(f"size {size} B is not a whole number of {dtype} elements ({esize} B each)")
+        if size // esize > MAX_COUNT:
+            _raise(f"size {size} B is {size // esize} {dtype} elements, above MPI's int count limit")
+
+    ranks = _ranks(raw["ranks"])
+    root = _int(raw.get("root", 0), "root", 0)
+    if root >= ranks[0]:
+        _raise(f"root {root} is not a rank of the {ranks[0]}-rank runs")
+    return Case(collectives, tuple(sizes), ranks, dtype, op, root, _in_place(raw.get("in_place", False)))
+
+
+def _cases(raw: dict) -> tuple[Case, tuple[Case, ...]]:
+    """[[case]] tables: each merged over the top level's point keys and checked like
+    it. The top level's own keys are checked one by one (a case may override any of
+    them, so they need not fit together). Returns the union as the top-level Case
+    (collectives in order of appearance, sizes and ranks sorted; dtype, op, root and
+    in_place the top level's) and the cases."""
+    tables = raw["case"]
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        _raise("case must be an array of tables: write each kind of call as a [[case]] table")
+    if "collectives" in raw:
+        _collectives(raw["collectives"])
+    if "ranks" in raw:
+        _ranks(raw["ranks"])
+    if "sizes" in raw:
+        parse_sizes(raw["sizes"])
+    dtype = _choice(raw.get("dtype", "int32"), registry.datatype_names(), "dtype")
+    op = _choice(raw.get("op", "sum"), OPS, "op")
+    root = _int(raw.get("root", 0), "root", 0)
+    in_place = _in_place(raw.get("in_place", False))
+    top = {k: raw[k] for k in _CASE_KEYS if k in raw}
+    cases = []
+    for i, table in enumerate(tables, 1):
+        try:
+            for key in table:
+                if key in _MEANT:
+                    _raise(f"unknown key '{key}': {_MEANT[key]}")
+                if key not in _CASE_KEYS:
+                    raise _unknown(key, _CASE_KEYS, "the case")
+            cases.append(_case(top | table))
+        except UserError as exc:
+            raise UserError(f"case {i}: {exc}") from None
+    union = Case(collectives=tuple(dict.fromkeys(c for case in cases for c in case.collectives)),
+                 sizes=tuple(sorted({s for case in cases for s in case.sizes})),
+                 ranks=tuple(sorted({r for case in cases for r in case.ranks})),
+                 dtype=dtype, op=op, root=root, in_place=in_place)
+    return union, tuple(cases)
 
 
 def load(path: Path) -> Spec:
@@ -306,5 +403,5 @@ def load(path: Path) -> Spec:
     return parse(text, source=str(path), default_name=path.stem, spec_dir=path.resolve().parent)
 
 
-__all__ = ["Spec", "Measure", "parse", "load", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",
+__all__ = ["Spec", "Case", "Measure", "parse", "load", "OPS", "SYNCS", "VALIDATIONS", "BACKENDS",
            "COLLECTIVES"]

@@ -213,6 +213,8 @@ def resolved(spec, plan: Plan, platform) -> dict:
             "backends": {k: list(v) for k, v in spec.backends.items()}, "metadata": spec.metadata,
             "instrument": getattr(spec, "instrument", False),
             **({"tuning": [tf.describe() for tf in spec.tuning]} if getattr(spec, "tuning", ()) else {}),
+            # [[case]] tables as resolved (collectives, sizes, ranks above are their union)
+            **({"cases": [asdict(c) for c in spec.cases]} if getattr(spec, "cases", ()) else {}),
         },
         "measure": asdict(spec.measure),
         "platform": {"name": platform.name, "source": platform.source,

@@ -124,7 +124,8 @@ def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False
         if a.collective in COLLECTIVES:
             req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
             cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
-    return Target("collkit", mpi, "collkit", cands, f"libcollkit over {mpi}")
+    from collkit.tune.writers.collkit import library_of
+    return Target("collkit", mpi, "collkit", cands, library_of(mpi))
 
 
 def _header(argv: list[str], target: Target, dirs: list[Path]) -> list[str]:

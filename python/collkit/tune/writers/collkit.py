@@ -15,6 +15,8 @@ from collkit.tune.decide import DEFAULT, Rule
 COLLECTIVES = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
 _RANGE = re.compile(r"^(\*|\d+|\d+-\d+|\d+-\*)$")
 ALLOW_FP = "allow_fp_rank_variant"
+_FOR = "libcollkit over "
+_WRITTEN_FOR = re.compile(r"^#\s*for " + re.escape(_FOR) + r"([A-Za-z0-9][A-Za-z0-9._+-]*)[;\s]", re.M)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,18 @@ def lookup(lines: list[Line], collective: str, ranks: int, nbytes: int) -> str:
                 and ln.bytes[0] <= nbytes and (ln.bytes[1] is None or nbytes <= ln.bytes[1]):
             return ln.choice
     return "library"
+
+
+def library_of(mpi: str) -> str:
+    """How tune's header names what a rules file is for ("# for libcollkit over openmpi; ...")."""
+    return f"{_FOR}{mpi}"
+
+
+def written_for(text: str) -> str | None:
+    """The MPI a rules file says it was tuned over (tune's header line), None when it
+    does not say (a file written by hand): the preload itself ignores comments."""
+    m = _WRITTEN_FOR.search(text)
+    return m.group(1) if m else None
 
 
 def allows_fp_rank_variant(text: str) -> bool:

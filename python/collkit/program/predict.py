@@ -1,0 +1,332 @@
+"""``collkit predict``: a profiled program's time in collectives under its library's
+default and under a collkit rules file, from a campaign's per-point medians.
+
+Per class (profile_file.CallClass) the campaign point is spec_from_profile.point_of's
+(one home of that mapping). The default variant is the point "<mpi>:default" of the
+profile's MPI; the rules variant is what libcollkit-preload would run for the call
+(docs/preload.md): the rules' first matching line (tune/writers/collkit.py, the one
+parser), a libcollkit algorithm -> the point "collkit:<name>", "library" or no line ->
+the default point; an algorithm the preload would not run on this call (a
+power-of-two algorithm on another rank count, a count below its minimum, a topology
+constraint, an fp_rank_variant algorithm on a floating-point reduction the file does
+not allow) is the library's default too, and the class says why.
+
+A class's prediction is calls x the point's median, its interval calls x the
+median's 95 % interval (analysis/stats.py; a point under 6 iterations has none, and
+then neither have the totals). Points that are not ok or are unstable (record.py;
+tune leaves them out alike) are not used: the class is uncovered, says why, and its
+profiled time is carried unchanged into both totals. The totals' intervals are the
+sums of the classes' bounds: each class's interval holds with 95 %, the sum of
+bounds with at least that (the bounds move together only if every class errs the
+same way), so it is wider than a joint 95 % interval, never narrower.
+
+The implied change of wall time is rules total minus default total: it assumes the
+time saved inside collectives is saved on the program's critical path, which holds
+for bulk-synchronous programs and overstates it where collectives overlap other work."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from collkit.analysis import stats
+from collkit.campaign.record import Record
+from collkit.campaign.store import Campaign
+from collkit.common.errors import UserError
+from collkit.common.table import render
+from collkit.library import registry
+from collkit.program import profile_file
+from collkit.program.profile_file import CallClass, Profile
+from collkit.program.spec_from_profile import PointOf, describe, point_of
+from collkit.tune.writers import collkit as rules_format
+
+LIBRARY = "library"
+
+
+@dataclass(frozen=True)
+class ClassPrediction:
+    call: CallClass
+    covered: bool                                # False: the profiled time stands in both totals
+    note: str                                    # why uncovered, or why the rules' choice falls back
+    default_s: float | None                      # median seconds per call of "<mpi>:default"
+    default_ci: tuple[float, float] | None       # its 95 % interval, seconds per call
+    choice: str                                  # what the preload runs: "library" or an algorithm
+    rules_s: float | None
+    rules_ci: tuple[float, float] | None
+    default_total_s: float                       # calls x default_s (profiled time when uncovered)
+    default_total_ci: tuple[float, float] | None
+    rules_total_s: float
+    rules_total_ci: tuple[float, float] | None
+
+    def to_json(self) -> dict:
+        return {"class": {k: getattr(self.call, k) for k in ("collective", "comm", "comm_size", "bytes", "datatype",
+                                                           "dtype", "op", "root", "in_place", "calls", "time_max_s")},
+                "covered": self.covered, "note": self.note, "default_s": self.default_s,
+                "default_ci": self.default_ci, "choice": self.choice, "rules_s": self.rules_s,
+                "rules_ci": self.rules_ci, "default_total_s": self.default_total_s,
+                "default_total_ci": self.default_total_ci, "rules_total_s": self.rules_total_s,
+                "rules_total_ci": self.rules_total_ci}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    mpi: str
+    campaign: Path
+    rules: Path | None
+    wall_s: float                                # the profile's wall time
+    classes: tuple[ClassPrediction, ...]         # sorted by profiled time, largest first
+    default_total_s: float
+    default_total_ci: tuple[float, float] | None  # None when a covered class has no interval
+    rules_total_s: float
+    rules_total_ci: tuple[float, float] | None
+    measured_total_s: float                      # the profile's time in collectives
+    uncovered_s: float                           # profiled time of uncovered classes, in both totals
+
+    @property
+    def wall_change_s(self) -> float:
+        """Implied change of wall time: rules total minus default total."""
+        return self.rules_total_s - self.default_total_s
+
+    @property
+    def wall_change_pct(self) -> float | None:
+        return 100.0 * self.wall_change_s / self.wall_s if self.wall_s > 0 else None
+
+    def to_json(self) -> dict:
+        return {"mpi": self.mpi, "campaign": str(self.campaign),
+                "rules": str(self.rules) if self.rules else None, "wall_s": self.wall_s,
+                "measured_total_s": self.measured_total_s, "uncovered_s": self.uncovered_s,
+                "default_total_s": self.default_total_s, "default_total_ci": self.default_total_ci,
+                "rules_total_s": self.rules_total_s, "rules_total_ci": self.rules_total_ci,
+                "wall_change_s": self.wall_change_s, "wall_change_pct": self.wall_change_pct,
+                "classes": [c.to_json() for c in self.classes]}
+
+
+# ------------------------------------------------------------------ inputs
+@dataclass(frozen=True)
+class Rules:
+    lines: tuple[rules_format.Line, ...]
+    allow_fp_rank_variant: bool
+
+
+def read_rules(path: Path, mpi: str) -> Rules:
+    """A collkit rules file, checked as the preload checks it, and refused when tune's
+    header says it was tuned over another MPI than `mpi`; one-line UserError otherwise."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"--rules {path}: cannot read it ({getattr(e, 'strerror', None) or e}); give a collkit "
+                        "rules file (`collkit tune --format collkit`)") from None
+    try:
+        lines = rules_format.parse(text)
+    except ValueError as e:
+        raise UserError(f"--rules {path}: not a collkit rules file ({e}); format in docs/preload.md") from None
+    tuned_for = rules_format.written_for(text)
+    if tuned_for is not None and tuned_for != mpi:
+        raise UserError(f"--rules {path}: tuned over {tuned_for}, the profile ran on {mpi}; use rules tuned on a "
+                        f"campaign of {mpi} (collkit tune CAMPAIGN --format collkit)")
+    known = {(a.collective, a.name) for a in registry.load()}
+    for ln in lines:
+        if ln.choice != LIBRARY and (ln.collective, ln.choice) not in known:
+            raise UserError(f"--rules {path}: unknown {ln.collective} algorithm '{ln.choice}' (the preload would "
+                            f"stop at MPI_Init); see `collkit algorithms --collective {ln.collective}`")
+    return Rules(tuple(lines), rules_format.allows_fp_rank_variant(text))
+
+
+def _records(campaign_dir: Path) -> list[Record]:
+    if not Path(campaign_dir).is_dir():
+        raise UserError(f"--campaign {campaign_dir}: not a directory; give a campaign directory that "
+                        "`collkit run` made")
+    return Campaign.open(Path(campaign_dir)).records()
+
+
+def _key(r: Record) -> tuple:
+    return (r.backend, r.mpi, r.algorithm, r.collective, r.ranks, r.bytes, r.dtype, r.op, r.root, r.in_place)
+
+
+def _point_key(backend: str, mpi: str, algorithm: str, p: PointOf) -> tuple:
+    return (backend, mpi, algorithm, p.collective, p.ranks, p.bytes, p.dtype, p.op, p.root, p.in_place)
+
+
+# ------------------------------------------------------------------ the prediction
+def _usable(rec: Record | None, what: str) -> str:
+    """'' when the record can be used, else why not."""
+    if rec is None:
+        return f"the campaign has no {what} point"
+    if rec.status != "ok" or rec.time_median_us is None:
+        return f"{what} {rec.status}{': ' + rec.reason if rec.reason else ''}"
+    if rec.unstable:
+        return f"{what} unstable: {rec.unstable}"
+    return ""
+
+
+def _fallback(alg: registry.Algorithm, p: PointOf, allow_fp: bool) -> str:
+    """Why the preload would send this call to the library although the rules chose alg
+    (docs/preload.md, "Fallback, never wrong"); '' when it runs alg."""
+    count = p.bytes // registry.datatype_size(p.dtype)
+    if alg.constraints.pow2_ranks and p.ranks & (p.ranks - 1):
+        return f"{alg.name} needs a power-of-two rank count: the preload runs the library"
+    if count < alg.constraints.min_count:
+        return f"{alg.name} needs count >= {alg.constraints.min_count}: the preload runs the library"
+    if alg.constraints.fattree:
+        return f"{alg.name} has a topology constraint the preload cannot evaluate: it runs the library"
+    if (alg.traits.fp_rank_variant and p.collective in profile_file.REDUCTIONS
+            and registry.datatype(p.dtype).is_float and not allow_fp):
+        return (f"{alg.name} may give rank-dependent float results and the rules do not allow it: "
+                "the preload runs the library")
+    return ""
+
+
+def _seconds(rec: Record) -> tuple[float, tuple[float, float] | None]:
+    ci = stats.record_median_ci(rec)
+    return rec.time_median_us * 1e-6, (ci[0] * 1e-6, ci[1] * 1e-6) if ci is not None else None
+
+
+def _scale(ci: tuple[float, float] | None, calls: int) -> tuple[float, float] | None:
+    return (calls * ci[0], calls * ci[1]) if ci is not None else None
+
+
+def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
+    t = c.time_max_s
+    return ClassPrediction(c, False, why, None, None, choice, None, None, t, (t, t), t, (t, t))
+
+
+def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None,
+                   algorithms: dict[tuple[str, str], registry.Algorithm]) -> ClassPrediction:
+    p = point_of(c)
+    choice = LIBRARY
+    if isinstance(p, str):
+        return _uncovered(c, f"not measurable: {p}", choice)
+    note = ""
+    if rules is not None:
+        choice = rules_format.lookup(list(rules.lines), c.collective, c.comm_size, c.bytes)
+        if choice != LIBRARY:
+            note = _fallback(algorithms[(c.collective, choice)], p, rules.allow_fp_rank_variant)
+    default = index.get(_point_key("mpi", mpi, "default", p))
+    why = _usable(default, f"{mpi}:default")
+    if why:
+        return _uncovered(c, why, choice)
+    d_s, d_ci = _seconds(default)
+    r_s, r_ci = d_s, d_ci
+    if choice != LIBRARY and not note:
+        chosen = index.get(_point_key("collkit", mpi, choice, p))
+        why = _usable(chosen, f"collkit:{choice}")
+        if why:
+            return _uncovered(c, why, choice)
+        r_s, r_ci = _seconds(chosen)
+    return ClassPrediction(c, True, note, d_s, d_ci, choice, r_s, r_ci, c.calls * d_s, _scale(d_ci, c.calls),
+                           c.calls * r_s, _scale(r_ci, c.calls))
+
+
+def _total(parts: list[ClassPrediction], value, interval) -> tuple[float, tuple[float, float] | None]:
+    total = sum(value(x) for x in parts)
+    cis = [interval(x) for x in parts]
+    if any(ci is None for ci in cis):
+        return total, None
+    return total, (sum(ci[0] for ci in cis), sum(ci[1] for ci in cis))
+
+
+def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) -> Prediction:
+    """The prediction for a profile from a campaign (and a rules file): the contract
+    `collkit trial` relies on. UserError (one line) on a campaign or rules file that
+    cannot be read, or a campaign without the profile's MPI."""
+    parsed = read_rules(rules, profile.mpi_name) if rules is not None else None
+    records = _records(campaign_dir)
+    mpi = profile.mpi_name
+    mpis = sorted({r.mpi for r in records if r.backend == "mpi"})
+    if mpis and mpi not in mpis:
+        raise UserError(f"--campaign {campaign_dir}: measured MPI {', '.join(mpis)}, the profile ran on {mpi}; "
+                        f"measure the profile's MPI (collkit spec --from-profile ... --mpi {mpi})")
+    index = {_key(r): r for r in records}
+    algorithms = {(a.collective, a.name): a for a in registry.load()}
+    parts = [_predict_class(c, mpi, index, parsed, algorithms)
+             for c in sorted(profile.classes, key=lambda c: -c.time_max_s)]
+    d_total, d_ci = _total(parts, lambda x: x.default_total_s, lambda x: x.default_total_ci)
+    r_total, r_ci = _total(parts, lambda x: x.rules_total_s, lambda x: x.rules_total_ci)
+    return Prediction(mpi=mpi, campaign=Path(campaign_dir), rules=Path(rules) if rules is not None else None,
+                      wall_s=profile.wall_s, classes=tuple(parts), default_total_s=d_total, default_total_ci=d_ci,
+                      rules_total_s=r_total, rules_total_ci=r_ci, measured_total_s=profile.collective_time_s,
+                      uncovered_s=sum(x.call.time_max_s for x in parts if not x.covered))
+
+
+# ------------------------------------------------------------------ output
+def _t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 1e-5:
+        return f"{s * 1e6:.2f}us"
+    return f"{s * 1e6:.1f}us" if s < 1e-3 else f"{s * 1e3:.2f}ms" if s < 1 else f"{s:.3f}s"
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    return f"[{_t(ci[0])}, {_t(ci[1])}]" if ci is not None else "no interval"
+
+
+def table(pred: Prediction) -> str:
+    with_rules = pred.rules is not None
+    headers = ["class", "calls", "profiled", "default/call", "default total"]
+    if with_rules:
+        headers += ["rules choice", "rules/call", "rules total"]
+    headers.append("note")
+    rows = []
+    for x in pred.classes:
+        c = x.call
+        row = [describe(c), str(c.calls), _t(c.time_max_s),
+               f"{_t(x.default_s)} {_ci(x.default_ci)}" if x.covered else "-",
+               _t(x.default_total_s) + ("" if x.covered else " (profiled)")]
+        if with_rules:
+            row += [x.choice, f"{_t(x.rules_s)} {_ci(x.rules_ci)}" if x.covered else "-",
+                    _t(x.rules_total_s) + ("" if x.covered else " (profiled)")]
+        row.append(x.note or "-")
+        rows.append(row)
+    out = [render(headers, rows, right={1, 2})]
+    out.append(f"time in collectives: profiled {_t(pred.measured_total_s)}; predicted under the default "
+               f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
+               + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if with_rules else ""))
+    if pred.uncovered_s > 0:
+        n = sum(1 for x in pred.classes if not x.covered)
+        out.append(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} stands "
+                   "unchanged in both totals")
+    if with_rules:
+        pct = pred.wall_change_pct
+        sign = "+" if pred.wall_change_s >= 0 else "-"
+        out.append(f"implied change of wall time: {sign}{_t(abs(pred.wall_change_s))}"
+                   + (f" ({pct:+.2f} % of the profiled {_t(pred.wall_s)})" if pct is not None else "")
+                   + " (rules total minus default total)")
+    return "\n".join(out) + "\n"
+
+
+def run(ns: argparse.Namespace) -> int:
+    profile = profile_file.load(ns.profile, need_complete=True)
+    pred = predict_profile(profile, Path(ns.campaign), Path(ns.rules) if ns.rules else None)
+    if ns.json:
+        print(json.dumps(pred.to_json(), indent=2))
+    else:
+        print(table(pred), end="")
+    return 0
+
+
+DESCRIPTION = """\
+Predict a profiled program's time in collectives under its MPI library's default and
+under a collkit rules file, per call class and in total, from a campaign's medians
+and their 95 % intervals (a campaign of `collkit spec --from-profile`), and the
+implied change of the program's wall time."""
+
+EPILOG = """\
+examples:
+  collkit predict app.profile.json --campaign results/app
+  collkit predict app.profile.json --campaign results/app --rules app.rules --json
+Classes the campaign has no usable point for keep their profiled time in both totals.
+See docs/application-loop.md."""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="predict a profiled program's time in collectives from a campaign",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("profile", metavar="FILE", help="a profile of `collkit profile`")
+    p.add_argument("--campaign", required=True, metavar="DIR", help="a campaign directory of `collkit run`")
+    p.add_argument("--rules", metavar="FILE", help="a collkit rules file (docs/preload.md)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)

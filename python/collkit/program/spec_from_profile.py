@@ -1,0 +1,280 @@
+"""``collkit spec --from-profile``: a campaign of exactly the calls a program makes.
+
+Which classes: those whose share of the profile's time in collectives (the sum of
+the classes' time_max_s) is at least --min-share percent. The share of the time in
+collectives, not of wall time: the campaign chooses among collective algorithms,
+and what the chosen ones are worth against the program's wall time is what
+`collkit predict` reports; a wall-time threshold would leave a program that spends
+little time in collectives with an empty campaign and nothing to predict from.
+
+Each kept class becomes a point of the campaign: its collective, exactly its bytes,
+ranks = its communicator's size, its datatype and op (a reduction), its root (a
+rooted collective) and its in-place flag; `point_of` is that mapping's one home
+(`collkit predict` finds a class's points through it). The campaign measures on a
+world of comm_size ranks: a class on a sub-communicator is measured on
+MPI_COMM_WORLD of the same size (same size, other processes: on one node alike, on
+several the placement may differ).
+
+Classes the campaign cannot measure are listed, with the reason, at the top of the
+spec and on the terminal: barrier and the v-collectives (collkit-bench has no such
+point), a user op or a predefined op collkit-bench does not run, a datatype it
+cannot fill, an intercommunicator, 0 bytes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from collkit.campaign import spec as specs
+from collkit.campaign.sizes import format_size
+from collkit.common import atomic
+from collkit.common.errors import UserError
+from collkit.library import registry
+from collkit.library.registry import COLLECTIVES
+from collkit.program import profile_file
+from collkit.program.profile_file import CallClass, Profile
+
+DEFAULT_MIN_SHARE = 1.0
+# Data-movement collectives move bytes; collkit-bench fills them as int8 so that
+# count = bytes exactly (any block size is a whole number of int8 elements).
+MOVEMENT_DTYPE = "int8"
+# Measurement settings for re-measuring a program's few sizes: at least 10
+# iterations (a median interval needs 6, results.py's check asks 10), 20 ms per point
+# so that a spec of a dozen classes x ~20 algorithms stays a matter of seconds per
+# launch, and a per-point timeout far above any of these points' times.
+MEASURE = specs.Measure(warmup=2, min_iterations=10, max_iterations=1000, time_budget_s=0.02, timeout_s=60.0)
+
+
+@dataclass(frozen=True)
+class PointOf:
+    """The fields of the campaign points that measure one call class."""
+    collective: str
+    ranks: int
+    bytes: int
+    dtype: str
+    op: str
+    root: int
+    in_place: bool
+
+    @property
+    def case_key(self) -> tuple:
+        return (self.collective, self.ranks, self.dtype, self.op, self.root, self.in_place)
+
+
+def point_of(c: CallClass) -> PointOf | str:
+    """The campaign point of class c, or why the campaign cannot measure it."""
+    if c.collective not in COLLECTIVES:
+        if c.collective == "barrier":
+            return "a barrier: collkit-bench has no barrier point"
+        if c.collective.endswith("v"):
+            return f"{c.collective}: blocks per rank; collkit-bench measures equal blocks only"
+        return f"{c.collective}: collkit-bench has no {c.collective} point"
+    if c.comm == "inter":
+        return "an intercommunicator: collkit-bench measures one group of ranks"
+    if c.bytes == 0:
+        return "0 bytes: nothing to measure"
+    reduction = c.collective in profile_file.REDUCTIONS
+    dtype = c.dtype if reduction else MOVEMENT_DTYPE
+    op = c.op if reduction else "sum"   # the spec's default op: data movement has none
+    if reduction and c.op not in specs.OPS:
+        return (f"op {c.op}: a user op, which collkit-bench cannot run" if c.op == "user"
+                else f"op {c.op}: collkit-bench runs {', '.join(specs.OPS)}")
+    if dtype is None:
+        return f"datatype {c.datatype}: collkit-bench fills {', '.join(profile_file.DTYPES)} in reductions"
+    esize = registry.datatype_size(dtype)
+    if c.bytes % esize:
+        return f"{c.bytes} B is not a whole number of {dtype} elements (a damaged class)"
+    if c.bytes // esize > specs.MAX_COUNT:
+        return f"{c.bytes // esize} {dtype} elements: above MPI's int count limit"
+    root = 0
+    if c.collective in profile_file.ROOTED:
+        if c.root is None:
+            return "a rooted collective without its root in the profile"
+        root = c.root
+    # As plan.py's points: in place only where the collective's MPI form has an in-place variant
+    in_place = c.in_place and registry.collective(c.collective).in_place != "none"
+    return PointOf(c.collective, c.comm_size, c.bytes, dtype, op, root, in_place)
+
+
+@dataclass(frozen=True)
+class Selection:
+    kept: tuple[tuple[CallClass, PointOf], ...]
+    unmeasurable: tuple[tuple[CallClass, str], ...]
+    below: tuple[CallClass, ...]       # measurable, under the share threshold
+    total_s: float                     # the profile's time in collectives
+
+
+def select(profile: Profile, min_share_pct: float) -> Selection:
+    total = profile.collective_time_s
+    kept, unmeasurable, below = [], [], []
+    for c in profile.classes:
+        target = point_of(c)
+        if isinstance(target, str):
+            unmeasurable.append((c, target))
+        elif 100.0 * c.share(total) >= min_share_pct:
+            kept.append((c, target))
+        else:
+            below.append(c)
+    return Selection(tuple(kept), tuple(unmeasurable), tuple(below), total)
+
+
+def describe(c: CallClass) -> str:
+    """'allreduce comm world 4 ranks 8B double sum' and so on: a class in one line."""
+    parts = [c.collective, f"comm {c.comm}", f"{c.comm_size} ranks", format_size(c.bytes)]
+    if c.dtype or c.datatype:
+        parts.append(c.dtype or c.datatype)
+    if c.op:
+        parts.append(c.op)
+    if c.root is not None:
+        parts.append(f"root {c.root}")
+    if c.in_place:
+        parts.append("in place")
+    return " ".join(parts)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _comment(text: str) -> str:
+    """Text safe in a TOML comment (no control characters but tab)."""
+    return _CONTROL.sub("?", text)
+
+
+def _q(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's, and json.dumps writes no '\\/')."""
+    return json.dumps(text)
+
+
+def _pct(part: float, total: float) -> str:
+    return f"{100.0 * part / total:.1f} %" if total > 0 else "-"
+
+
+def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_pct: float) -> str:
+    total = sel.total_s
+    kept_s = sum(c.time_max_s for c, _ in sel.kept)
+    source = str(profile.path) if profile.path is not None else "a profile"
+    version = (profile.mpi_library_version.splitlines() or ["?"])[0]
+    lines = [
+        f"# written by: collkit spec --from-profile {_comment(source)} --min-share {min_share_pct:g}",
+        f"# program: {_comment(' '.join(profile.command))}",
+        f"# MPI {_comment(profile.mpi_name)} ({_comment(version)}), "
+        f"{profile.ranks} ranks on {profile.nodes} node(s), wall {profile.wall_s:.3g} s, "
+        f"in collectives {total:.3g} s ({_pct(total, profile.wall_s)} of wall)",
+        f"# kept: the {len(sel.kept)} classes with at least {min_share_pct:g} % of the time in collectives "
+        f"({_pct(kept_s, total)} of it); {len(sel.below)} measurable classes below that are left out",
+        "# One [[case]] per collective, rank count, datatype, op, root and in-place flag, with exactly the",
+        "# classes' bytes (one rank's block, as the preload's rules count them). Every case runs on a world",
+        "# of the class's communicator size: a class on a sub-communicator (its profile 'comm' label) is",
+        "# measured on MPI_COMM_WORLD of that size. Data-movement collectives run as int8 (count = bytes).",
+    ]
+    if sel.unmeasurable:
+        lost = sum(c.time_max_s for c, _ in sel.unmeasurable)
+        lines.append(f"# not measured: {len(sel.unmeasurable)} classes, {_pct(lost, total)} of the time in collectives")
+        for c, why in sel.unmeasurable:
+            lines.append(f"#   {_comment(describe(c))}, {c.calls} calls, {c.time_max_s:.3g} s: {_comment(why)}")
+    lines += [
+        "",
+        f"name = {_q(name)}",
+        f"description = {_q('the collective calls of ' + ' '.join(profile.command))}",
+        f"mpi = [{_q(mpi)}]",
+        "",
+        "[backends]",
+        'mpi = ["default", "all"]        # the library\'s choice and every algorithm it can be forced to run',
+        'collkit = "all"                 # every libcollkit algorithm; what does not apply is a skipped point',
+        "",
+        "[measure]                       # moderate: a few sizes measured again, seconds per launch",
+        f"warmup = {MEASURE.warmup}",
+        f"min_iterations = {MEASURE.min_iterations}",
+        f"max_iterations = {MEASURE.max_iterations}",
+        f"time_budget_s = {MEASURE.time_budget_s:g}",
+        f"timeout_s = {MEASURE.timeout_s:g}",
+    ]
+    groups: dict[tuple, list[tuple[CallClass, PointOf]]] = {}
+    for c, p in sel.kept:
+        groups.setdefault(p.case_key, []).append((c, p))
+    for members in sorted(groups.values(), key=lambda m: -sum(c.time_max_s for c, _ in m)):
+        p = members[0][1]
+        sizes = sorted({q.bytes for _, q in members})
+        share = sum(c.time_max_s for c, _ in members)
+        lines += [
+            "",
+            f"[[case]]   # {len(members)} class(es), {sum(c.calls for c, _ in members)} calls, "
+            f"{_pct(share, total)} of the time in collectives",
+            f"collectives = {_q(p.collective)}",
+            f"ranks = {p.ranks}",
+            f"sizes = [{', '.join(str(s) for s in sizes)}]   # bytes",
+            f"dtype = {_q(p.dtype)}",
+            f"op = {_q(p.op)}",
+            f"root = {p.root}",
+            f"in_place = {'true' if p.in_place else 'false'}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _name(out: Path) -> str:
+    """The campaign's name: the spec file's stem, made a safe name."""
+    stem = re.sub(r"[^A-Za-z0-9._+-]", "-", out.stem)[:128].lstrip("._+-")
+    return stem or "profile"
+
+
+def run(ns: argparse.Namespace) -> int:
+    if ns.min_share is not None and not 0.0 <= ns.min_share <= 100.0:
+        raise UserError(f"--min-share {ns.min_share:g}: give a percentage from 0 to 100")
+    min_share = DEFAULT_MIN_SHARE if ns.min_share is None else ns.min_share
+    profile = profile_file.load(ns.from_profile, need_complete=True)
+    mpi = profile.mpi_name
+    if ns.mpi is not None:
+        from collkit.mpis import known
+        mpi = known.find(ns.mpi).name
+    if not profile.classes or profile.collective_time_s <= 0:
+        raise UserError(f"{ns.from_profile}: the profile records no time in collectives; there is nothing to "
+                        "measure (profile a run that calls collectives)")
+    sel = select(profile, min_share)
+    for c, why in sel.unmeasurable:
+        print(f"not measured: {describe(c)} ({c.calls} calls, {_pct(c.time_max_s, sel.total_s)}): {why}")
+    if not sel.kept:
+        raise UserError(f"{ns.from_profile}: no measurable class has {min_share:g} % of the time in collectives "
+                        f"({len(sel.unmeasurable)} cannot be measured, {len(sel.below)} below); lower --min-share")
+    out = Path(ns.out)
+    text = write_spec(profile, sel, mpi, _name(out), min_share)
+    specs.parse(text, source=str(out))   # what `collkit run` will read: never write a spec it refuses
+    try:
+        atomic.write_text(out, text)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write the spec ({e.strerror}); choose another path") from None
+    cases = text.count("\n[[case]]")
+    print(f"wrote {out}: {len(sel.kept)} classes in {cases} case(s), "
+          f"{_pct(sum(c.time_max_s for c, _ in sel.kept), sel.total_s)} of the time in collectives; "
+          f"measure them with `collkit run {out}`")
+    return 0
+
+
+DESCRIPTION = """\
+Write a campaign spec that measures exactly the collective calls a profiled program
+makes (`collkit profile`): every class with at least --min-share percent of the
+program's time in collectives, at its bytes, rank count, datatype, op, root and
+in-place flag, under the library's default, every algorithm the MPI can be forced
+to run and every libcollkit algorithm."""
+
+EPILOG = """\
+examples:
+  collkit spec --from-profile app.profile.json --out app.toml
+  collkit spec --from-profile app.profile.json --min-share 5 --out app.toml
+Classes the campaign cannot measure (barrier, v-collectives, user ops, 0 bytes,
+intercommunicators) are listed at the top of the spec with the reason.
+See docs/application-loop.md."""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("spec", help="write a campaign spec of a profiled program's collective calls",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--from-profile", required=True, metavar="FILE", help="a profile of `collkit profile`")
+    p.add_argument("--min-share", type=float, metavar="PCT",
+                   help=f"keep classes with at least PCT %% of the time in collectives (default {DEFAULT_MIN_SHARE:g})")
+    p.add_argument("--mpi", metavar="NAME", help="measure on this known MPI (default: the profile's)")
+    p.add_argument("--out", required=True, metavar="SPEC.toml", help="where to write the spec")
+    p.set_defaults(func=run)
