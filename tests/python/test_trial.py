@@ -283,6 +283,16 @@ def test_rules_for_another_mpi_is_one_line_exit_2(mpis, capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "tuning file for mpich" in err
 
 
+def test_collkit_rules_tuned_over_another_mpi_is_one_line_exit_2(mpis, capsys, tmp_path):
+    from collkit.tune.writers import collkit as writer
+    rules = tmp_path / "tuned.rules"
+    rules.write_text(f"# for {writer.library_of('openmpi')}; tuned by collkit\nallreduce * * ring\n")
+    code, err = _cli(capsys, "--runs", "5", "--mpi", "mpich", "--rules", str(rules), "--", SH)
+    assert code == 2 and err.count("\n") == 1 and "tuned over openmpi" in err
+    # the same file for the MPI it was tuned over is accepted
+    assert choices.from_options("openmpi", str(rules), None).kind == choices.COLLKIT_RULES
+
+
 def test_a_tuning_file_runs_as_the_library_reads_it(mpis, monkeypatch, tmp_path):
     ompi = tmp_path / "ompi.rules"
     ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")

@@ -189,8 +189,8 @@ def _s(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
-def _ci(ci) -> str:
-    return f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "- (under 6 runs)"
+def _ci(ci, why: str = "under 6 runs") -> str:
+    return f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"- ({why})"
 
 
 def report(settings: TrialSettings, result: TrialResult) -> str:
@@ -205,8 +205,8 @@ def report(settings: TrialSettings, result: TrialResult) -> str:
     pred = result.prediction
     if pred is not None and result.comparisons:
         wall, coll = result.comparisons
-        rows = [["time in collectives", _s(pred.default_total_s), _ci(pred.default_total_ci),
-                 _s(pred.rules_total_s), _ci(pred.rules_total_ci), _s(coll.default_median), _s(coll.choice_median)],
+        rows = [["time in collectives", _s(pred.default_total_s), _ci(pred.default_total_ci, "a point under 6 iterations"),
+                 _s(pred.rules_total_s), _ci(pred.rules_total_ci, "a point under 6 iterations"), _s(coll.default_median), _s(coll.choice_median)],
                 ["wall time change (choice - default)", "", "", _s(pred.wall_change_s), "", "",
                  _s(wall.choice_median - wall.default_median)]]
         lines.append("prediction from the campaign (" + str(settings.campaign) + f"; {_s(pred.uncovered_s)} s of "

@@ -73,10 +73,14 @@ def from_options(mpi: str, rules: str | None, algorithms: list[str] | None) -> C
                         "(docs/preload.md) or the MPI's own tuning file") from None
     if tuning.is_library_file(text):
         return _tuning_choice(mpi, path, rules)
-    return _rules_choice(path, rules, text)
+    return _rules_choice(mpi, path, rules, text)
 
 
-def _rules_choice(path: Path, label: str, text: str) -> Choice:
+def _rules_choice(mpi: str, path: Path, label: str, text: str) -> Choice:
+    tuned_over = collkit_rules.written_for(text)
+    if tuned_over is not None and tuned_over != mpi:
+        raise UserError(f"--rules {label}: tuned over {tuned_over}, not --mpi {mpi}; tune on a campaign of "
+                        f"{mpi} (`collkit tune --format collkit --mpi {mpi}`) or trial with --mpi {tuned_over}")
     try:
         lines = collkit_rules.parse(text)
     except ValueError as exc:
