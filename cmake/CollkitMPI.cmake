@@ -1,13 +1,20 @@
 # Which MPI is this build using, and how must its launcher be called here?
-# Sets COLLKIT_MPI_FLAVOR (openmpi | mpich | other), COLLKIT_MPIEXEC_FLAGS
+# Sets COLLKIT_MPI_FLAVOR (openmpi | mpich | smpi | other), COLLKIT_MPIEXEC_FLAGS
 # and COLLKIT_MPI_TEST_ENV (environment for launched tests).
 # Ask the header: OPEN_MPI and MPICH_VERSION are defined by the libraries.
 include(CheckSymbolExists)
 set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
 check_symbol_exists(OPEN_MPI "mpi.h" COLLKIT_HAVE_OPEN_MPI)
 check_symbol_exists(MPICH_VERSION "mpi.h" COLLKIT_HAVE_MPICH)
+# SimGrid's SMPI (smpicc): its mpi.h includes smpi.h, whose guard is SMPI_H.
+check_symbol_exists(SMPI_H "mpi.h" COLLKIT_HAVE_SMPI)
 unset(CMAKE_REQUIRED_INCLUDES)
-if(COLLKIT_HAVE_OPEN_MPI)
+if(COLLKIT_HAVE_SMPI)
+  # launched by smpirun only (collkit.launch.simgrid), never by ctest
+  set(COLLKIT_MPI_FLAVOR smpi)
+  set(COLLKIT_MPIEXEC_FLAGS)
+  set(COLLKIT_MPI_TEST_ENV)
+elseif(COLLKIT_HAVE_OPEN_MPI)
   set(COLLKIT_MPI_FLAVOR openmpi)
   # More ranks than cores needs --oversubscribe; as root Open MPI wants consent.
   set(COLLKIT_MPIEXEC_FLAGS --oversubscribe)

@@ -152,11 +152,12 @@ tree() {  # tree <name> <cmake args...>
 }
 tree openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
 tree mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
-# SimGrid (simulated machines, `--platform sim:NAME`): libcollkit and collkit-bench
-# compiled with smpicc, which links programs as shared objects that smpirun
-# loads; only the benchmark targets (the tests and tools run natively).
-say "building collkit-bench for SimGrid in build/simgrid"
+# SimGrid (simulated machines, `--platform sim:NAME`): libcollkit, collkit-bench
+# and collkit-replay (`collkit replay`) compiled with smpicc, which links
+# programs as shared objects that smpirun loads; only those targets (the tests
+# and tools run natively).
+say "building collkit-bench and collkit-replay for SimGrid in build/simgrid"
 cmake -S . -B build/simgrid -DCOLLKIT_WERROR=ON -DCMAKE_C_COMPILER=/usr/bin/smpicc \
     -DMPI_C_COMPILER=/usr/bin/smpicc -DCOLLKIT_BUILD_TESTS=OFF >/dev/null
-cmake --build build/simgrid -j "$(nproc)" --target collkit-bench collkit-bench-instr >/dev/null
+cmake --build build/simgrid -j "$(nproc)" --target collkit-bench collkit-bench-instr collkit-replay >/dev/null
 say "ready: .venv/bin/collkit, and the test trees"

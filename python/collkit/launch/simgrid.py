@@ -168,6 +168,43 @@ def _instance_with(settings: SimSettings, names: set[str]):
         n = max(inst.nodes + 1, n * 2)
 
 
+def write_platform(settings: SimSettings, ranks: int, simdir: Path) -> tuple[Path, Path, Instance]:
+    """The platform XML of the smallest instance of the machine that holds
+    `ranks` and the hostfile (rank i on line i), written into simdir; a
+    machine too small for the ranks is a UserError (placement)."""
+    inst, hosts = placement(settings, ranks)
+    nics = settings.machine.nics
+    if nics:   # only the nodes used: the explicit routes grow with the square of the nodes
+        used = -(-ranks // settings.ppn)
+        xml = simdir / f"platform-{used}nodes-ppn{settings.ppn}-nics{nics}.xml"
+        text = lambda: multinic_xml(inst, used, settings.ppn)  # noqa: E731
+    else:
+        xml = simdir / f"platform-{inst.nodes}nodes-ppn{settings.ppn}.xml"
+        text = lambda: platform_xml(inst, settings.ppn)  # noqa: E731
+    if not xml.exists():
+        atomic.write_text(xml, text())
+    hostfile = simdir / f"hostfile-p{ranks}.txt"
+    atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
+    return xml, hostfile, inst
+
+
+def smpirun_argv(smpirun: Path, xml: Path, hostfile: Path, ranks: int, cfg: list[str], tmp: Path,
+                 program: list[str]) -> list[str]:
+    """One smpirun command line: every simulated program collkit runs starts here."""
+    return [str(smpirun), "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(ranks),
+            *(f"--cfg={c}" for c in cfg), f"--cfg=smpi/tmpdir:{tmp}",
+            # the configuration echo and the advice to calibrate the host
+            # speed (irrelevant with simulate-computation:no) are noise;
+            # warnings and errors stay
+            "--log=xbt_cfg.thresh:warning", "--log=smpi_config.thresh:warning", *program]
+
+
+def smpirun_env(settings: SimSettings, tmp: Path) -> dict[str, str]:
+    """smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after ours
+    (its -tmpdir option is broken in 3.32): TMPDIR makes both agree."""
+    return dict(os.environ, TMPDIR=str(tmp), **node_env(settings))
+
+
 class SimLauncher(Launcher):
     """smpirun here, per launch group, under the watchdog of collkit.launch.watch;
     remembers the platform XML and hostfiles it wrote."""
@@ -196,24 +233,10 @@ class SimLauncher(Launcher):
     def prepare(self, campaign: Campaign, ranks: int) -> tuple[Path, Path, Instance]:
         """Platform XML and hostfile for `ranks` (written once per campaign run)."""
         key = (campaign.path, ranks)
-        if key in self._prepared:
-            return self._prepared[key]
-        simdir = campaign.path / SIMDIR
-        simdir.mkdir(exist_ok=True)
-        inst, hosts = placement(self.settings, ranks)
-        nics = self.settings.machine.nics
-        if nics:   # only the nodes used: the explicit routes grow with the square of the nodes
-            used = -(-ranks // self.settings.ppn)
-            xml = simdir / f"platform-{used}nodes-ppn{self.settings.ppn}-nics{nics}.xml"
-            text = lambda: multinic_xml(inst, used, self.settings.ppn)  # noqa: E731
-        else:
-            xml = simdir / f"platform-{inst.nodes}nodes-ppn{self.settings.ppn}.xml"
-            text = lambda: platform_xml(inst, self.settings.ppn)  # noqa: E731
-        if not xml.exists():
-            atomic.write_text(xml, text())
-        hostfile = simdir / f"hostfile-p{ranks}.txt"
-        atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
-        self._prepared[key] = (xml, hostfile, inst)
+        if key not in self._prepared:
+            simdir = campaign.path / SIMDIR
+            simdir.mkdir(exist_ok=True)
+            self._prepared[key] = write_platform(self.settings, ranks, simdir)
         return self._prepared[key]
 
     def run(self, campaign: Campaign, groups: Groups, measure: Measure, progress: Progress,
@@ -234,16 +257,9 @@ class SimLauncher(Launcher):
             files = watch.launch_files(campaign, remaining, measure)
             tmp = simdir / f"tmp-{files.number:04d}"
             tmp.mkdir(exist_ok=True)
-            argv = [str(pm.install.mpirun), "-platform", str(xml), "-hostfile", str(hostfile), "-np", str(ranks),
-                    *(f"--cfg={c}" for c in cfg), f"--cfg=smpi/tmpdir:{tmp}",
-                    # the configuration echo and the advice to calibrate the host
-                    # speed (irrelevant with simulate-computation:no) are noise;
-                    # warnings and errors stay
-                    "--log=xbt_cfg.thresh:warning", "--log=smpi_config.thresh:warning",
-                    str(pm.bench), "--points", str(files.points), "--out", str(files.out)]
-            # smpirun appends --cfg=smpi/tmpdir:$(dirname $(mktemp -u)) after
-            # ours (its -tmpdir option is broken in 3.32): TMPDIR makes both agree.
-            env = dict(os.environ, TMPDIR=str(tmp), **node_env(self.settings))
+            argv = smpirun_argv(pm.install.mpirun, xml, hostfile, ranks, cfg, tmp,
+                                [str(pm.bench), "--points", str(files.points), "--out", str(files.out)])
+            env = smpirun_env(self.settings, tmp)
             if shared:   # contents are garbage: libcollkit charges local work without doing it
                 env[NO_DATA_ENV] = "1"
             proc = watch.start(argv, env, log=files.err)

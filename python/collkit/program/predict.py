@@ -36,13 +36,11 @@ from collkit.campaign.record import Record
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
 from collkit.common.table import render
-from collkit.library import registry
-from collkit.program import profile_file
+from collkit.program import profile_file, rules_choice
 from collkit.program.profile_file import CallClass, Profile
-from collkit.program.spec_from_profile import PointOf, describe, point_of
-from collkit.tune.writers import collkit as rules_format
+from collkit.program.rules_choice import LIBRARY, Rules
+from collkit.program.spec_from_profile import describe, point_of
 
-LIBRARY = "library"
 
 
 @dataclass(frozen=True)
@@ -104,36 +102,6 @@ class Prediction:
 
 
 # ------------------------------------------------------------------ inputs
-@dataclass(frozen=True)
-class Rules:
-    lines: tuple[rules_format.Line, ...]
-    allow_fp_rank_variant: bool
-
-
-def read_rules(path: Path, mpi: str) -> Rules:
-    """A collkit rules file, checked as the preload checks it, and refused when tune's
-    header says it was tuned over another MPI than `mpi`; one-line UserError otherwise."""
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"--rules {path}: cannot read it ({getattr(e, 'strerror', None) or e}); give a collkit "
-                        "rules file (`collkit tune --format collkit`)") from None
-    try:
-        lines = rules_format.parse(text)
-    except ValueError as e:
-        raise UserError(f"--rules {path}: not a collkit rules file ({e}); format in docs/preload.md") from None
-    tuned_for = rules_format.written_for(text)
-    if tuned_for is not None and tuned_for != mpi:
-        raise UserError(f"--rules {path}: tuned over {tuned_for}, the profile ran on {mpi}; use rules tuned on a "
-                        f"campaign of {mpi} (collkit tune CAMPAIGN --format collkit)")
-    known = {(a.collective, a.name) for a in registry.load()}
-    for ln in lines:
-        if ln.choice != LIBRARY and (ln.collective, ln.choice) not in known:
-            raise UserError(f"--rules {path}: unknown {ln.collective} algorithm '{ln.choice}' (the preload would "
-                            f"stop at MPI_Init); see `collkit algorithms --collective {ln.collective}`")
-    return Rules(tuple(lines), rules_format.allows_fp_rank_variant(text))
-
-
 def _records(campaign_dir: Path) -> list[Record]:
     if not Path(campaign_dir).is_dir():
         raise UserError(f"--campaign {campaign_dir}: not a directory; give a campaign directory that "
@@ -145,7 +113,7 @@ def _key(r: Record) -> tuple:
     return (r.backend, r.mpi, r.algorithm, r.collective, r.ranks, r.bytes, r.dtype, r.op, r.root, r.in_place)
 
 
-def _point_key(backend: str, mpi: str, algorithm: str, p: PointOf) -> tuple:
+def _point_key(backend: str, mpi: str, algorithm: str, p) -> tuple:
     return (backend, mpi, algorithm, p.collective, p.ranks, p.bytes, p.dtype, p.op, p.root, p.in_place)
 
 
@@ -158,23 +126,6 @@ def _usable(rec: Record | None, what: str) -> str:
         return f"{what} {rec.status}{': ' + rec.reason if rec.reason else ''}"
     if rec.unstable:
         return f"{what} unstable: {rec.unstable}"
-    return ""
-
-
-def _fallback(alg: registry.Algorithm, p: PointOf, allow_fp: bool) -> str:
-    """Why the preload would send this call to the library although the rules chose alg
-    (docs/preload.md, "Fallback, never wrong"); '' when it runs alg."""
-    count = p.bytes // registry.datatype_size(p.dtype)
-    if alg.constraints.pow2_ranks and p.ranks & (p.ranks - 1):
-        return f"{alg.name} needs a power-of-two rank count: the preload runs the library"
-    if count < alg.constraints.min_count:
-        return f"{alg.name} needs count >= {alg.constraints.min_count}: the preload runs the library"
-    if alg.constraints.fattree:
-        return f"{alg.name} has a topology constraint the preload cannot evaluate: it runs the library"
-    if (alg.traits.fp_rank_variant and p.collective in profile_file.REDUCTIONS
-            and registry.datatype(p.dtype).is_float and not allow_fp):
-        return (f"{alg.name} may give rank-dependent float results and the rules do not allow it: "
-                "the preload runs the library")
     return ""
 
 
@@ -192,17 +143,18 @@ def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
     return ClassPrediction(c, False, why, None, None, choice, None, None, t, (t, t), t, (t, t))
 
 
-def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None,
-                   algorithms: dict[tuple[str, str], registry.Algorithm]) -> ClassPrediction:
+def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None) -> ClassPrediction:
     p = point_of(c)
     choice = LIBRARY
     if isinstance(p, str):
         return _uncovered(c, f"not measurable: {p}", choice)
     note = ""
     if rules is not None:
-        choice = rules_format.lookup(list(rules.lines), c.collective, c.comm_size, c.bytes)
-        if choice != LIBRARY:
-            note = _fallback(algorithms[(c.collective, choice)], p, rules.allow_fp_rank_variant)
+        picked = rules_choice.choose(rules, c)
+        choice = picked.rule
+        if picked.fallback:
+            note = (f"the preload runs the library, not {choice}: "
+                    f"{rules_choice.REASON_TEXT[picked.fallback]}")
     default = index.get(_point_key("mpi", mpi, "default", p))
     why = _usable(default, f"{mpi}:default")
     if why:
@@ -231,7 +183,7 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) ->
     """The prediction for a profile from a campaign (and a rules file): the contract
     `collkit trial` relies on. UserError (one line) on a campaign or rules file that
     cannot be read, or a campaign without the profile's MPI."""
-    parsed = read_rules(rules, profile.mpi_name) if rules is not None else None
+    parsed = rules_choice.load_rules(rules, profile.mpi_name) if rules is not None else None
     records = _records(campaign_dir)
     mpi = profile.mpi_name
     mpis = sorted({r.mpi for r in records if r.backend == "mpi"})
@@ -239,8 +191,7 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) ->
         raise UserError(f"--campaign {campaign_dir}: measured MPI {', '.join(mpis)}, the profile ran on {mpi}; "
                         f"measure the profile's MPI (collkit spec --from-profile ... --mpi {mpi})")
     index = {_key(r): r for r in records}
-    algorithms = {(a.collective, a.name): a for a in registry.load()}
-    parts = [_predict_class(c, mpi, index, parsed, algorithms)
+    parts = [_predict_class(c, mpi, index, parsed)
              for c in sorted(profile.classes, key=lambda c: -c.time_max_s)]
     d_total, d_ci = _total(parts, lambda x: x.default_total_s, lambda x: x.default_total_ci)
     r_total, r_ci = _total(parts, lambda x: x.rules_total_s, lambda x: x.rules_total_ci)

@@ -137,6 +137,9 @@ class Profile:
         return sum(c.time_max_s for c in self.classes)
 
     def to_json(self) -> dict:
+        # classes are written largest first; the trace's class indices follow them
+        order = sorted(range(len(self.classes)), key=lambda i: -self.classes[i].time_max_s)
+        new_index = {old: new for new, old in enumerate(order)}
         out = {
             "format": FORMAT, "version": VERSION,
             "complete": self.complete, "exit_status": self.exit_status,
@@ -147,13 +150,14 @@ class Profile:
                     "library_version": self.mpi_library_version},
             "ranks": self.ranks, "ranks_reported": self.ranks_reported, "nodes": self.nodes,
             "hosts": list(self.hosts), "wall_s": self.wall_s, "mpi_span_s": self.mpi_span_s,
-            "classes": [asdict(c) for c in sorted(self.classes, key=lambda c: -c.time_max_s)],
+            "classes": [asdict(self.classes[i]) for i in order],
             "trace": None,
         }
         if self.trace is not None:
             out["trace"] = {"max_calls_per_rank": self.trace.max_calls_per_rank,
                             "ranks": [{"rank": r.rank, "dropped": r.dropped,
-                                       "calls": [list(c) for c in r.calls]} for r in self.trace.ranks]}
+                                       "calls": [[new_index[c[0]], c[1], c[2]] for c in r.calls]}
+                                      for r in self.trace.ranks]}
         return out
 
 

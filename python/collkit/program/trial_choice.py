@@ -21,10 +21,9 @@ from pathlib import Path
 
 from collkit.apply.preload import parse_algorithm
 from collkit.campaign import tuning
-from collkit.common.errors import UserError, did_you_mean
-from collkit.library import registry
+from collkit.common.errors import UserError
 from collkit.mpis import known
-from collkit.tune.writers import collkit as collkit_rules
+from collkit.program import rules_choice
 
 ALGORITHMS = "algorithms"
 COLLKIT_RULES = "collkit-rules"
@@ -77,24 +76,13 @@ def from_options(mpi: str, rules: str | None, algorithms: list[str] | None) -> C
 
 
 def _rules_choice(mpi: str, path: Path, label: str, text: str) -> Choice:
-    tuned_over = collkit_rules.written_for(text)
-    if tuned_over is not None and tuned_over != mpi:
-        raise UserError(f"--rules {label}: tuned over {tuned_over}, not --mpi {mpi}; tune on a campaign of "
-                        f"{mpi} (`collkit tune --format collkit --mpi {mpi}`) or trial with --mpi {tuned_over}")
-    try:
-        lines = collkit_rules.parse(text)
-    except ValueError as exc:
-        raise UserError(f"--rules {label}: not a collkit rules file ({exc}); see docs/preload.md") from None
-    if not lines:
+    # The one reader of collkit rules (program/rules_choice.py): the preload's
+    # checks, an unknown algorithm and rules tuned over another MPI refused
+    # before any run.
+    rules = rules_choice.load_rules(label, mpi)
+    if not rules.lines:
         raise UserError(f"--rules {label}: the file holds no rules, so both variants would be the same "
                         "program; write rules (docs/preload.md) or `collkit tune --format collkit`")
-    # A choice the registry lacks stops the program at MPI_Init; say it before any run.
-    for ln in lines:
-        names = [a.name for a in registry.load() if a.collective == ln.collective]
-        if ln.choice != "library" and ln.choice not in names:
-            raise UserError(f"--rules {label}: unknown {ln.collective} algorithm '{ln.choice}'"
-                            f"{did_you_mean(ln.choice, names)}; see `collkit algorithms --collective "
-                            f"{ln.collective}`")
     return Choice(kind=COLLKIT_RULES, describe=f"collkit rules {path.name}", rules=path)
 
 

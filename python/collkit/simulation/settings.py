@@ -81,6 +81,11 @@ def bench_path() -> Path:
     return build_dir("simgrid") / "bench" / "collkit-bench"
 
 
+def replay_path() -> Path:
+    """collkit-replay (tools/replay/), built beside collkit-bench by smpicc."""
+    return build_dir("simgrid") / "tools" / "replay" / "collkit-replay"
+
+
 def is_sim(arg: object) -> bool:
     return str(arg).startswith(SIM_PREFIX)
 

@@ -1,0 +1,185 @@
+"""`collkit replay` (issue #30): a synthetic `--trace` profile replayed on a
+small simulated machine through collkit-replay under smpirun."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from collkit.cli import main
+from collkit.program import profile_file
+from collkit.program.profile_file import CallClass, Profile, RankTrace, Trace
+from collkit.simulation import settings
+
+REPO = Path(__file__).resolve().parents[2]
+RANKS = 4
+PLATFORM = "sim:fattree-2to1"
+needs_replay = pytest.mark.skipif(shutil.which("smpirun") is None or not settings.replay_path().exists(),
+                                  reason="SimGrid or build/simgrid's collkit-replay missing (make setup)")
+
+
+def cls(collective, nbytes, calls, *, dtype=None, datatype="MPI_BYTE", op=None, root=None, comm="world",
+        size=RANKS, time=1e-3):
+    return CallClass(collective=collective, comm=comm, comm_size=size, bytes=nbytes, datatype=datatype,
+                     dtype=dtype, op=op, root=root, in_place=False, calls=calls, time_max_s=time,
+                     time_sum_s=time * size, ranks=size)
+
+
+CLASSES = (
+    cls("allreduce", 8, 2, dtype="double", datatype="MPI_DOUBLE", op="sum"),      # 0
+    cls("bcast", 64 << 10, 1, root=1),                                           # 1
+    cls("alltoall", 4 << 10, 2),                                                 # 2
+    cls("alltoallv", 100, 1, time=5e-3),                                         # 3: left out
+    cls("allreduce", 4, 1, dtype="int32", datatype="MPI_INT", op="sum", comm="c2x2", size=2),   # 4
+)
+# every rank: allreduce, bcast, allreduce, alltoallv, [c2x2 allreduce on ranks 2, 3], alltoall, alltoall
+SEQUENCE = (0, 1, 0, 3, 4, 2, 2)
+
+
+def profile(path: Path, gap: float = 1e-3, drop_comm: bool = False, trace: bool = True) -> Path:
+    ranks = []
+    for r in range(RANKS):
+        t, calls = 0.0, []
+        for k in SEQUENCE:
+            t += gap
+            # ranks 0 and 1 compute while 2 and 3 call on c2x2: every rank stays in step
+            if not (k == 4 and (r < 2 or drop_comm and r == 3)):
+                calls.append((k, t, 2e-5))
+            t += 2e-5
+        ranks.append(RankTrace(rank=r, dropped=0, calls=tuple(calls)))
+    prof = Profile(complete=True, exit_status=0, incomplete_reason="", created="2026-11-27T08:00:00Z",
+                   collkit_version="test", command=("mpirun", "-n", "4", "./app"), cwd="/tmp",
+                   mpi_name="openmpi", mpi_family="openmpi", mpi_library_version="Open MPI v4.1.4",
+                   ranks=RANKS, ranks_reported=RANKS, nodes=1, hosts=("here",), wall_s=1.0, mpi_span_s=0.9,
+                   classes=CLASSES, trace=Trace(max_calls_per_rank=100, ranks=tuple(ranks)) if trace else None)
+    profile_file.dump(prof, path)
+    return path
+
+
+def cli(capsys, *args):
+    """The command in this process (smpirun still runs as a program): (status, stdout, stderr)."""
+    rc = main(["replay", *map(str, args)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def replay(capsys, *args):
+    rc, out, err = cli(capsys, *args, "--platform", PLATFORM, "--json")
+    assert rc == 0, out + err
+    r = json.loads(out)
+    return r, {(c["class"]["collective"], c["class"]["comm"], c["class"]["bytes"]): c for c in r["classes"]}
+
+
+@needs_replay
+def test_replay_reports_every_class_with_its_calls_and_is_deterministic(capsys, tmp_path):
+    prof = profile(tmp_path / "p.json")
+    r, by = replay(capsys, prof)
+    assert set(by) == {("allreduce", "world", 8), ("bcast", "world", 65536), ("alltoall", "world", 4096),
+                       ("allreduce", "c2x2", 4)}
+    assert [by[k]["calls"] for k in sorted(by)] == [1, 2, 2, 1]  # sorted: c2x2 allreduce first
+    assert all(c["runs"] == "library" and c["simulated_s"] > 0 for c in r["classes"])
+    assert [x["reason"] for x in r["left_out"]] == ["MPI_Alltoallv is not replayed (none of the eight collectives)"]
+    assert r["simulated_span_s"] > r["simulated_total_s"]
+    again, _ = replay(capsys, prof)
+    assert again["classes"] == r["classes"] and again["simulated_span_s"] == r["simulated_span_s"]
+
+
+@needs_replay
+def test_gaps_change_the_span_not_the_class_times(capsys, tmp_path):
+    short, by_short = replay(capsys, profile(tmp_path / "short.json", gap=1e-3))
+    long, by_long = replay(capsys, profile(tmp_path / "long.json", gap=1e-2))
+    for k in by_short:
+        assert by_long[k]["simulated_s"] == pytest.approx(by_short[k]["simulated_s"], rel=1e-9)
+    # seven gaps on the busiest rank, 9 ms longer each (the left-out call's gap too)
+    assert long["simulated_span_s"] - short["simulated_span_s"] == pytest.approx(7 * 9e-3, rel=1e-6)
+
+
+@needs_replay
+def test_rules_change_only_the_class_they_give_to_libcollkit(capsys, tmp_path):
+    prof = profile(tmp_path / "p.json")
+    rules = tmp_path / "app.rules"
+    rules.write_text("alltoall * 4096 bruck\nallreduce * * library\n")
+    _, base = replay(capsys, prof)
+    _, ruled = replay(capsys, prof, "--rules", rules)
+    a2a = ("alltoall", "world", 4096)
+    assert ruled[a2a]["runs"] == "bruck" and base[a2a]["runs"] == "library"
+    assert ruled[a2a]["simulated_s"] != pytest.approx(base[a2a]["simulated_s"], rel=1e-6)
+    for k in base:                         # the alltoalls come last: nothing else may move
+        if k != a2a:
+            assert ruled[k]["simulated_s"] == base[k]["simulated_s"] and ruled[k]["runs"] == "library"
+
+
+@needs_replay
+def test_a_communicator_the_trace_cannot_rebuild_is_left_out(capsys, tmp_path):
+    r, by = replay(capsys, profile(tmp_path / "p.json", drop_comm=True))
+    assert ("allreduce", "c2x2", 4) not in by
+    assert any("c2x2" in x["reason"] for x in r["left_out"])
+
+
+def test_a_preload_fallback_is_honoured(tmp_path):
+    from collkit.program.rules_choice import choose, load_rules
+    rules = tmp_path / "r.rules"
+    rules.write_text("allreduce * * bine_latency\n")
+    c = CLASSES[0]  # double sum: bine_latency's results may differ across ranks
+    assert choose(load_rules(rules), c).fallback == "fp-rank-variant"
+    rules.write_text("allow_fp_rank_variant = true\nallreduce * * bine_latency\n")
+    assert choose(load_rules(rules), c).runs == "bine_latency"
+
+
+def test_bad_input_is_one_line_exit_2(collkit, capsys, tmp_path):
+    no_trace = profile(tmp_path / "nt.json", trace=False)
+    good = profile(tmp_path / "p.json")
+    bad_rules = tmp_path / "bad.rules"
+    bad_rules.write_text("allreduce * * no_such_algorithm\n")
+    small = tmp_path / "small.toml"
+    small.write_text('[simgrid]\nkind = "fattree"\ndown = [2]\nup = [1]\nlink_bw = "25GBps"\nlink_lat = "1us"\n')
+    cases = [
+        ([no_trace, "--platform", PLATFORM], "collkit profile --trace"),
+        ([good, "--platform", REPO / "examples" / "platform-slurm.toml"], "not a simulated machine"),
+        ([good, "--platform", "nosuch.toml"], "replay runs on a simulated machine"),
+        ([good, "--platform", PLATFORM, "--rules", bad_rules], "unknown allreduce algorithm"),
+        ([good, "--platform", small], "do not fit"),
+        ([tmp_path / "missing.json", "--platform", PLATFORM], "cannot read the profile"),
+    ]
+    for args, words in cases:
+        rc, out, err = cli(capsys, *args)
+        assert rc == 2, (args, out, err)
+        assert words in err and len(err.strip().splitlines()) == 1, (args, err)
+    # and as a user runs it: one line, no traceback
+    out = collkit("replay", str(no_trace), "--platform", PLATFORM)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_a_truncated_trace_replays_what_every_member_holds(tmp_path):
+    from collkit.program import replay_input
+    prof = profile_file.load(profile(tmp_path / "p.json"))
+    world = [k for k, c in enumerate(prof.classes) if c.comm == "world" and c.collective != "alltoallv"]
+    ranks = list(prof.trace.ranks)
+    cut = ranks[3].calls[:2]                         # rank 3 recorded only its first two calls
+    ranks[3] = RankTrace(rank=3, dropped=len(ranks[3].calls) - 2, calls=cut)
+    from dataclasses import replace
+    p = replay_input.plan(replace(prof, trace=Trace(max_calls_per_rank=2, ranks=tuple(ranks))), None)
+    assert all(len(calls) == 2 for calls in p.calls)   # allreduce, bcast on every rank: the common prefix
+    assert {p.classes[k].index for calls in p.calls for k, _ in calls} <= set(world)
+    assert any("truncated" in n for n in p.notes) and any("world: 2 calls" in n for n in p.notes)
+    assert any("c2x2" in why for _, why in p.left_out)  # rank 3's c2x2 call is gone: not rebuilt
+
+
+def test_dump_keeps_each_traced_call_with_its_class(tmp_path):
+    # dump writes classes largest first: the trace's indices must follow them
+    prof = profile_file.load(profile(tmp_path / "p.json"))
+    assert prof.classes[0].collective == "alltoallv"          # 5 ms: written first
+    names = [prof.classes[k].collective for k, _, _ in prof.trace.ranks[2].calls]
+    assert names == ["allreduce", "bcast", "allreduce", "alltoallv", "allreduce", "alltoall", "alltoall"]
+
+
+def test_a_trace_without_every_rank_is_refused(tmp_path):
+    from dataclasses import replace
+
+    from collkit.common.errors import UserError
+    from collkit.program import replay_input
+    prof = profile_file.load(profile(tmp_path / "p.json"))
+    partial = replace(prof, trace=Trace(max_calls_per_rank=100, ranks=prof.trace.ranks[:3]))
+    with pytest.raises(UserError, match="3 of the 4 ranks"):
+        replay_input.plan(partial, None)
