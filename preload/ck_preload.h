@@ -14,6 +14,7 @@
 #include <collkit/collkit.h>
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Most algorithms of one collective the shim can name (well above any registry table). */
 #define CKP_MAX_ALGS 32
@@ -85,6 +86,10 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
                  void *rbuf, int rcount, MPI_Datatype rtype, MPI_Op op, int root,
                  MPI_Comm comm);
 
+/* The bytes of one block (count times type size) on the side significant
+ * at this rank (ro from ck_mpi_roles_of); what the rules and the profile count. */
+int ckp_block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes);
+
 /* The large-count interceptors' test (dispatch.c): 1 with int counts in
  * *sc / *rc when every count significant at this rank fits an int (one that is
  * not significant is never read), else 0: the library's _c call. */
@@ -117,6 +122,70 @@ static inline void ckp_set_ierr(MPI_Fint *ierr, int rc)
     void lower##__ params body                                                                     \
     void lower params body                                                                         \
     void upper params body
+
+/* ---------------------------------------------------------------- the profile (profile.c) */
+
+/* The collectives the profile counts: libcollkit's eight (ck_collective
+ * values first), then those the shim only times (always the library). Names
+ * in profile_file.PROFILED. */
+typedef enum {
+    CKP_P_BARRIER = CK_NUM_COLLECTIVES,
+    CKP_P_ALLGATHERV,
+    CKP_P_ALLTOALLV,
+    CKP_P_GATHERV,
+    CKP_P_SCATTERV,
+    CKP_P_REDUCE_SCATTER_V,
+    CKP_P_SCAN,
+    CKP_P_EXSCAN,
+    CKP_P_NUM
+} ckp_profiled;
+
+/* One call as the profile keys it: bytes, root (-1: none), datatype (on the
+ * block's side; MPI_DATATYPE_NULL: none), op (MPI_OP_NULL: none), in place. */
+typedef struct {
+    int coll; /* ck_collective or ckp_profiled */
+    size_t bytes;
+    int root;
+    MPI_Datatype dt;
+    MPI_Op op;
+    int in_place;
+} ckp_call_key;
+
+/* Nonzero when COLLKIT_PROFILE is set (read at MPI_Init). */
+extern int ckp_profile_on;
+/* The profile's clock: the x86 time-stamp counter where the CPU says it is
+ * invariant (constant_tsc and nonstop_tsc), calibrated against PMPI_Wtime
+ * over the run; else PMPI_Wtime in ns. Reading PMPI_Wtime twice a call
+ * (clock_gettime) was about a third of the profile's cost (docs/benchmarks.md). */
+extern int ckp_profile_tsc;
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CKP_HAVE_TSC 1
+#endif
+static inline uint64_t ckp_profile_now(void)
+{
+#ifdef CKP_HAVE_TSC
+    if (ckp_profile_tsc) return __rdtsc();
+#endif
+    return (uint64_t)(PMPI_Wtime() * 1e9);
+}
+/* Nonzero while this thread runs a libcollkit algorithm (dispatch.c): calls
+ * made then are the algorithm's own, neither chosen for nor profiled. */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
+
+/* Before PMPI_Init*: the start of the MPI_Init..MPI_Finalize span. */
+void ckp_profile_mark_init(void);
+/* After PMPI_Init*: reads COLLKIT_PROFILE and COLLKIT_PROFILE_TRACE; 0, or
+ * -1 with one line in err (the ranks agree on it like the rules file). */
+int ckp_profile_setup(char *err, size_t errlen);
+/* After the agreement: the rank's start file (DIR/rank-R.start.json). */
+void ckp_profile_started(void);
+/* Counts one call on comm from t0 to t1 (ckp_profile_now). The key of the
+ * eight is computed from their arguments (ck_mpi_roles_of). */
+void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, uint64_t t1);
+void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_t t1);
+/* At MPI_Finalize (before PMPI_Finalize): DIR/rank-R.json, atomically. */
+void ckp_profile_finish(void);
 
 /* Statistics (report.c). */
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);

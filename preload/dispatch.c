@@ -280,8 +280,9 @@ static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_com
 }
 
 /* Bytes of one block as every rank sees it (see the file's comment), read
- * on the side the descriptor says is significant at this rank. */
-static int block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes)
+ * on the side the descriptor says is significant at this rank. The profile
+ * keys its calls by the same bytes (profile.c). */
+int ckp_block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes)
 {
     const int count = ro->block_from_send ? m->scount : m->rcount;
     int size = 0;
@@ -302,10 +303,12 @@ static int block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *byt
  * helpers may call MPI collectives (ck_nodes_get's allreduce on a split of
  * the communicator); with -Bsymbolic those bind to this shim, and forcing an
  * algorithm on them would recurse without end. They go to the library. */
-static _Thread_local int ckp_inside;
+/* initial-exec: read on every call, and __tls_get_addr cost as much as the
+ * profile's hash (the preload is loaded at start-up, so static TLS is there). */
+__attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
 
-int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                 int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
+static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
 {
     const ck_mpi_args m = {sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm};
     if (ckp_inside) return ck_pmpi_call(c, &m);
@@ -339,7 +342,7 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
      * block_bytes reads the block on such a side: a failure here is an
      * erroneous call at this rank, which the library reports as it would. */
     if (ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
-        block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
+        ckp_block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
         return ck_pmpi_call(c, &m);
     int k = ckp_choose(c, info->size, bytes);
     int col = CKP_LIBRARY;
@@ -369,6 +372,21 @@ int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype sty
     }
     if (timed) ckp_stat_call(c, col, bytes, PMPI_Wtime() - t0);
     else ckp_stat_call(c, col, bytes, 0.0);
+    return rc;
+}
+
+/* The profile times the whole dispatch, choice and fallback included, so
+ * the time it reports is what the program waited for under the rules too. */
+int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                 int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
+{
+    if (!ckp_profile_on || ckp_inside)
+        return dispatch(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
+    const uint64_t t0 = ckp_profile_now();
+    const int rc = dispatch(c, sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm);
+    const uint64_t t1 = ckp_profile_now();
+    const ck_mpi_args m = {sbuf, scount, stype, rbuf, rcount, rtype, op, root, comm};
+    ckp_profile_dispatch(c, &m, t0, t1);
     return rc;
 }
 

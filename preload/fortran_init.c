@@ -10,6 +10,7 @@
 
 void ckp_fortran_init(MPI_Fint *ierr)
 {
+    ckp_profile_mark_init();
     int rc = PMPI_Init(NULL, NULL);
     if (rc == MPI_SUCCESS) ckp_after_init();
     ckp_set_ierr(ierr, rc);
@@ -18,6 +19,7 @@ void ckp_fortran_init(MPI_Fint *ierr)
 void ckp_fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
     int prov = 0;
+    ckp_profile_mark_init();
     int rc = PMPI_Init_thread(NULL, NULL, (int)*required, &prov);
     if (rc == MPI_SUCCESS) ckp_after_init();
     *provided = prov;

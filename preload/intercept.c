@@ -1,5 +1,6 @@
 /* The C entry points: MPI_Init*, MPI_Finalize and the eight collectives,
- * each handing its arguments to ckp_dispatch. */
+ * each handing its arguments to ckp_dispatch (the ones only profiled are in
+ * profile_intercept.c). */
 #include "ck_preload.h"
 
 #include <stdio.h>
@@ -14,25 +15,29 @@ int ckp_after_init(void)
         snprintf(err, sizeof err, "could not create the attribute key of its communicators (MPI error)");
         bad = 1;
     }
-    /* Agree first: a rules file readable on some ranks only must stop them
-     * all, not leave the others waiting in the program's first collective. */
-    int any_bad = bad, rank = 0;
-    PMPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!bad && ckp_profile_setup(err, sizeof err) != 0) bad = 1;
+    /* Agree first: a rules file or profile directory missing on some ranks
+     * must stop them all, not leave the others waiting in the program's
+     * first collective. The lowest failing rank says why. */
+    int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (any_bad) {
-        if (rank == 0)
-            fprintf(stderr, "collkit-preload: %s\n",
-                    bad ? err : "COLLKIT_RULES or COLLKIT_ALGORITHMS failed on another rank; fix: check the file on every node");
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    int mine = bad ? rank : size, first = mine;
+    PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first < size) {
+        if (rank == first) fprintf(stderr, "collkit-preload: %s\n", err);
         fflush(stderr);
         PMPI_Finalize();
         exit(2);
     }
+    ckp_profile_started();
     return MPI_SUCCESS;
 }
 
 int ckp_before_finalize(void)
 {
     int rank = 0;
+    ckp_profile_finish();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (ckp_cfg.report && rank == 0) ckp_report_write();
     ckp_release_world();
@@ -41,6 +46,7 @@ int ckp_before_finalize(void)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    ckp_profile_mark_init();
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) ckp_after_init();
     return rc;
@@ -48,6 +54,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    ckp_profile_mark_init();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) ckp_after_init();
     return rc;

@@ -262,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict_command.add_parser(sub)
     from collkit.program import replay as replay_command
     replay_command.add_parser(sub)
+    from collkit.program import profile as profile_command
+    profile_command.add_parser(sub)
     _add_tune_commands(sub)
     from collkit.mpis import command as mpis_command
     mpis_command.add_parsers(sub)

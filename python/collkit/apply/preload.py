@@ -29,6 +29,8 @@ class PreloadSettings:
     algorithms: tuple[tuple[str, str], ...] = ()  # (collective, algorithm)
     rules: Path | None = None
     report: str | None = None  # "1" (standard error) or a file path
+    profile_dir: Path | None = None  # COLLKIT_PROFILE: where each rank writes its profile
+    profile_trace: int = 0  # COLLKIT_PROFILE_TRACE: calls kept in order per rank
 
     def environment(self) -> dict[str, str]:
         env = {"LD_PRELOAD": str(self.library)}
@@ -38,6 +40,10 @@ class PreloadSettings:
             env["COLLKIT_RULES"] = str(self.rules)
         if self.report is not None:
             env["COLLKIT_REPORT"] = self.report
+        if self.profile_dir is not None:
+            env["COLLKIT_PROFILE"] = str(self.profile_dir)
+            if self.profile_trace:
+                env["COLLKIT_PROFILE_TRACE"] = str(self.profile_trace)
         return env
 
 

@@ -12,7 +12,8 @@
      "classes": [ {class}, ... ],    # sorted by time_max_s, largest first
      "trace": null | {"max_calls_per_rank": 100000,
                       "ranks": [{"rank": 0, "dropped": 0,
-                                 "calls": [[class_index, start_s, duration_s], ...]}]}}
+                                 "calls": [[class_index, start_s, duration_s], ...]}]},
+     "unclassified": {"calls": 0, "time_max_s": 0.0}}   # optional, zeros when absent
 
 A class is one kind of call: collective, communicator, block bytes as the
 preload's rules count them (ck_mpi_roles: bytes of one rank's block),
@@ -39,6 +40,9 @@ datatype, op, root, in place:
   ranks; ranks: how many ranks reported the class.
 * trace start_s: seconds from the end of that rank's MPI_Init to the call's
   start; duration_s: its time inside the library.
+* unclassified: calls the preload timed but could not put in a class (its
+  table of classes full, or erroneous arguments): the most such calls and
+  time on any rank. They are in no class and no trace.
 
 A file that is not JSON, not this format, a newer version, or inconsistent is
 refused with one line (UserError) naming the file; an incomplete profile loads
@@ -128,6 +132,8 @@ class Profile:
     mpi_span_s: float
     classes: tuple[CallClass, ...]
     trace: Trace | None = None
+    unclassified_calls: int = 0
+    unclassified_time_max_s: float = 0.0
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -152,6 +158,7 @@ class Profile:
             "hosts": list(self.hosts), "wall_s": self.wall_s, "mpi_span_s": self.mpi_span_s,
             "classes": [asdict(self.classes[i]) for i in order],
             "trace": None,
+            "unclassified": {"calls": self.unclassified_calls, "time_max_s": self.unclassified_time_max_s},
         }
         if self.trace is not None:
             out["trace"] = {"max_calls_per_rank": self.trace.max_calls_per_rank,
@@ -284,6 +291,7 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
     if len(set(keys)) != len(keys):
         raise _Bad("two classes have the same key")
     ranks = _count(raw, "ranks", "profile", 1, MAX_RANKS)
+    unclassified = raw.get("unclassified", {"calls": 0, "time_max_s": 0.0})
     return Profile(
         complete=_get(raw, "complete", bool, "profile"), exit_status=_get(raw, "exit_status", int, "profile"),
         incomplete_reason=_get(raw, "incomplete_reason", str, "profile"),
@@ -294,7 +302,9 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
         ranks=ranks, ranks_reported=_count(raw, "ranks_reported", "profile", 0, ranks),
         nodes=_count(raw, "nodes", "profile", 0, MAX_RANKS), hosts=tuple(hosts),
         wall_s=_get(raw, "wall_s", float, "profile"), mpi_span_s=_get(raw, "mpi_span_s", float, "profile"),
-        classes=classes, trace=_trace(raw.get("trace"), len(classes)), path=path)
+        classes=classes, trace=_trace(raw.get("trace"), len(classes)),
+        unclassified_calls=_count(unclassified, "calls", "unclassified"),
+        unclassified_time_max_s=_get(unclassified, "time_max_s", float, "unclassified"), path=path)
 
 
 def load(path: str | Path, *, need_complete: bool = False, need_trace: bool = False) -> Profile:

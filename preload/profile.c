@@ -1,0 +1,461 @@
+/* The profile (COLLKIT_PROFILE=DIR): per rank, the calls and the time spent
+ * inside each class of collective call, and optionally the first
+ * COLLKIT_PROFILE_TRACE calls in order. It runs beside pass-through, forcing
+ * and rules alike, since `collkit trial` profiles both variants.
+ *
+ * Bounds: at most CKP_PROFILE_CLASSES (2,048) classes per rank in a fixed table
+ * (open addressing, never resized, so a class's slot and number stay put);
+ * a call of a new class once the table is full, or a call that cannot be
+ * keyed (erroneous arguments), is counted only in the rank's `unclassified`
+ * calls and time, never traced. The trace is one array of 16 bytes a call
+ * (ckp_trace_call), allocated at MPI_Init; calls past it are counted as dropped.
+ * Writing the files is profile_write.c's. */
+#include "ck_preload.h"
+#include "profile.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int ckp_profile_on;
+int ckp_profile_tsc;
+ckp_profile_state ckp_prof;
+
+/* Programs that call collectives from several threads at once
+ * (MPI_THREAD_MULTIPLE) take a spin lock around the table; others pay nothing. */
+static int multi_threaded;
+static atomic_flag table_lock = ATOMIC_FLAG_INIT;
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ckp_profile_mark_init(void)
+{
+    ckp_prof.init_start = monotonic_s();
+}
+
+/* ---------------------------------------------------------------- communicators */
+
+/* Each communicator's label, size and rank, computed once and cached as an
+ * attribute (freed with the communicator): a per-call Comm_compare and
+ * group translation would cost more than the whole profile's budget. */
+static int pkeyval = MPI_KEYVAL_INVALID;
+/* The last communicator looked up, skipping the attribute lookup when a
+ * program calls on one communicator in a row (single-threaded programs only:
+ * the delete callback, which forgets it, runs on the freeing thread). */
+static MPI_Comm last_comm;
+static ckp_pcomm *last_pc;
+static void forget_memos(void);
+
+static int delete_pcomm(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    if (attr == last_pc) last_pc = NULL;
+    forget_memos();
+    free(attr);
+    return MPI_SUCCESS;
+}
+
+static int label_of(MPI_Comm comm, ckp_pcomm *pc)
+{
+    int cmp = MPI_UNEQUAL, rc = PMPI_Comm_test_inter(comm, &pc->inter);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &pc->size);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(comm, &pc->rank);
+    if (rc != MPI_SUCCESS) return rc;
+    pc->leader = -1;
+    if (pc->inter) {
+        pc->kind = CKP_COMM_INTER;
+        return MPI_SUCCESS;
+    }
+    rc = PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp);
+    if (rc != MPI_SUCCESS) return rc;
+    if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) {
+        pc->kind = CKP_COMM_WORLD;
+        return MPI_SUCCESS;
+    }
+    if (pc->size == 1) {
+        pc->kind = CKP_COMM_SELF;
+        return MPI_SUCCESS;
+    }
+    /* c<L>x<N>: L is the world rank of the communicator's rank 0 (-1 for a
+     * process outside MPI_COMM_WORLD, spawned or connected). */
+    MPI_Group g, wg;
+    int zero = 0, leader = MPI_UNDEFINED;
+    rc = PMPI_Comm_group(comm, &g);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Group_translate_ranks(g, 1, &zero, wg, &leader);
+        PMPI_Group_free(&wg);
+    }
+    PMPI_Group_free(&g);
+    pc->kind = CKP_COMM_OTHER;
+    pc->leader = leader == MPI_UNDEFINED ? -1 : leader;
+    return rc;
+}
+
+static int pcomm_of(MPI_Comm comm, ckp_pcomm **out)
+{
+    int found = 0;
+    void *attr = NULL;
+    if (last_pc && comm == last_comm) {
+        *out = last_pc;
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Comm_get_attr(comm, pkeyval, &attr, &found);
+    if (rc != MPI_SUCCESS) return rc;
+    if (found) {
+        *out = attr;
+        if (!multi_threaded) {
+            last_comm = comm;
+            last_pc = attr;
+        }
+        return MPI_SUCCESS;
+    }
+    ckp_pcomm *pc = malloc(sizeof *pc);
+    if (!pc) return MPI_ERR_NO_MEM;
+    rc = label_of(comm, pc);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, pkeyval, pc);
+    if (rc != MPI_SUCCESS) {
+        free(pc);
+        return rc;
+    }
+    *out = pc;
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- the class table */
+
+static uint64_t handle_bits(const void *h, size_t size)
+{
+    uint64_t v = 0;
+    memcpy(&v, h, size < sizeof v ? size : sizeof v);
+    return v;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static int same_key(const ckp_class *e, const ckp_pcomm *pc, const ckp_call_key *k)
+{
+    return e->coll == k->coll && e->bytes == k->bytes && e->root == k->root &&
+           e->in_place == k->in_place && e->comm_kind == pc->kind && e->comm_leader == pc->leader &&
+           e->comm_size == pc->size && e->dt == k->dt && e->op == k->op;
+}
+
+static void unclassified(uint64_t t0, uint64_t t1)
+{
+    ckp_prof.unclassified_calls++;
+    ckp_prof.unclassified_ticks += t1 - t0;
+}
+
+static void count_in(ckp_class *e, uint64_t t0, uint64_t t1)
+{
+    e->calls++;
+    e->ticks += t1 - t0;
+    if (ckp_prof.trace_cap) {
+        if (ckp_prof.ntrace < ckp_prof.trace_cap) {
+            ckp_trace_call *t = &ckp_prof.trace[ckp_prof.ntrace++];
+            t->start = t0 > ckp_prof.zero ? t0 - ckp_prof.zero : 0;
+            t->ticks = (float)(t1 - t0);
+            t->cls = e->number;
+        } else {
+            ckp_prof.dropped++;
+        }
+    }
+}
+
+/* The call's class (made on first use), or NULL when it went unclassified. */
+static ckp_class *record(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
+{
+    uint64_t h = mix(mix(mix((uint64_t)k->coll, k->bytes), (uint64_t)(k->root + 1)),
+                     ((uint64_t)pc->kind << 32) ^ (uint64_t)(uint32_t)pc->leader);
+    h = mix(mix(h, (uint64_t)pc->size * 2u + (uint64_t)k->in_place), handle_bits(&k->dt, sizeof k->dt));
+    h = mix(h, handle_bits(&k->op, sizeof k->op));
+    size_t i = (size_t)h & (CKP_PROFILE_SLOTS - 1);
+    ckp_class *e;
+    for (;;) {
+        e = &ckp_prof.slots[i];
+        if (!e->calls) break;
+        if (same_key(e, pc, k)) break;
+        i = (i + 1) & (CKP_PROFILE_SLOTS - 1);
+    }
+    if (!e->calls) {
+        if (ckp_prof.nclasses >= CKP_PROFILE_CLASSES) {
+            unclassified(t0, t1);
+            return NULL;
+        }
+        e->coll = k->coll;
+        e->bytes = k->bytes;
+        e->root = k->root;
+        e->in_place = k->in_place;
+        e->comm_kind = pc->kind;
+        e->comm_leader = pc->leader;
+        e->comm_size = pc->size;
+        e->dt = k->dt;
+        e->op = k->op;
+        ckp_profile_names(e, k->dt, k->op);
+        e->number = (uint32_t)ckp_prof.nclasses;
+        ckp_prof.order[ckp_prof.nclasses++] = (uint32_t)i;
+    }
+    count_in(e, t0, t1);
+    return e;
+}
+
+static void lock(void)
+{
+    if (multi_threaded)
+        while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire)) {
+        }
+}
+
+static void unlock(void)
+{
+    if (multi_threaded) atomic_flag_clear_explicit(&table_lock, memory_order_release);
+}
+
+static ckp_class *keyed(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
+{
+    if (pc->inter) {
+        /* An intercommunicator's root is MPI_ROOT / MPI_PROC_NULL and its
+         * sides depend on the group: counted with bytes 0 and no root. */
+        const ckp_call_key ik = {k->coll, 0, -1, MPI_DATATYPE_NULL, k->op, 0};
+        return record(pc, &ik, t0, t1);
+    }
+    if (k->root >= pc->size || k->root < -1) {
+        unclassified(t0, t1); /* erroneous: the library has reported it */
+        return NULL;
+    }
+    return record(pc, k, t0, t1);
+}
+
+void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_t t1)
+{
+    ckp_pcomm *pc;
+    lock();
+    if (comm == MPI_COMM_NULL || pcomm_of(comm, &pc) != MPI_SUCCESS) unclassified(t0, t1);
+    else (void)keyed(pc, k, t0, t1);
+    unlock();
+}
+
+/* The last call of each of the eight with its class: a program calls the
+ * same collective with the same arguments again and again, and comparing
+ * them costs less than the roles, the bytes and the table's hash (about 40
+ * of the profile's first 160 ns a call, docs/benchmarks.md). A hit still
+ * re-reads the block's type size, so a datatype freed and its handle reused
+ * for another size is never counted under the old bytes; every memo is
+ * forgotten when any profiled communicator is freed (its handle may come
+ * back as another). Single-threaded programs only. */
+typedef struct {
+    int valid, sip, rip, scount, rcount, root, from_send;
+    MPI_Comm comm;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    size_t bytes;
+    ckp_class *e;
+} ckp_memo;
+
+static ckp_memo memo[CK_NUM_COLLECTIVES];
+
+static void forget_memos(void)
+{
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) memo[c].valid = 0;
+}
+
+static int memo_hit(const ckp_memo *mm, const ck_mpi_args *m)
+{
+    if (!(mm->valid && mm->comm == m->comm && mm->scount == m->scount && mm->rcount == m->rcount &&
+          mm->stype == m->stype && mm->rtype == m->rtype && mm->op == m->op && mm->root == m->root &&
+          mm->sip == (m->sbuf == MPI_IN_PLACE) && mm->rip == (m->rbuf == MPI_IN_PLACE)))
+        return 0;
+    const int count = mm->from_send ? m->scount : m->rcount;
+    int size = 0;
+    if (count == 0) return mm->bytes == 0;
+    return PMPI_Type_size(mm->from_send ? m->stype : m->rtype, &size) == MPI_SUCCESS &&
+           (size_t)count * (size_t)size == mm->bytes;
+}
+
+/* The eight: the same bytes as the rules (ck_mpi_roles_of, ckp_block_bytes),
+ * read on a side significant at this rank. */
+void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, uint64_t t1)
+{
+    ckp_pcomm *pc;
+    if (!multi_threaded && memo_hit(&memo[c], m)) {
+        count_in(memo[c].e, t0, t1);
+        return;
+    }
+    lock();
+    if (m->comm == MPI_COMM_NULL || pcomm_of(m->comm, &pc) != MPI_SUCCESS) {
+        unclassified(t0, t1);
+        unlock();
+        return;
+    }
+    const int has_op = ck_collective_has_op(c);
+    ckp_call_key k = {(int)c, 0, -1, MPI_DATATYPE_NULL, has_op ? m->op : MPI_OP_NULL, 0};
+    ck_mpi_roles ro = {0};
+    if (!pc->inter) {
+        const ck_collective_desc *d = ck_collective_describe(c);
+        if (ck_mpi_roles_of(c, m, pc->size, pc->rank, &ro) != 0 || ckp_block_bytes(&ro, m, &k.bytes) != MPI_SUCCESS) {
+            unclassified(t0, t1);
+            unlock();
+            return;
+        }
+        k.dt = has_op ? m->rtype : (ro.block_from_send ? m->stype : m->rtype);
+        if (d->has_root) k.root = m->root < 0 ? pc->size : m->root;
+        const int ip = (d->in_place == CK_IN_PLACE_SEND && m->sbuf == MPI_IN_PLACE) ||
+                       (d->in_place == CK_IN_PLACE_RECV && m->rbuf == MPI_IN_PLACE);
+        k.in_place = ck_collective_in_place_at(d, ip, pc->rank, m->root);
+    }
+    ckp_class *e = keyed(pc, &k, t0, t1);
+    if (e && !pc->inter && !multi_threaded) {
+        const ckp_memo mm = {1, m->sbuf == MPI_IN_PLACE, m->rbuf == MPI_IN_PLACE, m->scount, m->rcount, m->root,
+                             ro.block_from_send, m->comm, m->stype, m->rtype, m->op, k.bytes, e};
+        memo[c] = mm;
+    }
+    unlock();
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* Whether the time-stamp counter ticks at one rate on every core, in every
+ * power state: Linux's constant_tsc and nonstop_tsc flags. */
+static int invariant_tsc(void)
+{
+#ifdef CKP_HAVE_TSC
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    int ok = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "flags", 5) == 0) {
+            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+            break;
+        }
+    fclose(f);
+    return ok;
+#else
+    return 0;
+#endif
+}
+
+static int parse_trace(const char *text, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < 0 || v > CKP_TRACE_MAX) return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static void release_tables(void)
+{
+    free(ckp_prof.slots);
+    free(ckp_prof.order);
+    free(ckp_prof.trace);
+    ckp_prof.slots = NULL;
+    ckp_prof.order = NULL;
+    ckp_prof.trace = NULL;
+    ckp_prof.trace_cap = 0;
+}
+
+int ckp_profile_setup(char *err, size_t errlen)
+{
+    const char *dir = getenv("COLLKIT_PROFILE");
+    const char *trace = getenv("COLLKIT_PROFILE_TRACE");
+    struct stat st;
+    ckp_profile_on = 0;
+    if (!dir || !*dir) {
+        if (trace && *trace && strcmp(trace, "0") != 0) {
+            snprintf(err, errlen, "COLLKIT_PROFILE_TRACE is set without COLLKIT_PROFILE; fix: set "
+                                  "COLLKIT_PROFILE=DIR too, or unset COLLKIT_PROFILE_TRACE");
+            return -1;
+        }
+        return 0;
+    }
+    if (strlen(dir) >= sizeof ckp_prof.dir - 32) {
+        snprintf(err, errlen, "COLLKIT_PROFILE: the path is longer than %zu characters; fix: use a shorter one",
+                 sizeof ckp_prof.dir - 33);
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, errlen, "COLLKIT_PROFILE: %s is not a writable directory; fix: create it on every node "
+                              "(collkit profile makes one)", dir);
+        return -1;
+    }
+    size_t cap = 0;
+    if (trace && *trace && parse_trace(trace, &cap) != 0) {
+        snprintf(err, errlen, "COLLKIT_PROFILE_TRACE: '%s' is not a number of calls from 0 to %d; fix: e.g. "
+                              "COLLKIT_PROFILE_TRACE=100000", trace, CKP_TRACE_MAX);
+        return -1;
+    }
+    strcpy(ckp_prof.dir, dir);
+    ckp_prof.slots = calloc(CKP_PROFILE_SLOTS, sizeof *ckp_prof.slots);
+    ckp_prof.order = malloc(CKP_PROFILE_CLASSES * sizeof *ckp_prof.order);
+    ckp_prof.trace = cap ? malloc(cap * sizeof *ckp_prof.trace) : NULL;
+    if (!ckp_prof.slots || !ckp_prof.order || (cap && !ckp_prof.trace)) {
+        release_tables();
+        snprintf(err, errlen, "COLLKIT_PROFILE_TRACE=%zu: no memory for %zu bytes of trace; fix: a smaller "
+                              "number of calls", cap, cap * sizeof(ckp_trace_call));
+        return -1;
+    }
+    ckp_prof.trace_cap = cap;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pcomm, &pkeyval, NULL) != MPI_SUCCESS) {
+        release_tables();
+        snprintf(err, errlen, "COLLKIT_PROFILE: could not create an attribute key (MPI error)");
+        return -1;
+    }
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    multi_threaded = provided == MPI_THREAD_MULTIPLE;
+    ckp_profile_tsc = invariant_tsc();
+    ckp_profile_on = 1;
+    return 0;
+}
+
+void ckp_profile_started(void)
+{
+    if (!ckp_profile_on) return;
+    ckp_profile_write_start();
+    /* The trace's zero, after the start file: the program's own time starts here. */
+    ckp_prof.wtime_zero = PMPI_Wtime();
+    ckp_prof.zero = ckp_profile_now();
+}
+
+void ckp_profile_finish(void)
+{
+    if (!ckp_profile_on) return;
+    ckp_prof.span = monotonic_s() - ckp_prof.init_start;
+    /* The ticks' length, from the whole run: PMPI_Wtime's resolution (ns)
+     * over MPI_Init..MPI_Finalize. */
+    const uint64_t ticks = ckp_profile_now() - ckp_prof.zero;
+    const double seconds = PMPI_Wtime() - ckp_prof.wtime_zero;
+    ckp_prof.tick_s = ckp_profile_tsc && ticks > 0 && seconds > 0 ? seconds / (double)ticks : 1e-9;
+    ckp_profile_write_final();
+    ckp_profile_on = 0;
+    int found = 0;
+    void *attr = NULL;
+    /* Freed while freeing is still allowed; other communicators the program
+     * never freed keep their few bytes until exit. */
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, pkeyval, &attr, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, pkeyval);
+    if (PMPI_Comm_get_attr(MPI_COMM_SELF, pkeyval, &attr, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, pkeyval);
+    PMPI_Comm_free_keyval(&pkeyval);
+    release_tables();
+}

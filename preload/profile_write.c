@@ -1,0 +1,211 @@
+/* The profile's files (docs/application-loop.md, "Profile"): per rank,
+ *   DIR/rank-<world rank>.start.json  after MPI_Init: who ran (rank, size,
+ *                                     host, library), so a run that dies
+ *                                     before MPI_Finalize is still told apart
+ *                                     from one that never reached MPI;
+ *   DIR/rank-<world rank>.json        at MPI_Finalize: the same and the
+ *                                     span, the classes and the trace.
+ * Each is written to a temporary name and renamed, so a file with its final
+ * name is always whole. collkit.program.profile reads them. */
+#include "ck_preload.h"
+#include "profile.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RANK_FORMAT "collkit-profile-rank"
+
+static const char *profiled_names[CKP_P_NUM - CK_NUM_COLLECTIVES] = {
+    "barrier", "allgatherv", "alltoallv", "gatherv", "scatterv", "reduce_scatter_v", "scan", "exscan",
+};
+
+static const char *coll_name(int c)
+{
+    return c < CK_NUM_COLLECTIVES ? ck_collective_name((ck_collective)c) : profiled_names[c - CK_NUM_COLLECTIVES];
+}
+
+/* The spec's datatype names (collkit-bench fills these): signed integers by
+ * size, the IEEE floats. Anything else (unsigned, pairs, complex, derived)
+ * has none: a campaign cannot measure it as such. */
+static const char *spec_dtype(MPI_Datatype dt)
+{
+    if (dt == MPI_DATATYPE_NULL) return NULL;
+    const MPI_Datatype ints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG, MPI_INT8_T,
+                                 MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_INTEGER};
+    const MPI_Datatype floats[] = {MPI_FLOAT, MPI_REAL};
+    const MPI_Datatype doubles[] = {MPI_DOUBLE, MPI_DOUBLE_PRECISION};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        if (ints[i] == MPI_DATATYPE_NULL || dt != ints[i]) continue;
+        int size = 0;
+        if (PMPI_Type_size(dt, &size) != MPI_SUCCESS) return NULL;
+        return size == 1 ? "int8" : size == 4 ? "int32" : size == 8 ? "int64" : NULL;
+    }
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        if (floats[i] != MPI_DATATYPE_NULL && dt == floats[i]) return "float";
+    for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++)
+        if (doubles[i] != MPI_DATATYPE_NULL && dt == doubles[i]) return "double";
+    return NULL;
+}
+
+static const char *op_name(MPI_Op op)
+{
+    if (op == MPI_OP_NULL) return NULL;
+    const struct {
+        MPI_Op op;
+        const char *name;
+    } ops[] = {
+        {MPI_SUM, "sum"},   {MPI_MAX, "max"},     {MPI_MIN, "min"},       {MPI_PROD, "prod"},
+        {MPI_LAND, "land"}, {MPI_BAND, "band"},   {MPI_LOR, "lor"},       {MPI_BOR, "bor"},
+        {MPI_LXOR, "lxor"}, {MPI_BXOR, "bxor"},   {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"},
+        {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (op == ops[i].op) return ops[i].name;
+    return "user";
+}
+
+void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0, ni, na, nd, comb;
+    /* A spec names the datatype of reductions only (profile_file.py: dtype). */
+    e->dtype = op != MPI_OP_NULL ? spec_dtype(dt) : NULL;
+    e->op_name = op_name(op);
+    if (dt == MPI_DATATYPE_NULL) {
+        strcpy(e->datatype, "none");
+        return;
+    }
+    if (PMPI_Type_get_name(dt, name, &len) != MPI_SUCCESS || len == 0) {
+        /* An unnamed type: derived unless MPI says it is a named one. */
+        int named = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
+        strcpy(e->datatype, named ? "named" : "derived");
+        return;
+    }
+    /* Cut to the table's width (MPI_MAX_OBJECT_NAME is 64 or 128). */
+    size_t n = strlen(name) < sizeof e->datatype - 1 ? strlen(name) : sizeof e->datatype - 1;
+    memcpy(e->datatype, name, n);
+    e->datatype[n] = '\0';
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_name_or_null(FILE *f, const char *s)
+{
+    if (s) json_string(f, s);
+    else fputs("null", f);
+}
+
+static void header(FILE *f, const char *stage)
+{
+    int rank = 0, size = 0, len = 0;
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "", version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (PMPI_Get_processor_name(host, &len) != MPI_SUCCESS) strcpy(host, "?");
+    if (PMPI_Get_library_version(version, &len) != MPI_SUCCESS) version[0] = '\0';
+    /* Libraries end it with newlines and spaces; trimmed so runs compare equal. */
+    for (size_t n = strlen(version); n > 0 && (version[n - 1] == '\n' || version[n - 1] == ' '); n--)
+        version[n - 1] = '\0';
+    fprintf(f, "{\"format\": \"%s\", \"version\": 1, \"stage\": \"%s\", \"rank\": %d, \"size\": %d, \"host\": ",
+            RANK_FORMAT, stage, rank, size);
+    json_string(f, host);
+    fputs(", \"library_version\": ", f);
+    json_string(f, version);
+    fprintf(f, ", \"pid\": %ld", (long)getpid());
+}
+
+static void classes(FILE *f)
+{
+    fputs(", \"classes\": [", f);
+    for (size_t n = 0; n < ckp_prof.nclasses; n++) {
+        const ckp_class *e = &ckp_prof.slots[ckp_prof.order[n]];
+        fputs(n ? ",\n  {" : "\n  {", f);
+        fprintf(f, "\"collective\": \"%s\", \"comm\": ", coll_name(e->coll));
+        switch (e->comm_kind) {
+        case CKP_COMM_WORLD: fputs("\"world\"", f); break;
+        case CKP_COMM_SELF: fputs("\"self\"", f); break;
+        case CKP_COMM_INTER: fputs("\"inter\"", f); break;
+        default: fprintf(f, "\"c%dx%d\"", e->comm_leader, e->comm_size); break;
+        }
+        fprintf(f, ", \"comm_size\": %d, \"bytes\": %zu, \"datatype\": ", e->comm_size, e->bytes);
+        json_string(f, e->datatype);
+        fputs(", \"dtype\": ", f);
+        json_name_or_null(f, e->dtype);
+        fputs(", \"op\": ", f);
+        json_name_or_null(f, e->op_name);
+        if (e->root >= 0) fprintf(f, ", \"root\": %d", e->root);
+        else fputs(", \"root\": null", f);
+        fprintf(f, ", \"in_place\": %s, \"calls\": %ld, \"time_s\": %.9e}", e->in_place ? "true" : "false",
+                e->calls, (double)e->ticks * ckp_prof.tick_s);
+    }
+    fputs("]", f);
+}
+
+static void trace(FILE *f)
+{
+    if (!ckp_prof.trace_cap) {
+        fputs(", \"trace\": null", f);
+        return;
+    }
+    fprintf(f, ", \"trace\": {\"max_calls\": %zu, \"dropped\": %ld, \"calls\": [", ckp_prof.trace_cap,
+            ckp_prof.dropped);
+    for (size_t i = 0; i < ckp_prof.ntrace; i++) {
+        const ckp_trace_call *t = &ckp_prof.trace[i];
+        fprintf(f, "%s[%u, %.9f, %.6e]", i ? (i % 4 ? ", " : ",\n  ") : "\n  ", t->cls,
+                (double)t->start * ckp_prof.tick_s, (double)t->ticks * ckp_prof.tick_s);
+    }
+    fputs("]}", f);
+}
+
+/* Written whole under a temporary name, then renamed: never half a file
+ * under the final name. A failure is said on standard error; the program
+ * goes on (collkit profile then finds the file missing). */
+static void write_file(const char *stage, const char *suffix, int final)
+{
+    int rank = 0;
+    char path[sizeof ckp_prof.dir + 64], tmp[sizeof ckp_prof.dir + 64];
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(path, sizeof path, "%s/rank-%d%s", ckp_prof.dir, rank, suffix);
+    snprintf(tmp, sizeof tmp, "%s/.rank-%d%s.tmp", ckp_prof.dir, rank, suffix);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "collkit-preload: COLLKIT_PROFILE: cannot write %s; the profile lacks rank %d\n", tmp, rank);
+        return;
+    }
+    header(f, stage);
+    if (final) {
+        fprintf(f, ", \"span_s\": %.9f, \"unclassified\": {\"calls\": %ld, \"time_s\": %.9e}", ckp_prof.span,
+                ckp_prof.unclassified_calls, (double)ckp_prof.unclassified_ticks * ckp_prof.tick_s);
+        classes(f);
+        trace(f);
+    }
+    fputs("}\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "collkit-preload: COLLKIT_PROFILE: cannot write %s; the profile lacks rank %d\n", path, rank);
+        unlink(tmp);
+    }
+}
+
+void ckp_profile_write_start(void)
+{
+    write_file("start", ".start.json", 0);
+}
+
+void ckp_profile_write_final(void)
+{
+    write_file("final", ".json", 1);
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The whole loop of issue #30 on real programs that no one here wrote:
+profile -> spec --from-profile -> run -> tune -> predict -> trial -> replay,
+each step the `collkit` command a user types, its outputs kept in one directory.
+
+    .venv/bin/python scripts/application_loop.py --program hpcc --mpi openmpi \
+        --ranks 4 --runs 8 --out build/app-loop [--replay sim:fattree-small]
+
+Programs (PROGRAMS below): Debian's `hpcc` (linked to Open MPI), and the
+collective tests of mpi4py's PyPI source distribution (`test_cco_buf.py`, run
+as a program; the same buffers, datatypes and ops checked under any algorithm),
+under each MPI mpi4py's wheel loads. Prints a summary and writes DIR/summary.json,
+which `--markdown` turns into the tables of docs/experiments/applications.md.
+tests/python/test_application_loop.py runs it at 4 ranks with small settings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MPI4PY_VERSION = "4.1.2"     # scripts/setup.sh fetches its sdist's tests into build/
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    mpis: tuple[str, ...]                  # the MPIs the program links to
+    describe: str
+    compare: tuple[str, ...]               # collkit trial's output-check options
+    env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        if self.name == "hpcc":
+            return [shutil.which("hpcc") or "hpcc"]
+        # `sh -c` only merges the tests' standard error (where unittest reports)
+        # into standard output, which collkit trial compares; sh execs Python.
+        test = ROOT / "build" / f"mpi4py-{MPI4PY_VERSION}" / "test" / "test_cco_buf.py"
+        return ["/bin/sh", "-c", 'exec "$0" "$1" 2>&1', str(ROOT / ".mpich" / "bin" / "python"), str(test)]
+
+    def prepare(self, run_dir: Path, ranks: int) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if self.name == "hpcc":
+            sys.path.insert(0, str(ROOT / "tests" / "preload"))
+            import sweep  # hpcc's small input, shared with the preload's sweep
+            sweep.hpcc_prepare(run_dir, ranks)
+
+    def missing(self) -> str | None:
+        if self.name == "hpcc":
+            return None if shutil.which("hpcc") else "hpcc is not installed (apt-get install hpcc)"
+        if not (ROOT / ".mpich" / "bin" / "python").exists() or not Path(self.argv()[-1]).exists():
+            return "mpi4py or its tests are missing (bash scripts/setup.sh --tests)"
+        return None
+
+
+# hpcc writes its results to hpccoutf.txt: its own checks (residuals, errors
+# found, the summary's Success flag) must not change; its timings do.
+HPCC_CHECK = ("--compare-command",
+              "grep -E -e ^Success= -e ^Found -e 'tests completed and' -e ^PTRANS_residual= hpccoutf.txt")
+PROGRAMS = {
+    "hpcc": Program("hpcc", ("openmpi",), "HPC Challenge 1.5.0 (Debian package hpcc), N = 200, P x Q = all ranks",
+                    HPCC_CHECK),
+    "mpi4py-cco": Program("mpi4py-cco", ("openmpi", "mpich"),
+                          f"mpi4py {MPI4PY_VERSION}'s test_cco_buf.py (PyPI sdist): 72 tests of the buffer collectives",
+                          ("--compare-regex", r"(Ran \d+ tests|^OK$|FAILED.*)"),
+                          {"MPI4PY_MPIABI": ""}),
+}
+
+
+def collkit(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "collkit", *args]
+    print("$ collkit " + " ".join(args), file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, text=True)
+    print(f"  ({time.monotonic() - t0:.1f} s, exit {proc.returncode})", file=sys.stderr, flush=True)
+    if check and proc.returncode != 0:
+        sys.stdout.write(proc.stdout)
+        raise SystemExit(f"application_loop: `collkit {args[0]}` failed with exit {proc.returncode}")
+    return proc
+
+
+def launcher(mpi: str, ranks: int, prog: Program) -> list[str]:
+    sys.path.insert(0, str(ROOT / "python"))
+    from collkit.mpis import known
+    install = known.find_install(mpi)
+    argv = prog.argv()
+    cmd = install.launch(ranks, Path(argv[0]), argv[1:])
+    # mpi4py's wheel picks its MPI's ABI by the library it finds; say which.
+    env = {k: (mpi if k == "MPI4PY_MPIABI" else v) for k, v in prog.env.items()}
+    if not env:
+        return cmd
+    flags: list[str] = []
+    for k, v in env.items():
+        flags += ["-x", f"{k}={v}"] if install.family == "openmpi" else ["-genv", k, v]
+    return [cmd[0], *flags, *cmd[1:]]
+
+
+def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: float,
+         replay: str | None, quick: bool) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    run_dir = out / "run"
+    prog.prepare(run_dir, ranks)
+    cmd = launcher(mpi, ranks, prog)
+    profile, spec, campaign, rules = out / "profile.json", out / "spec.toml", out / "campaign", out / "tuned.rules"
+    for stale in (profile, spec, rules, out / "tuned.rules.provenance.json"):
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(campaign, ignore_errors=True)
+    summary: dict = {"program": prog.name, "describe": prog.describe, "mpi": mpi, "ranks": ranks,
+                     "command": cmd}
+
+    collkit("profile", "--mpi", mpi, "--trace", "--out", str(profile), "--", *cmd, cwd=run_dir)
+    prof = json.loads(profile.read_text())
+    summary["profile"] = {k: prof[k] for k in ("wall_s", "mpi_span_s", "complete")}
+    summary["profile"]["classes"] = prof["classes"][:8]
+    summary["profile"]["collective_time_s"] = sum(c["time_max_s"] for c in prof["classes"])
+
+    collkit("spec", "--from-profile", str(profile), "--min-share", str(min_share), "--out", str(spec))
+    if quick:   # make test: the shortest measurement that still gives every point a median
+        text = spec.read_text().replace("time_budget_s = 0.02", "time_budget_s = 0.005")
+        spec.write_text(text)
+    collkit("run", str(spec), "--out", str(campaign))
+    collkit("tune", str(campaign), "--format", "collkit", "--mpi", mpi, "--out", str(rules))
+    summary["rules"] = [ln for ln in rules.read_text().splitlines() if ln and not ln.startswith("#")]
+
+    pred = collkit("predict", str(profile), "--campaign", str(campaign), "--rules", str(rules), "--json")
+    summary["predict"] = json.loads(pred.stdout)
+
+    chosen = [ln for ln in summary["rules"] if ln.split()[-1] != "library"]
+    if chosen:
+        trial_json = out / "trial.json"
+        collkit("trial", "--runs", str(runs), "--mpi", mpi, "--rules", str(rules), *prog.compare,
+                "--campaign", str(campaign), "--profile", str(profile), "--json", str(trial_json),
+                "--", *cmd, cwd=run_dir)
+        summary["trial"] = json.loads(trial_json.read_text())
+    else:
+        summary["trial"] = None      # the rules keep the library everywhere: nothing to try
+
+    if replay:
+        rep = collkit("replay", str(profile), "--platform", replay, "--rules", str(rules), "--json")
+        summary["replay"] = json.loads(rep.stdout)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--program", choices=sorted(PROGRAMS), required=True)
+    ap.add_argument("--mpi", required=True)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=8, help="trial runs per variant")
+    ap.add_argument("--min-share", type=float, default=1.0)
+    ap.add_argument("--replay", metavar="sim:NAME", help="also replay the trace on this simulated machine")
+    ap.add_argument("--quick", action="store_true", help="shorter campaign budgets (the test)")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+    prog = PROGRAMS[a.program]
+    if a.mpi not in prog.mpis:
+        print(f"application_loop: {prog.name} runs on {', '.join(prog.mpis)}, not {a.mpi}", file=sys.stderr)
+        return 2
+    why = prog.missing()
+    if why:
+        print(f"application_loop: {why}", file=sys.stderr)
+        return 2
+    out = a.out / f"{prog.name}-{a.mpi}-p{a.ranks}"
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    s = loop(prog, a.mpi, a.ranks, a.runs, out, a.min_share, a.replay, a.quick)
+    p = s["predict"]
+    print(f"{prog.name} on {a.mpi}, {a.ranks} ranks: wall {s['profile']['wall_s']:.3f} s, in collectives "
+          f"{s['profile']['collective_time_s']:.4f} s; predicted default {p['default_total_s']:.4f} s, "
+          f"rules {p['rules_total_s']:.4f} s; summary in {out / 'summary.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
