@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.program.profile_file import (DTYPES, MAX_RANKS, PROFILED, CallClass, RankTrace, Trace)
+from collkit.program.profile_file import (DTYPES, MAX_RANKS, CallClass, RankTrace, Trace,
+                                           is_profiled)
 
 RANK_FORMAT = "collkit-profile-rank"
 # Rooted collectives: only the root may pass MPI_IN_PLACE, so the others
@@ -64,7 +65,7 @@ def _num(obj: dict, key: str, kind=float):
 def _class(raw: object) -> dict:
     if not isinstance(raw, dict):
         raise _Bad("a class is not an object")
-    if raw.get("collective") not in PROFILED:
+    if not is_profiled(raw.get("collective")):
         raise _Bad(f"unknown collective {raw.get('collective')!r}")
     for key in ("comm", "datatype"):
         if not isinstance(raw.get(key), str):
