@@ -52,7 +52,7 @@ def _check_common(s: dict, expected_collectives: set[str]) -> None:
 
 @pytest.mark.skipif(application_loop.PROGRAMS["hpcc"].missing() is not None, reason="hpcc not installed")
 def test_hpcc_under_open_mpi_through_the_whole_loop(tmp_path):
-    s = _run(tmp_path, "--program", "hpcc", "--mpi", "openmpi", "--replay", "sim:fattree-small")
+    s = _run(tmp_path, "--program", "hpcc", "--mpi", "openmpi", "--replay", "sim:fattree-2to1")
     _check_common(s, {"bcast", "allreduce", "alltoall", "reduce"})
     rep = s["replay"]
     assert rep["classes"] and rep["simulated_total_s"] > 0

@@ -197,7 +197,7 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) ->
     r_total, r_ci = _total(parts, lambda x: x.rules_total_s, lambda x: x.rules_total_ci)
     return Prediction(mpi=mpi, campaign=Path(campaign_dir), rules=Path(rules) if rules is not None else None,
                       wall_s=profile.wall_s, classes=tuple(parts), default_total_s=d_total, default_total_ci=d_ci,
-                      rules_total_s=r_total, rules_total_ci=r_ci, measured_total_s=profile.collective_time_s,
+                      rules_total_s=r_total, rules_total_ci=r_ci, measured_total_s=profile.class_time_sum_s,
                       uncovered_s=sum(x.call.time_max_s for x in parts if not x.covered))
 
 

@@ -13,7 +13,8 @@
      "trace": null | {"max_calls_per_rank": 100000,
                       "ranks": [{"rank": 0, "dropped": 0,
                                  "calls": [[class_index, start_s, duration_s], ...]}]},
-     "unclassified": {"calls": 0, "time_max_s": 0.0}}   # optional, zeros when absent
+     "unclassified": {"calls": 0, "time_max_s": 0.0},   # optional, zeros when absent
+     "collectives_busiest_rank_s": 0.09}   # optional: the most time one rank spent in collectives
 
 A class is one kind of call: collective, communicator, block bytes as the
 preload's rules count them (ck_mpi_roles: bytes of one rank's block),
@@ -140,13 +141,24 @@ class Profile:
     trace: Trace | None = None
     unclassified_calls: int = 0
     unclassified_time_max_s: float = 0.0
+    # The most time one rank spent in collectives (its classes and its
+    # unclassified calls); 0 in a file that does not say.
+    busiest_rank_s: float = 0.0
     path: Path | None = field(default=None, compare=False)
 
     @property
-    def collective_time_s(self) -> float:
-        """Time in collectives on the busiest rank, bounded above by the sum of
-        the classes' maxima (the busiest rank may differ per class)."""
+    def class_time_sum_s(self) -> float:
+        """The sum of the classes' busiest-rank times: what per-class
+        predictions add up to, and the whole that a class's share is part of.
+        It can exceed the program's time when different ranks are the busiest
+        in different classes (ranks that wait for each other)."""
         return sum(c.time_max_s for c in self.classes)
+
+    @property
+    def collective_time_s(self) -> float:
+        """The program's time in collectives: the busiest rank's (the sum of
+        the classes' maxima for a file that does not record it)."""
+        return self.busiest_rank_s if self.busiest_rank_s > 0 else self.class_time_sum_s
 
     def to_json(self) -> dict:
         # classes are written largest first; the trace's class indices follow them
@@ -165,6 +177,7 @@ class Profile:
             "classes": [asdict(self.classes[i]) for i in order],
             "trace": None,
             "unclassified": {"calls": self.unclassified_calls, "time_max_s": self.unclassified_time_max_s},
+            "collectives_busiest_rank_s": self.busiest_rank_s,
         }
         if self.trace is not None:
             out["trace"] = {"max_calls_per_rank": self.trace.max_calls_per_rank,
@@ -310,7 +323,9 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
         wall_s=_get(raw, "wall_s", float, "profile"), mpi_span_s=_get(raw, "mpi_span_s", float, "profile"),
         classes=classes, trace=_trace(raw.get("trace"), len(classes)),
         unclassified_calls=_count(unclassified, "calls", "unclassified"),
-        unclassified_time_max_s=_get(unclassified, "time_max_s", float, "unclassified"), path=path)
+        unclassified_time_max_s=_get(unclassified, "time_max_s", float, "unclassified"),
+        busiest_rank_s=_get(raw, "collectives_busiest_rank_s", float, "profile")
+        if "collectives_busiest_rank_s" in raw else 0.0, path=path)
 
 
 def load(path: str | Path, *, need_complete: bool = False, need_trace: bool = False) -> Profile:

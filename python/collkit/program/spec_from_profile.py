@@ -108,7 +108,7 @@ class Selection:
 
 
 def select(profile: Profile, min_share_pct: float) -> Selection:
-    total = profile.collective_time_s
+    total = profile.class_time_sum_s
     kept, unmeasurable, below = [], [], []
     for c in profile.classes:
         target = point_of(c)
@@ -229,7 +229,7 @@ def run(ns: argparse.Namespace) -> int:
     if ns.mpi is not None:
         from collkit.mpis import known
         mpi = known.find(ns.mpi).name
-    if not profile.classes or profile.collective_time_s <= 0:
+    if not profile.classes or profile.class_time_sum_s <= 0:
         raise UserError(f"{ns.from_profile}: the profile records no time in collectives; there is nothing to "
                         "measure (profile a run that calls collectives)")
     sel = select(profile, min_share)
