@@ -15,31 +15,35 @@
 static const char *const backend_names[] = {"mpi", "collkit", "nccl"};
 static const char *const sync_names[] = {"dissemination", "mpi_barrier", "window"};
 static const char *const validate_names[] = {"first", "all", "none"};
+static const char *const granularity_names[] = {"max", "ranks", "none"};
 
 #define NAMES_N(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *backend_name(bench_backend b) { return backend_names[b]; }
 const char *sync_name(bench_sync s) { return sync_names[s]; }
 const char *validate_name(bench_validate v) { return validate_names[v]; }
+const char *granularity_name(bench_granularity g) { return granularity_names[g]; }
 
 typedef enum {
     K_ID, K_COLLECTIVE, K_BACKEND, K_ALGORITHM, K_COUNT, K_DTYPE, K_OP, K_ROOT, K_IN_PLACE,
     K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET,
-    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_NUM
+    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_GRANULARITY, K_NUM
 } key_id;
 
 static const char *const key_names[K_NUM] = {
     "id", "collective", "backend", "algorithm", "count", "dtype", "op", "root", "in_place",
     "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback", "set",
-    "launch_warmup_s", "settle_s",
+    "launch_warmup_s", "settle_s", "granularity",
 };
 
-/* Everything is required except readback, set and the steady-state settings
- * (absent: steady.h's defaults): the CLI always writes the others, so a missing
- * one means the two sides disagree about the contract. */
+/* Everything is required except readback, set, the steady-state settings
+ * (absent: steady.h's defaults) and granularity (absent: max, so that the
+ * CLI's points files of the default stay byte for byte what they were): the
+ * CLI always writes the others, so a missing one means the two sides disagree
+ * about the contract. */
 static int key_required(key_id k)
 {
-    return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S;
+    return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S && k != K_GRANULARITY;
 }
 
 typedef struct {
@@ -283,6 +287,11 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
     case K_VALIDATE:
         if (pick(c, key, val, validate_names, NAMES_N(validate_names), "first, all or none", &e)) return -1;
         pt->validate = (bench_validate)e;
+        return 0;
+    case K_GRANULARITY:
+        if (pick(c, key, val, granularity_names, NAMES_N(granularity_names), "max, ranks or none", &e))
+            return -1;
+        pt->granularity = (bench_granularity)e;
         return 0;
     case K_READBACK:
         if (!readback_ok(val)) return bad_value(c, key, val, "comma-separated control variable names");

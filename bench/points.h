@@ -19,6 +19,10 @@
 typedef enum { BK_MPI, BK_COLLKIT, BK_NCCL } bench_backend;
 typedef enum { SYNC_DISSEMINATION, SYNC_MPI_BARRIER, SYNC_WINDOW } bench_sync;
 typedef enum { VAL_FIRST, VAL_ALL, VAL_NONE } bench_validate;
+/* What the record keeps of the timed iterations (docs/bench-protocol.md,
+ * "Granularity"): the slowest rank per iteration (today's records), that plus
+ * every rank's times and skews (per_rank.c), or only the aggregates. */
+typedef enum { GRAN_MAX, GRAN_RANKS, GRAN_NONE } bench_granularity;
 
 /* Largest accepted count: keeps count x sizeof(type) (the record's `bytes`)
  * inside 64 bits, while p x count x size can still overflow and must be
@@ -43,6 +47,7 @@ typedef struct {
     double settle_s;        /* bound on its warm-up windows; 0: none (steady.h) */
     bench_sync sync;
     bench_validate validate;
+    bench_granularity granularity; /* absent: GRAN_MAX */
     char *readback; /* comma-separated names; "" when absent */
     char *set;      /* comma-separated NAME:VALUE set through MPI_T for this point; "" when absent */
     int line;       /* line in the points file, for messages */
@@ -61,5 +66,6 @@ void points_free(point_list *pl);
 const char *backend_name(bench_backend b);
 const char *sync_name(bench_sync s);
 const char *validate_name(bench_validate v);
+const char *granularity_name(bench_granularity g);
 
 #endif

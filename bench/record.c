@@ -145,6 +145,40 @@ void jb_number(json_builder *b, double v)
     value_done(b);
 }
 
+void jb_float32_base64(json_builder *b, const float *v, size_t n)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    value_start(b);
+    append_str(b, "\"");
+    /* Three bytes in, four characters out; the bytes of each float in
+     * little-endian order whatever the host's, so the reader needs no
+     * knowledge of the machine that wrote them. */
+    unsigned char in[3];
+    size_t have = 0, total = 4 * n;
+    char out[4 * 1024];
+    size_t o = 0;
+    for (size_t i = 0; i < total; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i / 4], sizeof u);
+        in[have++] = (unsigned char)(u >> (8 * (i % 4)));
+        if (have == 3 || i + 1 == total) {
+            uint32_t w = (uint32_t)in[0] << 16 | (have > 1 ? (uint32_t)in[1] << 8 : 0) | (have > 2 ? in[2] : 0);
+            out[o++] = digits[w >> 18 & 63];
+            out[o++] = digits[w >> 12 & 63];
+            out[o++] = have > 1 ? digits[w >> 6 & 63] : '=';
+            out[o++] = have > 2 ? digits[w & 63] : '=';
+            have = 0;
+            if (o == sizeof out) {
+                append(b, out, o);
+                o = 0;
+            }
+        }
+    }
+    append(b, out, o);
+    append_str(b, "\"");
+    value_done(b);
+}
+
 int jb_write_line(json_builder *b, FILE *f)
 {
     if (b->failed) {
@@ -234,6 +268,44 @@ static void instrument_object(json_builder *b, const instr_summary *s)
 }
 #endif
 
+/* Whole nanoseconds: the medians come from float32 cells, whose further digits
+ * are noise, and 1,024 ranks x 4 arrays of them are most of a record's bytes. */
+static void number_array(json_builder *b, const double *v, int n)
+{
+    jb_begin_array(b);
+    for (int i = 0; i < n; i++) jb_number(b, round(v[i] * 1e3) / 1e3);
+    jb_end_array(b);
+}
+
+/* The `per_rank` object of docs/bench-protocol.md, "Per-rank records". */
+static void per_rank_object(json_builder *b, const per_rank_summary *s)
+{
+    jb_begin_object(b);
+    jb_key(b, "iterations"), jb_int(b, s->n);
+    jb_key(b, "of_iterations"), jb_int(b, s->of);
+    jb_key(b, "clock"), jb_string(b, s->clock_global ? "global" : "offset");
+    jb_key(b, "median_us"), number_array(b, s->median_us, s->p);
+    jb_key(b, "arrival_median_us"), number_array(b, s->arrival_median_us, s->p);
+    jb_key(b, "exit_median_us"), number_array(b, s->exit_median_us, s->p);
+    /* All zero on a global clock: left out. */
+    if (!s->clock_global) jb_key(b, "clock_error_us"), number_array(b, s->clock_error_us, s->p);
+    jb_key(b, "matrix");
+    jb_begin_object(b);
+    jb_key(b, "planes");
+    jb_begin_array(b);
+    jb_string(b, "time_us"), jb_string(b, "arrival_us"), jb_string(b, "exit_us");
+    jb_end_array(b);
+    jb_key(b, "shape");
+    jb_begin_array(b);
+    jb_int(b, 3), jb_int(b, s->p), jb_int(b, s->n);
+    jb_end_array(b);
+    jb_key(b, "dtype"), jb_string(b, "float32le");
+    jb_key(b, "base64");
+    jb_float32_base64(b, s->matrix, (size_t)3 * (size_t)s->p * (size_t)s->n);
+    jb_end_object(b);
+    jb_end_object(b);
+}
+
 int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *res,
                  const record_kv *effective, size_t neffective, double floor_us)
 {
@@ -281,10 +353,24 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_key(&b, "sync"), jb_string(&b, sync_name(pt->sync));
     jb_key(&b, "validate"), jb_string(&b, validate_name(pt->validate));
     jb_key(&b, "validated_iterations"), jb_int(&b, res->validated);
-    jb_key(&b, "times_us");
-    jb_begin_array(&b);
-    for (size_t i = 0; i < res->ntimes; i++) jb_number(&b, res->times_us[i]);
-    jb_end_array(&b);
+    /* granularity = "none": aggregates only, the median's interval in place
+     * of the times it is computed from (the readers' fallback). */
+    double ci_lo = 0.0, ci_hi = 0.0;
+    int has_ci = 0;
+    if (pt->granularity == GRAN_NONE) {
+        if ((has_ci = stats_median_ci(res->times_us, res->ntimes, &ci_lo, &ci_hi)) < 0) {
+            jb_free(&b);
+            errno = ENOMEM;
+            return -1;
+        }
+    } else {
+        jb_key(&b, "times_us");
+        jb_begin_array(&b);
+        for (size_t i = 0; i < res->ntimes; i++) jb_number(&b, res->times_us[i]);
+        jb_end_array(&b);
+    }
+    /* Only where it is not the default, so that default records stay as they were. */
+    if (pt->granularity != GRAN_MAX) jb_key(&b, "granularity"), jb_string(&b, granularity_name(pt->granularity));
     jb_key(&b, "stats_us");
     jb_begin_object(&b);
     jb_key(&b, "min"), jb_number(&b, st.min);
@@ -294,6 +380,12 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_key(&b, "p95"), jb_number(&b, st.p95);
     jb_key(&b, "stdev"), jb_number(&b, st.stdev);
     jb_key(&b, "max"), jb_number(&b, st.max);
+    if (has_ci) {
+        jb_key(&b, "median_ci");
+        jb_begin_array(&b);
+        jb_number(&b, ci_lo), jb_number(&b, ci_hi);
+        jb_end_array(&b);
+    }
     jb_end_object(&b);
     jb_key(&b, "algbw_GBps"), jb_number(&b, algbw);
     jb_key(&b, "busbw_GBps"), jb_number(&b, busbw);
@@ -301,6 +393,10 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     jb_begin_object(&b);
     for (size_t i = 0; i < neffective; i++) jb_key(&b, effective[i].name), jb_string(&b, effective[i].value);
     jb_end_object(&b);
+    if (res->per_rank != NULL) {
+        jb_key(&b, "per_rank");
+        per_rank_object(&b, res->per_rank);
+    }
 #ifdef CK_INSTRUMENT
     if (res->instr != NULL) {
         jb_key(&b, "instrument");

@@ -40,6 +40,9 @@ void jb_uint(json_builder *b, uint64_t v);
  * from a clock gone wrong, and a parse error would lose the whole record). */
 void jb_number(json_builder *b, double v);
 
+/* A string value: n floats' little-endian bytes in base64 (RFC 4648). */
+void jb_float32_base64(json_builder *b, const float *v, size_t n);
+
 /* Appends '\n', writes the line, flushes and fsyncs (an fsync error on
  * something that cannot be synced, like a pipe, is not a failure). Returns 0
  * or -1 with errno set. */

@@ -14,6 +14,7 @@
 #include "run_point.h"
 
 #include "backend.h"
+#include "per_rank.h"
 #include "steady.h"
 #include "sync.h"
 #include "validate.h"
@@ -50,6 +51,7 @@ const char *status_name(point_status s)
 void point_result_free(point_result *res)
 {
     free(res->times_us);
+    per_rank_summary_free(res->per_rank);
 #ifdef CK_INSTRUMENT
     instr_summary_free(res->instr);
 #endif
@@ -75,6 +77,11 @@ typedef struct {
     long ramp_calls;     /* test-only slow start (steady_test_ramp): its length in calls, */
     double ramp_s;       /* the first call's extra time, */
     long calls;          /* and the measured calls made so far */
+    double rank_delay_s; /* test-only: this rank's calls made slower (per_rank_test_delay) */
+    int per_rank;        /* granularity = ranks: keep this rank's times (per_rank.h) */
+    per_rank_acc pr;
+    int have_offset;     /* window sync estimated the clock offset: per_rank_end reuses it */
+    double offset, offset_error;
     bench_device *dev;   /* collkit-bench-nccl: the GPU, NULL otherwise */
 #ifdef CK_NCCL
     device_mirror dm;    /* nccl points: the device copies of buf */
@@ -108,6 +115,7 @@ static int preflight(runner *r, point_result *res)
 {
     const bench_point *pt = r->pt;
     r->test_delay_s = test_delay_of(pt);
+    r->rank_delay_s = per_rank_test_delay(r->rank);
     steady_test_ramp(pt, &r->ramp_calls, &r->ramp_s);
     if (pt->backend == BK_COLLKIT) {
         r->alg = backend_collkit_find(pt->coll, pt->algorithm);
@@ -285,6 +293,7 @@ typedef enum { SEP_DISSEMINATION, SEP_BARRIER, SEP_WINDOW } separator;
 
 typedef struct {
     double seconds; /* this rank's time of the call */
+    double entry, exit; /* MPI_Wtime at the call's entry and exit (granularity = ranks) */
     int late;       /* window: the start had passed on arrival */
     double cycle;   /* fill + call + check: all but the wait, for sizing windows */
 } iter_out;
@@ -295,6 +304,7 @@ typedef struct {
 static int iteration(runner *r, long it, separator sep, double start, int check, iter_out *o)
 {
     o->seconds = 0.0;
+    o->entry = o->exit = 0.0;
     o->late = 0;
     double c0 = MPI_Wtime();
     int refill = refill_needed(r, check);
@@ -337,6 +347,10 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         if (r->record_tags) ck_spans_enable(1);
 #endif
         double t0 = sep == SEP_WINDOW ? start : MPI_Wtime();
+        /* A window's time runs from the common start; where a rank really
+         * entered is read only when the record keeps it (granularity = ranks),
+         * so the default's timed region has no extra clock read. */
+        o->entry = sep == SEP_WINDOW && r->per_rank ? MPI_Wtime() : t0;
         int rc = measured_call(r);
         if (r->test_delay_s > 0.0)
             for (double until = MPI_Wtime() + r->test_delay_s; MPI_Wtime() < until;) continue;
@@ -345,6 +359,11 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         ck_spans_enable(0);
 #endif
         o->seconds = t1 - t0;
+        o->exit = t1;
+        /* Test-only slow rank: added like the slow start below, for the same
+         * reason (a busy wait is preempted for tens of ms when oversubscribed). */
+        o->seconds += r->rank_delay_s;
+        o->exit += r->rank_delay_s;
         /* The test-only slow start is added, not waited: on an oversubscribed
          * test machine a busy wait is preempted for tens of ms (20 ms waits
          * measured 17-180 ms), which drowned the ramp the tests look for. */
@@ -551,8 +570,10 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
     int rc;
     if (window) {
         double c0 = MPI_Wtime();
-        rc = sync_clock_offset(r->ctrl, r->rank, r->p, &offset);
+        rc = sync_clock_offset(r->ctrl, r->rank, r->p, &offset, &r->offset_error);
         if (rc != MPI_SUCCESS) return rc;
+        r->offset = offset;
+        r->have_offset = 1;
         ctrl_time = (MPI_Wtime() - c0) / (r->p > 1 ? r->p - 1 : 1);
     }
     long attempted = 0, kept = 0, round = pt->min_iters;
@@ -588,6 +609,7 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
             }
             v[j] = o.seconds;
             v[n + j] = o.late;
+            if (r->per_rank) per_rank_iteration(&r->pr, o.seconds, o.entry, o.exit);
 #ifdef CK_INSTRUMENT
             instr_iteration(&r->ia, j, o.seconds);
 #endif
@@ -604,6 +626,7 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
 #ifdef CK_INSTRUMENT
         instr_round_end(&r->ia, n, v + n);
 #endif
+        if (r->per_rank) per_rank_round_end(&r->pr, n, v + n);
         long late = 0;
         for (long j = 0; j < n; j++) {
             if (v[n + j] > 0.0) {
@@ -664,7 +687,21 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
 #ifdef CK_INSTRUMENT
             r.record_tags = 1;
 #endif
+            r.per_rank = pt->granularity == GRAN_RANKS;
+            if (r.per_rank) per_rank_begin(&r.pr, r.p);
             rc = timed_rounds(&r, res, it, max_cycle);
+            /* Every rank gets here together, as for the tags below; rank 0
+             * alone knows how many times it kept. */
+            if (rc == MPI_SUCCESS && r.per_rank) {
+                int oom_rank = -1;
+                rc = per_rank_end(&r.pr, r.rank, r.p, r.ctrl, r.have_offset, r.offset, r.offset_error,
+                                  (long)res->ntimes, &res->per_rank, &oom_rank);
+                if (rc == MPI_SUCCESS && oom_rank >= 0 && res->status != ST_FAILED) {
+                    res->status = ST_FAILED;
+                    snprintf(res->reason, sizeof res->reason,
+                             "out of memory: rank %d cannot keep the per-rank times", oom_rank);
+                }
+            }
             if (rc == MPI_SUCCESS && res->status == ST_OK && r.rank == 0 && timed_marks(pt, res) != 0) {
                 res->status = ST_FAILED;
                 snprintf(res->reason, sizeof res->reason, "out of memory checking the timed iterations' drift");
@@ -691,6 +728,11 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
         res->ntimes = 0;
         res->unstable[0] = '\0';
     }
+    if (res->status == ST_FAILED) {
+        per_rank_summary_free(res->per_rank);
+        res->per_rank = NULL;
+    }
+    per_rank_acc_free(&r.pr);
 #ifdef CK_INSTRUMENT
     if (res->status == ST_FAILED) {
         instr_summary_free(res->instr);

@@ -8,6 +8,7 @@
 
 #include "agree.h"
 #include "instrument.h"
+#include "per_rank.h"
 #include "points.h"
 
 #include <mpi.h>
@@ -24,6 +25,7 @@ typedef struct {
     long validated;         /* iterations whose result was checked */
     long settle_windows;    /* warm-up windows run until steady (steady.h) */
     char unstable[BENCH_TEXT_LEN]; /* rank 0: why the times are not from a steady state; "" */
+    per_rank_summary *per_rank; /* rank 0, granularity = ranks: every rank's times; NULL otherwise */
 #ifdef CK_INSTRUMENT
     instr_summary *instr;   /* rank 0, collkit-bench-instr: the tags; NULL when failed */
 #endif

@@ -43,6 +43,32 @@ int stats_compute(const double *v, size_t n, bench_stats *s)
     return 0;
 }
 
+int stats_median_ci(const double *v, size_t n, double *lo, double *hi)
+{
+    *lo = *hi = 0.0;
+    if (n == 0) return 0;
+    /* P(B <= k) summed in log space: n may be in the hundreds of thousands. */
+    const double tail = 0.025 + 1e-12, log_half_n = (double)n * log(0.5);
+    double cdf = 0.0;
+    size_t k = 0;
+    int found = 0;
+    for (size_t i = 0; i <= n / 2; i++) {
+        cdf += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + log_half_n);
+        if (cdf > tail) break;
+        k = i;
+        found = 1;
+    }
+    if (!found) return 0;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (sorted == NULL) return -1;
+    memcpy(sorted, v, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    *lo = sorted[k];
+    *hi = sorted[n - 1 - k];
+    free(sorted);
+    return 1;
+}
+
 void stats_bandwidth(ck_collective coll, double bytes, int p, double median_us, double *algbw,
                      double *busbw)
 {

@@ -17,6 +17,14 @@ typedef struct {
  * 0 for n < 2. Returns 0, or -1 when out of memory. */
 int stats_compute(const double *v, size_t n, bench_stats *s);
 
+/* The distribution-free 95 % interval of the median of n values (any order;
+ * not modified): the order statistics k and n-1-k (0-based) for the largest k
+ * with P(B <= k) <= 2.5 %, B ~ Binomial(n, 1/2), the rule of
+ * python/collkit/analysis/stats.py (median_ci_ranks), which reads it back from
+ * records without times (granularity = "none"). Returns 1 with *lo, *hi; 0
+ * when n is too small (below 6) for such an interval; -1 when out of memory. */
+int stats_median_ci(const double *v, size_t n, double *lo, double *hi);
+
 /* algbw and busbw in GB/s (1e9 B/s) for a median time in microseconds.
  * Both 0 when no time was kept (median 0). busbw is algbw times the
  * collective's factor, which at p = 1 is 0 except for bcast and reduce (1). */

@@ -25,10 +25,11 @@ int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag)
  * what fits in a few milliseconds per rank even when oversubscribed. */
 #define PINGS 10
 
-int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset)
+int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset, double *error)
 {
     int rc = MPI_SUCCESS;
     *offset = 0.0;
+    if (error != NULL) *error = 0.0;
     if (rank == 0) {
         /* One rank at a time: concurrent ping-pongs would queue behind each
          * other at rank 0 and inflate the round trips. */
@@ -48,7 +49,10 @@ int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset)
                     best = theirs - 0.5 * (t1 + t2);
                 }
             }
-            rc = MPI_Send(&best, 1, MPI_DOUBLE, r, BENCH_TAG_CLOCK, comm);
+            /* The offset and its uncertainty: the reply was read somewhere
+             * inside the best round trip, so half of it bounds the error. */
+            double answer[2] = {best, 0.5 * best_rtt};
+            rc = MPI_Send(answer, 2, MPI_DOUBLE, r, BENCH_TAG_CLOCK, comm);
             if (rc != MPI_SUCCESS) return rc;
         }
         return MPI_SUCCESS;
@@ -61,7 +65,12 @@ int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset)
         rc = MPI_Send(&now, 1, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm);
         if (rc != MPI_SUCCESS) return rc;
     }
-    return MPI_Recv(offset, 1, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+    double answer[2];
+    rc = MPI_Recv(answer, 2, MPI_DOUBLE, 0, BENCH_TAG_CLOCK, comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    *offset = answer[0];
+    if (error != NULL) *error = answer[1];
+    return MPI_SUCCESS;
 }
 
 /* Closer than this to the start, only spin. */

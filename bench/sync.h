@@ -16,8 +16,10 @@
 int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag);
 
 /* Offset of this rank's MPI_Wtime against rank 0's (local = rank0 + offset),
- * from the ping-pong exchange with the smallest round trip. 0 on rank 0. */
-int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset);
+ * from the ping-pong exchange with the smallest round trip. 0 on rank 0.
+ * *error (when not NULL): half that round trip, the bound on the offset's
+ * error; 0 on rank 0. */
+int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset, double *error);
 
 /* Busy-waits until MPI_Wtime() reaches `local_start`. Returns 1 when the
  * start had already passed on arrival (the iteration is late), else 0. */

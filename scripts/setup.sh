@@ -25,7 +25,8 @@ TEST_PACKAGES=(slurm-wlm munge
                libsimgrid-dev      # SimGrid 3.32: smpicc and smpirun come with the -dev package
                gfortran hpcc       # libcollkit-preload's Fortran test and third-party program (docs/preload.md)
                chromium            # headless, for the HTML report's browser tests (test_report_browser.py)
-               environment-modules)  # the cluster-user check loads MPICH through a modulefile
+               environment-modules  # the cluster-user check loads MPICH through a modulefile
+               tmux)               # a real terminal that test_new.py drives `collkit new` in
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] %s\n' "$*" >&2; exit 2; }
@@ -60,7 +61,7 @@ fi
 # Editable, without compiling: the checkout builds its C parts for two MPIs
 # below (pip install builds for one, the mpicc on PATH).
 # -I: the checkout's build/ folder must not pass for the `build` package.
-if ! .venv/bin/python -I -c 'import collkit.mpis, pytest, build.util, numpy, matplotlib' 2>/dev/null; then
+if ! .venv/bin/python -I -c 'import collkit.mpis, pytest, build.util, numpy, matplotlib, prompt_toolkit' 2>/dev/null; then
     say "installing the collkit package into .venv (editable)"
     .venv/bin/pip install -q --upgrade pip >/dev/null
     COLLKIT_NO_NATIVE=1 .venv/bin/pip install -q -e ".[test]"

@@ -183,7 +183,9 @@ def _add_campaign_commands(sub) -> None:
                        description="One row per point with its identity, status, timing statistics "
                                    "and bandwidths, as CSV or JSON.")
     e.add_argument("dir", type=Path, metavar="DIR", help=_DIR_HELP)
-    e.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
+    e.add_argument("--format", choices=("csv", "json", "ranks"), default="csv",
+                   help="csv (default) or json; ranks: one CSV row per rank of the points measured with "
+                        "[measure] granularity = \"ranks\" (its median, arrival and exit, late or not)")
     e.set_defaults(func=_cmd_export)
 
     _add_compare_command(sub)
@@ -264,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.add_parser(sub)
     from collkit.program import profile as profile_command
     profile_command.add_parser(sub)
+    from collkit.specbuild import command as new_command
+    new_command.add_parser(sub)
     _add_tune_commands(sub)
     from collkit.mpis import command as mpis_command
     mpis_command.add_parsers(sub)

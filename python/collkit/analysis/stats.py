@@ -121,12 +121,18 @@ def median_ci(times: Sequence[float], confidence: float = CONFIDENCE) -> tuple[f
 
 def record_median_ci(record) -> tuple[float, float] | None:
     """A campaign Record's median interval: from its `times_us` when it has them, else
-    the exported columns it was read from (results.csv); None for untimed records."""
+    its `stats_us.median_ci` (granularity = "none") or the exported columns it was read
+    from (results.csv); None for untimed records."""
     if not record.timed:
         return None
     times = record.fields.get("times_us")
     if isinstance(times, list) and times:
         return median_ci(times)
+    # granularity = "none": collkit-bench computed it (same rule) and kept no times
+    kept = (record.fields.get("stats_us") or {}).get("median_ci") if isinstance(record.fields.get("stats_us"),
+                                                                                  dict) else None
+    if isinstance(kept, list) and len(kept) == 2:
+        return float(kept[0]), float(kept[1])
     lo, hi = record.fields.get("time_median_ci_low_us"), record.fields.get("time_median_ci_high_us")
     try:
         return (float(lo), float(hi)) if lo not in (None, "") and hi not in (None, "") else None

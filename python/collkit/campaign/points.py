@@ -67,6 +67,8 @@ class Point:
             fields.append(f"launch_warmup_s={m.launch_warmup_s:g}")
         if m.settle_s is not None:
             fields.append(f"settle_s={m.settle_s:g}")
+        if m.granularity != "max":   # the default's lines stay what they were
+            fields.append(f"granularity={m.granularity}")
         return " ".join(fields)
 
     def describe(self) -> dict:

@@ -40,6 +40,8 @@
     launch_warmup_s = 0.2           # optional: every rank exchanges with every peer this long first
     settle_s = 0.2                  # optional: bound on a point's warm-up windows (0: none)
                                     # (both absent: collkit-bench's defaults, docs/bench-protocol.md)
+    granularity = "max"             # max: the slowest rank per iteration | ranks: also every
+                                    # rank's times and skews | none: aggregates only
 
 A spec with [[case]] tables measures the union of its cases' points (plan.py makes
 each case's points and keeps one per point id); a spec without them measures the top
@@ -69,6 +71,7 @@ from collkit.library.registry import COLLECTIVES, check_collective
 OPS = ("sum", "max", "min", "prod")
 SYNCS = ("dissemination", "mpi_barrier", "window")
 VALIDATIONS = ("first", "all", "none")
+GRANULARITIES = ("max", "ranks", "none")   # docs/bench-protocol.md, "Granularity"
 BACKENDS = ("mpi", "collkit", "nccl")
 METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
@@ -91,7 +94,7 @@ _MEANT = {
     "np": "the key is 'ranks' (a number or a list)",
 }
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
-                 "timeout_s", "launch_warmup_s", "settle_s")
+                 "timeout_s", "launch_warmup_s", "settle_s", "granularity")
 MAX_STEADY_S = 60.0    # collkit-bench's bound on launch_warmup_s and settle_s
 
 
@@ -108,6 +111,9 @@ class Measure:
     # and collkit-bench's default applies (its one home, bench/steady.h).
     launch_warmup_s: float | None = None
     settle_s: float | None = None
+    # What records keep of the timed iterations: "max" (the slowest rank per iteration,
+    # collkit-bench's default: its points-file key is then left out), "ranks", "none".
+    granularity: str = "max"
 
 
 @dataclass(frozen=True)
@@ -222,6 +228,7 @@ def _measure(raw: object) -> Measure:
         launch_warmup_s=_number(raw["launch_warmup_s"], "measure.launch_warmup_s", MAX_STEADY_S)
         if "launch_warmup_s" in raw else None,
         settle_s=_number(raw["settle_s"], "measure.settle_s", MAX_STEADY_S) if "settle_s" in raw else None,
+        granularity=_choice(raw.get("granularity", d.granularity), GRANULARITIES, "measure.granularity"),
     )
     if m.max_iterations < m.min_iterations:
         _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")

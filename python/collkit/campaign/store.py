@@ -9,6 +9,7 @@
     DIR/results.csv      the consolidated table (`collkit export` format)
     DIR/library-<mpi>.txt  with metadata = "full": ompi_info / mpivars output
     DIR/tuning/NAME      the tuning files of `tuned:FILE` selections, as loaded (campaign/tuning.py)
+    DIR/ranks/NAME.f32.gz  granularity = "ranks": each point's rank x iteration matrix (per_rank.py)
     DIR/raw/launch-NNNN.{points,jsonl,stderr}   what each launch was given and wrote
     DIR/.lock, DIR/runner.json, DIR/raw/running.json   the runner's lock and what it runs (ownership.py)
 
@@ -29,7 +30,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from collkit.campaign import ownership, tuning
+from collkit.campaign import ownership, per_rank, tuning
 from collkit.campaign.points import Plan, Point
 from collkit.campaign.record import STATUSES, Counts, Record, current, now  # noqa: F401  (now: launchers' timestamps)
 from collkit.campaign.record import remeasurable
@@ -159,6 +160,8 @@ class Campaign:
             if not remeasurable(held) or not record.timed or not later:
                 return False
             record = record.with_fields(remeasure=int(held.get("remeasure", 0) or 0) + 1)
+        # A per-rank matrix goes to its side file, the record keeps its summaries.
+        record = Record.from_json(per_rank.externalise(record.to_json(), self.path))
         atomic.append_line(self.path / RECORDS, json.dumps(record.to_json(), sort_keys=False))
         self._held()[record.id] = record.to_json()
         return True

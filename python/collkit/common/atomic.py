@@ -17,6 +17,16 @@ def write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_bytes(path: Path, data: bytes) -> None:
+    """write_text for bytes: a sibling temporary file, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def write_json(path: Path, obj: object) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 

@@ -13,7 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
-from collkit.analysis import results
+from collkit.analysis import per_rank, results
 from collkit.campaign import metadata, ownership, plan as planner
 from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
@@ -236,6 +236,11 @@ def print_report(campaign: Campaign) -> int:
     if unstable:
         print("\nPoints measured before a steady state (left out of the summary; docs/bench-protocol.md):")
         print(unstable)
+    ranks = per_rank.table(per_rank.collect(rows, campaign.path))
+    if ranks:
+        print(f"\nPer-rank results (granularity = \"ranks\"; late: median above {per_rank.LATE_FACTOR:g} x "
+              "the point's median rank; docs/bench-protocol.md):")
+        print(ranks)
     skipped = results.skipped_table(rows)
     if skipped:
         print("\nSkipped points, by reason:")
@@ -300,6 +305,10 @@ def report_html(paths: list[Path], html: bool, out: Path | None, figures: Path |
 
 
 def export(path: Path, fmt: str) -> int:
-    rows = Campaign.open(path).records()
+    campaign = Campaign.open(path)
+    rows = campaign.records()
+    if fmt == "ranks":
+        sys.stdout.write(per_rank.to_csv(per_rank.collect(rows, campaign.path)))
+        return 0
     sys.stdout.write(results.to_csv(rows) if fmt == "csv" else results.to_json(rows))
     return 0

@@ -10,6 +10,8 @@ every point in the browser.
 * `curves`: per collective, MPI library and rank count, median time and bus bandwidth
   against size, one line per algorithm, the median's 95 % interval as a band, the
   library default drawn thick and black; log axes.
+* `per_rank`: a point measured with granularity = "ranks": each rank's median time
+  (late ranks in red) and its median arrival and exit after the earliest entry.
 * `best_heatmap`, `ratio_heatmap`, `change_heatmap`: the HTML heatmaps (report/sections.py)
   as figures, written with `--figures` only."""
 
@@ -192,3 +194,21 @@ def _ticks(ax, ranks: list[int], sizes: list[int]) -> None:
     ax.set_yticks(range(len(ranks)), [str(p) for p in ranks], fontsize=7)
     ax.set_xlabel("message size")
     ax.set_ylabel("ranks")
+
+
+def per_rank(pr) -> object:
+    """Bars of each rank's median time, late ones red; arrival and exit medians as lines."""
+    plt = pyplot()
+    r = pr.record
+    fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
+    ranks = [row.rank for row in pr.rows]
+    ax.bar(ranks, [row.median_us for row in pr.rows], width=1.0 if len(ranks) > 64 else 0.8,
+           color=["#d62728" if row.late else "#1f77b4" for row in pr.rows], label="median time")
+    ax.plot(ranks, [row.arrival_median_us for row in pr.rows], color="#2ca02c", lw=1, label="arrival (median)")
+    ax.plot(ranks, [row.exit_median_us for row in pr.rows], color="#7f7f7f", lw=1, label="exit (median)")
+    ax.axhline(pr.typical_us, color="#000000", lw=0.8, ls="--", label="median rank")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("us")
+    ax.set_title(f"{r.collective} {r.label} p={r.ranks} {format_size(r.bytes)}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    return fig

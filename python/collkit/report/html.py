@@ -20,12 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from collkit.analysis import breakdown, compare
+from collkit.analysis import breakdown, compare, per_rank
+from collkit.campaign.sizes import format_size
 from collkit.common.errors import UserError
 from collkit.report import bine, figures, grids, model, sections
 from collkit.report.model import CampaignData
 
 esc = sections.esc
+PER_RANK_FIGURES = 12   # figures of points with late ranks; the table lists them all
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 2em 4em;color:#222;max-width:1500px}
@@ -47,7 +49,7 @@ img.fig{max-width:100%;display:block;margin:.3em 0 1em;border:1px solid #eee}
 table.sortable th{cursor:pointer;user-select:none}table.sortable th.asc:after{content:" ▲"}
 table.sortable th.desc:after{content:" ▼"}
 p.pager{font-size:12px;margin:-.6em 0 1em}p.pager button{margin-left:.5em}
-td.invalid,td.failed,b.bad{color:#b00}td.skipped{color:#777}
+td.invalid,td.failed,td.late,tr.late td,b.bad{color:#b00}td.skipped{color:#777}
 .scroll{max-height:32em;overflow:auto;border:1px solid #eee;display:inline-block;max-width:100%}
 pre{background:#f7f7f7;padding:.6em;overflow:auto}.counts{font-size:15px}.note{color:#555}
 """
@@ -219,6 +221,23 @@ def _campaign(doc: Document, c: CampaignData, k: int, sub: str) -> None:
                 doc.written += written
             if not written:
                 doc.add("<p>Only MPI-library points, which carry no tags.</p>")
+
+    ranked = per_rank.collect(c.records, c.path)
+    if ranked:
+        doc.section(f"{a}-ranks", f"{pre}per-rank picture (granularity = ranks)")
+        doc.add(f'<p class="note">Late: a rank whose median time exceeds {per_rank.LATE_FACTOR:g} x the '
+                "point's median rank (nodes likewise among nodes). Arrival and exit skew: per iteration, the "
+                "latest entry (exit) minus the earliest, median over the iterations; clocks aligned by "
+                "MPI_WTIME_IS_GLOBAL or a ping-pong offset estimate (docs/bench-protocol.md).</p>")
+        doc.add('<div class="scroll">' + sections.sortable(f"{a}-ranks-table", per_rank.HEADERS,
+                                                           sections.per_rank_rows(ranked)) + "</div>")
+        # A figure for each point with a late rank: the picture a reader needs first.
+        for pr in [pr for pr in ranked if pr.late][:PER_RANK_FIGURES]:
+            r = pr.record
+            doc.add(f"<h3>{esc(r.collective)} {esc(r.label)} p={r.ranks} {esc(format_size(r.bytes))}: "
+                    f"late {esc(per_rank.late_text(pr))}</h3>" + sections.per_rank_nodes(pr))
+            doc.figure(figures.per_rank(pr), f"per-rank medians of {r.id}", sub,
+                       f"ranks-{r.collective}-{r.label}-p{r.ranks}-{r.bytes}B".replace(":", "_"))
 
     sim = c.metadata.get("simgrid")
     if isinstance(sim, dict):

@@ -13,7 +13,7 @@ import io
 import json
 import math
 
-from collkit.analysis import results, stats
+from collkit.analysis import per_rank, results, stats
 from collkit.analysis.compare import Comparison, regressions
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
@@ -190,6 +190,28 @@ def problems(records: list[Record], table_id: str) -> str:
     rows = [[_td(r.status, cls=r.status), _td(r.collective), _td(r.label), _td(str(r.ranks), r.ranks),
              _td(format_size(r.bytes), r.bytes), _td(r.reason or "(no reason recorded)")] for r in bad]
     return sortable(table_id, ("status", "collective", "algorithm", "ranks", "size", "reason"), rows)
+
+
+# ------------------------------------------------------------------ per rank
+def per_rank_rows(points: list["per_rank.PointRanks"]) -> list[list]:
+    """The per-rank table's rows (granularity = "ranks"); late ranks in the "late" class."""
+    rows = []
+    for pr in points:
+        r, text = pr.record, per_rank.cells(pr)
+        rows.append([_td(text[0]), _td(text[1]), _td(str(r.ranks), r.ranks), _td(text[3], r.bytes),
+                     _td(text[4], pr.typical_us), _td(text[5], len(pr.late), "late" if pr.late else ""),
+                     _td(text[6], len(pr.late_nodes), "late" if pr.late_nodes else ""),
+                     _td(text[7], pr.arrival_skew_us), _td(text[8], pr.exit_skew_us), _td(text[9], pr.iterations)])
+    return rows
+
+
+def per_rank_nodes(pr: "per_rank.PointRanks") -> str:
+    """Per node: ranks and their median (only when the point ran on more than one node)."""
+    if len(pr.nodes) < 2:
+        return ""
+    body = "".join(f'<tr{" class=late" if n.late else ""}><td>{esc(n.host)}</td><td>{n.ranks}</td>'
+                   f"<td>{_us(n.median_us)}</td></tr>" for n in sorted(pr.nodes, key=lambda n: -n.median_us))
+    return f'<table class="kv"><tr><th>node</th><th>ranks</th><th>median of its ranks (us)</th></tr>{body}</table>'
 
 
 # ------------------------------------------------------------------ comparison
