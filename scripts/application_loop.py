@@ -21,12 +21,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MPI4PY_VERSION = "4.1.2"     # scripts/setup.sh fetches its sdist's tests into build/
+MPI4PY_VERSION = "4.1.2"     # scripts/setup.sh fetches its sdist and its tests into build/
+MPI4PY_SDIST = ROOT / "build" / f"mpi4py-{MPI4PY_VERSION}.tar.gz"
+MPI4PY_TESTS = ROOT / "build" / f"mpi4py-{MPI4PY_VERSION}" / "test"
 
 
 @dataclass(frozen=True)
@@ -37,13 +40,15 @@ class Program:
     compare: tuple[str, ...]               # collkit trial's output-check options
     env: dict[str, str] = field(default_factory=dict)
 
-    def argv(self) -> list[str]:
+    def argv(self, run_dir: Path) -> list[str]:
+        python = str(ROOT / ".mpich" / "bin" / "python")
         if self.name == "hpcc":
             return [shutil.which("hpcc") or "hpcc"]
+        if self.name == "mpi4py-osu-bcast":
+            return [python, str(run_dir / "osu_bcast.py")]
         # `sh -c` only merges the tests' standard error (where unittest reports)
         # into standard output, which collkit trial compares; sh execs Python.
-        test = ROOT / "build" / f"mpi4py-{MPI4PY_VERSION}" / "test" / "test_cco_buf.py"
-        return ["/bin/sh", "-c", 'exec "$0" "$1" 2>&1', str(ROOT / ".mpich" / "bin" / "python"), str(test)]
+        return ["/bin/sh", "-c", 'exec "$0" "$1" 2>&1', python, str(MPI4PY_TESTS / "test_cco_buf.py")]
 
     def prepare(self, run_dir: Path, ranks: int) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -52,12 +57,18 @@ class Program:
             sys.path.insert(0, str(ROOT / "tests" / "preload"))
             import sweep  # hpcc's small input, shared with the preload's sweep
             sweep.hpcc_prepare(run_dir, ranks)
+        elif self.name == "mpi4py-osu-bcast":
+            # The demo as mpi4py's sdist ships it (setup.sh downloads the sdist).
+            with tarfile.open(MPI4PY_SDIST) as tar:
+                member = tar.extractfile(f"mpi4py-{MPI4PY_VERSION}/demo/osu_bcast.py")
+                (run_dir / "osu_bcast.py").write_bytes(member.read())
 
     def missing(self) -> str | None:
         if self.name == "hpcc":
             return None if shutil.which("hpcc") else "hpcc is not installed (apt-get install hpcc)"
-        if not (ROOT / ".mpich" / "bin" / "python").exists() or not Path(self.argv()[-1]).exists():
-            return "mpi4py or its tests are missing (bash scripts/setup.sh --tests)"
+        if not (ROOT / ".mpich" / "bin" / "python").exists() or not MPI4PY_SDIST.exists() \
+                or not (MPI4PY_TESTS / "test_cco_buf.py").exists():
+            return "mpi4py, its sdist or its tests are missing (bash scripts/setup.sh --tests)"
         return None
 
 
@@ -74,8 +85,14 @@ PROGRAMS = {
                     HPCC_CHECK),
     "mpi4py-cco": Program("mpi4py-cco", ("openmpi", "mpich"),
                           f"mpi4py {MPI4PY_VERSION}'s test_cco_buf.py (PyPI sdist): 72 tests of the buffer collectives",
-                          ("--compare-regex", r"(Ran \d+ tests|^OK$|FAILED.*)"),
+                          ("--compare-regex", r"(?m)(Ran \d+ tests|^OK$|^FAILED.*)"),
                           {"MPI4PY_MPIABI": ""}),
+    # A benchmark's results are its timings; what must not change is what it
+    # measured: the sizes column.
+    "mpi4py-osu-bcast": Program("mpi4py-osu-bcast", ("openmpi", "mpich"),
+                                f"mpi4py {MPI4PY_VERSION}'s demo/osu_bcast.py (PyPI sdist): MPI_Bcast of 0 B to 1 MiB, "
+                                "10,000 calls a size up to 8 KiB, 100 above",
+                                ("--compare-regex", r"(?m)^\s*(\d+)\s+\d"), {"MPI4PY_MPIABI": ""}),
 }
 
 
@@ -91,11 +108,11 @@ def collkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproce
     return proc
 
 
-def launcher(mpi: str, ranks: int, prog: Program) -> list[str]:
+def launcher(mpi: str, ranks: int, prog: Program, run_dir: Path) -> list[str]:
     sys.path.insert(0, str(ROOT / "python"))
     from collkit.mpis import known
     install = known.find_install(mpi)
-    argv = prog.argv()
+    argv = prog.argv(run_dir)
     cmd = install.launch(ranks, Path(argv[0]), argv[1:])
     # mpi4py's wheel picks its MPI's ABI by the library it finds; say which.
     env = {k: (mpi if k == "MPI4PY_MPIABI" else v) for k, v in prog.env.items()}
@@ -112,7 +129,7 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     out.mkdir(parents=True, exist_ok=True)
     run_dir = out / "run"
     prog.prepare(run_dir, ranks)
-    cmd = launcher(mpi, ranks, prog)
+    cmd = launcher(mpi, ranks, prog, run_dir)
     profile, spec, campaign, rules = out / "profile.json", out / "spec.toml", out / "campaign", out / "tuned.rules"
     for stale in (profile, spec, rules, out / "tuned.rules.provenance.json"):
         stale.unlink(missing_ok=True)

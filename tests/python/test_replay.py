@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collkit.cli import main
-from collkit.program import profile_file
+from collkit.program import profile_file, replay_input
 from collkit.program.profile_file import CallClass, Profile, RankTrace, Trace
 from collkit.simulation import settings
 
@@ -183,3 +183,19 @@ def test_a_trace_without_every_rank_is_refused(tmp_path):
     partial = replace(prof, trace=Trace(max_calls_per_rank=100, ranks=prof.trace.ranks[:3]))
     with pytest.raises(UserError, match="3 of the 4 ranks"):
         replay_input.plan(partial, None)
+
+
+def test_a_zero_byte_call_is_left_out_not_replayed():
+    # hpcc makes 0-byte bcasts; SMPI 3.32's pipelined bcast (Open MPI selection)
+    # divided by zero on them and killed the whole replay (SIGFPE).
+    zero = cls("bcast", 0, 3, root=0)
+    prof = Profile(complete=True, exit_status=0, incomplete_reason="", created="2026-11-27T08:00:00Z",
+                   collkit_version="test", command=("mpirun",), cwd="/tmp", mpi_name="openmpi",
+                   mpi_family="openmpi", mpi_library_version="x", ranks=RANKS, ranks_reported=RANKS, nodes=1,
+                   hosts=("here",), wall_s=1.0, mpi_span_s=0.9, classes=(CLASSES[0], zero),
+                   trace=Trace(max_calls_per_rank=10, ranks=tuple(
+                       RankTrace(rank=r, dropped=0, calls=((0, 0.001, 1e-5), (1, 0.002, 1e-5)))
+                       for r in range(RANKS))))
+    p = replay_input.plan(prof, None)
+    assert [c.index for c in p.classes] == [0]
+    assert any("0 bytes" in why for _, why in p.left_out)
