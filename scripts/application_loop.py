@@ -9,8 +9,9 @@ each step the `collkit` command a user types, its outputs kept in one directory.
 Programs (PROGRAMS below): Debian's `hpcc` (linked to Open MPI), and the
 collective tests of mpi4py's PyPI source distribution (`test_cco_buf.py`, run
 as a program; the same buffers, datatypes and ops checked under any algorithm),
-under each MPI mpi4py's wheel loads. Prints a summary and writes DIR/summary.json,
-which `--markdown` turns into the tables of docs/experiments/applications.md.
+under each MPI mpi4py's wheel loads. Prints a summary and writes DIR/summary.json;
+`application_loop.py --markdown DIR/*/summary.json` prints the tables of
+docs/experiments/applications.md.
 tests/python/test_application_loop.py runs it at 4 ranks with small settings."""
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ PROGRAMS = {
                     HPCC_CHECK),
     "mpi4py-cco": Program("mpi4py-cco", ("openmpi", "mpich"),
                           f"mpi4py {MPI4PY_VERSION}'s test_cco_buf.py (PyPI sdist): 72 tests of the buffer collectives",
-                          ("--compare-regex", r"(?m)(Ran \d+ tests|^OK$|^FAILED.*)"),
+                          ("--compare-regex", r"(?m)(Ran \d+ tests|^OK$|^FAILED.*)", "--compare-unordered"),
                           {"MPI4PY_MPIABI": ""}),
     # A benchmark's results are its timings; what must not change is what it
     # measured: the sizes column.
@@ -173,8 +174,76 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     return summary
 
 
+def _us(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1e6:.1f}"
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1e3:.1f}"
+
+
+def markdown(paths: list[Path]) -> str:
+    """The tables of docs/experiments/applications.md from summary.json files."""
+    out = []
+    for path in paths:
+        s = json.loads(path.read_text())
+        prof, pred, trial = s["profile"], s["predict"], s.get("trial")
+        out.append(f"### {s['program']} on {s['mpi']}, {s['ranks']} ranks\n")
+        out.append(f"Wall {prof['wall_s']:.3f} s; MPI_Init..Finalize {prof['mpi_span_s']:.3f} s; in collectives "
+                   f"{_ms(prof['collective_time_s'])} ms on the busiest rank (classes' maxima add up to "
+                   f"{_ms(prof['class_time_sum_s'])} ms).\n")
+        out.append("| class | calls | profiled ms | per call µs | campaign default µs [95 %] | ratio | "
+                   "rules' choice | choice µs |")
+        out.append("| --- | ---: | ---: | ---: | --- | ---: | --- | ---: |")
+        for c in pred["classes"][:8]:
+            k = c["class"]
+            where = f"{k['collective']} {k['bytes']} B" + (f" {k['dtype']} {k['op']}" if k["op"] else "") + \
+                (f" root {k['root']}" if k["root"] is not None else "") + ("" if k["comm"] == "world" else f" ({k['comm']})")
+            per = k["time_max_s"] / k["calls"] if k["calls"] else None
+            if not c["covered"]:
+                out.append(f"| {where} | {k['calls']} | {_ms(k['time_max_s'])} | {_us(per)} | not measured: "
+                           f"{c['note']} | - | - | - |")
+                continue
+            ci = c["default_ci"]
+            cis = f" [{_us(ci[0])}, {_us(ci[1])}]" if ci else ""
+            ratio = f"{per / c['default_s']:.2f}" if per and c["default_s"] else "-"
+            out.append(f"| {where} | {k['calls']} | {_ms(k['time_max_s'])} | {_us(per)} | {_us(c['default_s'])}{cis} "
+                       f"| {ratio} | {c['choice']} | {_us(c['rules_s'])} |")
+        dci, rci = pred.get("default_total_ci"), pred.get("rules_total_ci")
+        out.append("")
+        out.append(f"Predicted time in collectives: default {_ms(pred['default_total_s'])} ms"
+                   + (f" [{_ms(dci[0])}, {_ms(dci[1])}]" if dci else "")
+                   + f", rules {_ms(pred['rules_total_s'])} ms" + (f" [{_ms(rci[0])}, {_ms(rci[1])}]" if rci else "")
+                   + f" (profiled classes: {_ms(pred['measured_total_s'])} ms, of which {_ms(pred['uncovered_s'])} ms "
+                   f"not covered); implied wall change {pred['wall_change_pct']:+.2f} %.\n")
+        if not trial:
+            out.append("Trial: not run, the rules keep the library's default everywhere.\n")
+            continue
+        out.append(f"Trial ({trial['runs_per_variant']} runs a variant after {trial['warmup']} warm-up each, "
+                   f"output check: {trial['output_check']}): {trial['status']}.\n")
+        out.append("| measure | default median [95 %] | choice median [95 %] | ratio | p | verdict |")
+        out.append("| --- | --- | --- | ---: | ---: | --- |")
+        for c in trial["comparisons"]:
+            def med(m, ci):
+                return f"{m:.4g} s" + (f" [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else "")
+            out.append(f"| {c['measure']} | {med(c['default_median_s'], c.get('default_ci_s'))} | "
+                       f"{med(c['choice_median_s'], c.get('choice_ci_s'))} | {c['ratio']:.3f} | {c['p']:.3g} | "
+                       f"{c['verdict']} |")
+        rep = s.get("replay")
+        if rep:
+            out.append("")
+            out.append(f"Replay on {rep.get('platform', 'the simulated machine')}: replayed classes measured "
+                       f"{_ms(rep.get('measured_total_s'))} ms, simulated {_ms(rep['simulated_total_s'])} ms; span "
+                       f"measured {rep.get('measured_span_s', 0):.3f} s, simulated {rep['simulated_span_s']:.3f} s.")
+        out.append("")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if len(sys.argv) > 1 and sys.argv[1] == "--markdown":
+        print(markdown([Path(p) for p in sys.argv[2:]]))
+        return 0
     ap.add_argument("--program", choices=sorted(PROGRAMS), required=True)
     ap.add_argument("--mpi", required=True)
     ap.add_argument("--ranks", type=int, default=4)

@@ -191,6 +191,21 @@ def test_rtol_accepts_last_bit_changes_only():
     assert far.difference(["0.3"], ["0.3001"]) is not None and far.difference(["abc"], ["abd"]) is not None
 
 
+def test_unordered_accepts_ranks_lines_in_another_order_not_other_values():
+    # four ranks print "OK" and "Ran 72 tests"; the launcher interleaves them anew each run
+    def out(variant, k):
+        return "Ran 72 tests\nOK\n" * 2 + ("OK\nRan 72 tests\n" if k % 2 else "Ran 72 tests\nOK\n") * 2
+    regex = r"(?m)(Ran \d+ tests|^OK$)"
+    ordered = _execute(_settings(runs=4, check=_check(regex)), FakeProgram(output=out))
+    assert ordered.status == "output changed"
+    check = output_check.from_options(regex, None, None, unordered=True)
+    assert _execute(_settings(runs=4, check=check), FakeProgram(output=out)).status == "complete"
+    assert check.difference(["OK", "Ran 72 tests"], ["Ran 72 tests", "FAILED"]) is not None
+    assert "in any order" in check.describe()
+    with pytest.raises(cli.UserError, match="--compare-unordered"):
+        output_check.from_options(None, None, None, unordered=True)
+
+
 def test_differing_default_runs_say_the_check_catches_run_to_run_values():
     def out(variant, k):
         return f"time = {k}\n"

@@ -7,7 +7,10 @@ matches (group 1 where the pattern has a group, else the whole match), or every
 whitespace-separated word when no pattern is given. Every run must give the
 reference's values (those of the first default run): exactly as text, or with
 --compare-rtol X, as numbers within relative X where both sides read as numbers,
-since a reduction summed in another order may change a float in its last bits."""
+since a reduction summed in another order may change a float in its last bits.
+With --compare-unordered the values are compared as a multiset (both lists
+sorted first): the lines several ranks print reach the launcher's output in an
+order that changes from run to run."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ class OutputCheck:
     pattern: re.Pattern | None = None
     command: tuple[str, ...] = ()
     rtol: float | None = None
+    unordered: bool = False
 
     @property
     def active(self) -> bool:
@@ -37,7 +41,7 @@ class OutputCheck:
         what = f"the output of `{shlex.join(self.command)}`" if self.command else "the program's output"
         how = f"matches of /{self.pattern.pattern}/" if self.pattern is not None else "every word"
         exact = f"equal within relative {self.rtol:g}" if self.rtol is not None else "equal as text"
-        return f"{how} of {what}, {exact}"
+        return f"{how} of {what}, {exact}" + (", in any order" if self.unordered else "")
 
     def text(self, program_stdout: str) -> str:
         """The text to check after a run: the program's output, or the command's."""
@@ -64,6 +68,10 @@ class OutputCheck:
         """None when `got` matches `reference`, else what differs first, in words."""
         if len(got) != len(reference):
             return f"{len(got)} values where the reference has {len(reference)}"
+        if self.unordered:
+            # Sorted as numbers where every value reads as one (so that a
+            # tolerance pairs the right values), else as text.
+            reference, got = sorted(reference, key=_order), sorted(got, key=_order)
         for i, (a, b) in enumerate(zip(reference, got)):
             if not self._same(a, b):
                 return f"value {i + 1} is {b!r} where the reference has {a!r}"
@@ -81,11 +89,19 @@ class OutputCheck:
         return math.isclose(x, y, rel_tol=self.rtol, abs_tol=0.0)
 
 
+def _order(value: str) -> tuple:
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
+
+
 class CompareCommandFailed(Exception):
     """The compare command failed after a run: the trial stops as on a failed run."""
 
 
-def from_options(regex: str | None, command: str | None, rtol: float | None) -> OutputCheck:
+def from_options(regex: str | None, command: str | None, rtol: float | None,
+                 unordered: bool = False) -> OutputCheck:
     pattern = None
     if regex is not None:
         try:
@@ -114,4 +130,7 @@ def from_options(regex: str | None, command: str | None, rtol: float | None) -> 
                             "--compare-command too")
         if not (math.isfinite(rtol) and 0 <= rtol < 1):
             raise UserError(f"--compare-rtol {rtol}: give a relative tolerance in [0, 1), e.g. 1e-12")
-    return OutputCheck(pattern=pattern, command=argv, rtol=rtol)
+    if unordered and pattern is None and not argv:
+        raise UserError("--compare-unordered says how to compare the output; give --compare-regex or "
+                        "--compare-command too")
+    return OutputCheck(pattern=pattern, command=argv, rtol=rtol, unordered=unordered)

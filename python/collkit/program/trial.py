@@ -269,7 +269,8 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
     command = _launcher(ns.launch)
     mpi = ns.mpi or known.default_name()
     known.find(mpi)
-    check = output_check.from_options(ns.compare_regex, ns.compare_command, ns.compare_rtol)
+    check = output_check.from_options(ns.compare_regex, ns.compare_command, ns.compare_rtol,
+                                      ns.compare_unordered)
     choice = choices.from_options(mpi, ns.rules, ns.algorithm)
     campaign = profile = None
     if ns.profile is not None and ns.campaign is None:
@@ -348,6 +349,9 @@ def add_parser(sub) -> None:
                    help="run CMD after each run and compare its output (for results written to files)")
     p.add_argument("--compare-rtol", type=float, metavar="X",
                    help="compare numbers within relative tolerance X instead of as text")
+    p.add_argument("--compare-unordered", action="store_true",
+                   help="compare the values in any order (lines printed by several ranks interleave "
+                        "differently from run to run)")
     p.add_argument("--campaign", metavar="DIR", help="show the prediction from this campaign beside the runs")
     p.add_argument("--profile", metavar="FILE",
                    help="the profile the prediction uses (default: the first default run's)")
