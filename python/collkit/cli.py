@@ -73,6 +73,10 @@ def _cmd_check(ns: argparse.Namespace) -> int:
 
 def _cmd_list(ns: argparse.Namespace) -> int:
     from collkit.analysis import listing
+    if ns.parameters is not None:
+        if ns.backend or ns.collective:
+            raise UserError("--parameters lists each library's parameters: give it alone (with --mpi, --json)")
+        return listing.parameters(ns.mpi, ns.parameters, ns.json)
     return listing.run(ns.backend, ns.collective, ns.mpi, ns.json)
 
 
@@ -250,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--collective", metavar="C", help=_collective_help())
     ls.add_argument("--mpi", metavar="NAME", help="only this known MPI (an error if it is missing)")
     ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.add_argument("--parameters", nargs="?", const="", metavar="TEXT",
+                    help="instead: the parameters a spec's [parameters.NAME] may sweep (names containing TEXT)")
     ls.set_defaults(func=_cmd_list)
     _add_campaign_commands(sub)
     from collkit.traffic import command as traffic_command

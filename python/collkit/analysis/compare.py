@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from collkit.analysis import stats
-from collkit.campaign.points import label
+from collkit.campaign.points import label, parse_parameters
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
 from collkit.campaign.store import Campaign
@@ -38,7 +38,7 @@ from collkit.common.errors import UserError, did_you_mean
 from collkit.common.table import render
 
 IDENTITY = ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes", "dtype", "op", "root",
-            "in_place")
+            "in_place", "parameters")
 MAX_PCT = 10000.0
 
 
@@ -69,10 +69,11 @@ class Row:
     p_holm: float | None = None
     verdict: str = ""
     note: str = ""
+    parameters: str = ""      # the [parameters.NAME] setting (points.format_parameters), "" for none
 
     @property
     def label(self) -> str:
-        return label(self.backend, self.mpi, self.algorithm)
+        return label(self.backend, self.mpi, self.algorithm, parse_parameters(self.parameters))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 For backend ``mpi``, each MPI library found here and, per collective, every
 algorithm it can be forced to run (canonical name, native name and id, the
 conditions it needs) after a line for the library's default. For backend
-``collkit``, libcollkit's registry."""
+``collkit``, libcollkit's registry. With ``--parameters [TEXT]``, instead, the
+parameters a spec's ``[parameters.NAME]`` may sweep (backends/parameters.py): each
+MPI's as its tool lists them and NCCL's documented ones, those whose name contains
+TEXT (any case)."""
 
 from __future__ import annotations
 
@@ -47,6 +50,41 @@ def _mpi_rows(offer: backends.LibraryOffer, collective: str | None) -> list[list
             native_id = "" if alg.native_id == alg.native else alg.native_id
             rows.append([coll, alg.name, alg.native, native_id, notes])
     return rows
+
+
+def _parameter_rows(params, text: str) -> list[list[str]]:
+    rows = []
+    for p in sorted(params.values(), key=lambda p: p.name):
+        if text.lower() in p.name.lower():
+            notes = "; ".join(x for x in ("forced algorithms only" if p.forced_only else "",
+                                          "" if p.readable else "not read back") if x)
+            rows.append([p.name, p.describe(), notes])
+    return rows
+
+
+def parameters(mpi: str | None, text: str, as_json: bool) -> int:
+    """`collkit list --parameters [TEXT]`: what [parameters.NAME] may name, per library."""
+    from collkit.backends.parameters import NCCL
+    offers, missing = _offers(mpi)
+    tables = [(f"{o.library} (read from {o.tool})", o.mpi, o.parameters) for o in offers]
+    if mpi is None:
+        tables.append(("NCCL (its documented variables; [parameters.nccl])", "nccl", NCCL))
+    if as_json:
+        print(json.dumps({"parameters": [{"library": lib, "parameters": [
+            {"name": n, "kind": k, "values": r, "notes": x} for n, r, x in _parameter_rows(ps, text)
+            for k in (ps[n].kind,)]} for _, lib, ps in tables],
+            "unavailable": [{"mpi": n, "error": why} for n, why in missing]}, indent=2))
+        return 0
+    out = []
+    for title, _, params in tables:
+        rows = _parameter_rows(params, text)
+        if rows:
+            out += [title, render(["parameter", "values", "notes"], rows), ""]
+    if not out:
+        out.append(f"no parameter name contains '{text}'")
+    out += [f"{name}: not available: {why}\n" for name, why in missing]
+    sys.stdout.write("\n".join(out).rstrip("\n") + "\n")
+    return 0
 
 
 def run(backend: str | None, collective: str | None, mpi: str | None, as_json: bool) -> int:

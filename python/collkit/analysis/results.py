@@ -25,6 +25,8 @@ CI_COLUMNS = ("time_median_ci_low_us", "time_median_ci_high_us")
 # collkit-bench measured in its launch), and why its times may hold start-up costs
 # (docs/bench-protocol.md, "Steady state"); each empty when there is nothing to say.
 FLAG_COLUMNS = ("implausible", "unstable")
+# Last, only in campaigns with [parameters.NAME]: the setting a point ran with (NAME=VALUE;...).
+PARAMETER_COLUMNS = ("parameters",)
 
 
 # A row of the export is a Record (campaign/record.py): its typed attributes, in COLUMNS order.
@@ -37,14 +39,15 @@ def read_csv(path: Path) -> list[Record]:
 
 
 def sort_rows(rows: list[Record]) -> list[Record]:
-    return sorted(rows, key=lambda r: (r.collective, r.mpi, r.ranks, r.bytes, r.backend, r.algorithm))
+    return sorted(rows, key=lambda r: (r.collective, r.mpi, r.ranks, r.bytes, r.backend, r.algorithm, r.parameters))
 
 
 def columns(rows: list[Record]) -> tuple[str, ...]:
     """COLUMNS, the breakdown columns when some point carries a breakdown, then
-    CI_COLUMNS and FLAG_COLUMNS."""
+    CI_COLUMNS and FLAG_COLUMNS, and PARAMETER_COLUMNS when some point has a setting."""
     base = COLUMNS + BREAKDOWN_COLUMNS if any(r.comm_us is not None for r in rows) else COLUMNS
-    return base + CI_COLUMNS + FLAG_COLUMNS
+    tail = PARAMETER_COLUMNS if any(r.parameters for r in rows) else ()
+    return base + CI_COLUMNS + FLAG_COLUMNS + tail
 
 
 def values(r: Record, cols: tuple[str, ...]) -> list:
@@ -174,7 +177,7 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
         # a point faster than one message can travel is an artifact: never the best
         plausible = [r for r in members if not r.implausible] or members
         best = min(plausible, key=lambda r: r.time_median_us)
-        default = next((r for r in members if r.backend == "mpi" and r.algorithm == "default"), None)
+        default = next((r for r in members if r.library_default), None)
         found.append((key, members, best, default))
     pairs = [i for i, (_, _, best, default) in enumerate(found) if default is not None and default is not best]
     _, raw = stats.mann_whitney([_times(found[i][2]) for i in pairs], [_times(found[i][3]) for i in pairs])

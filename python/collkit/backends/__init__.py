@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collkit.backends.parameters import Parameter
 from collkit.common.errors import UserError, did_you_mean
 from collkit.common.tool import run_tool
 from collkit.mpis.install import MPIInstall
@@ -127,6 +128,8 @@ class LibraryOffer:
     enums: dict[str, dict[str, str]] = field(default_factory=dict)
     tool: str = ""             # the program whose output this offer was read from
     unforceable: str = ""      # set: collkit cannot force this library's algorithms, and why
+    # the library's parameters a spec may sweep ([parameters.NAME]), by name (backends/parameters.py)
+    parameters: dict[str, "Parameter"] = field(default_factory=dict)
 
     def for_collective(self, collective: str) -> list[LibraryAlgorithm]:
         coll = check_collective(collective)

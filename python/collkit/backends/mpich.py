@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
+from collkit.backends.parameters import mpich_parameter
 from collkit.common.errors import UserError
 from collkit.mpis.install import MPIInstall
 from collkit.library.registry import COLLECTIVES
@@ -264,9 +265,10 @@ def build_offer(cvars: dict[str, Cvar], version: str = "", tool: str = "") -> Li
                 collective=coll, name=name, native=native, native_id=native,
                 env=dict(FORCE_ENV), cvars={var: native}, readback=default_readback(coll),
                 requires=requires, note=note))
+    params = {c.name: mpich_parameter(c.name, c.value, c.items) for c in cvars.values()}
     return LibraryOffer(mpi="mpich", library=library, algorithms=tuple(algorithms),
                         defaults=defaults, default_native=default_native,
-                        excluded=tuple(excluded), enums=enums, tool=tool)
+                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params)
 
 
 def find_tool(mpi: MPIInstall) -> Path:

@@ -26,10 +26,11 @@ its calls and the pml monitoring component (which peer got how many bytes):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
+from collkit.backends.parameters import ompi_parameter
 from collkit.common.errors import UserError
 from collkit.mpis.install import MPIInstall
 from collkit.library.registry import COLLECTIVES
@@ -209,6 +210,9 @@ PASS_THROUGH = frozenset({"self", "inter", "sync", "monitoring", "cuda", "accele
 _ENUM = re.compile(r"^mca:coll:tuned:param:coll_tuned_(\w+)_algorithm:enumerator:value:(-?\d+):(.+)$")
 _VALUE = re.compile(r"^mca:coll:(\w+):param:(\w+):value:(.*)$")
 _COMPONENT = re.compile(r"^mca:coll:(\w+):version:")
+# Any framework's parameter: its type and enumerators (backends/parameters.py).
+_PARAM_TYPE = re.compile(r"^mca:\w+:\w+:param:(\w+):type:(\w+)$")
+_PARAM_ENUM = re.compile(r"^mca:\w+:\w+:param:(\w+):enumerator:value:(-?\d+):(.+)$")
 _VERSION = re.compile(r"^ompi:version:full:(.+)$")
 
 
@@ -219,6 +223,9 @@ class OmpiInfo:
     enumerators: dict[str, list[tuple[str, str]]]  # tuned param stem -> [(id, name)]
     values: dict[str, str]                   # coll parameter -> current value
     priorities: dict[str, int]               # coll component -> priority
+    # every MCA parameter ompi_info lists (all frameworks): name -> type, and enumerators
+    types: dict[str, str] = field(default_factory=dict)
+    param_enums: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def parse(text: str) -> OmpiInfo:
@@ -228,7 +235,13 @@ def parse(text: str) -> OmpiInfo:
     enums: dict[str, list[tuple[str, str]]] = {}
     values: dict[str, str] = {}
     priorities: dict[str, int] = {}
+    types: dict[str, str] = {}
+    param_enums: dict[str, list[tuple[str, str]]] = {}
     for line in text.splitlines():
+        if m := _PARAM_TYPE.match(line):
+            types[m.group(1)] = m.group(2)
+        elif m := _PARAM_ENUM.match(line):
+            param_enums.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
         if m := _ENUM.match(line):
             enums.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
         elif m := _VALUE.match(line):
@@ -244,7 +257,7 @@ def parse(text: str) -> OmpiInfo:
                 components.append(m.group(1))
         elif m := _VERSION.match(line):
             version = m.group(1).strip()
-    return OmpiInfo(version, tuple(components), enums, values, priorities)
+    return OmpiInfo(version, tuple(components), enums, values, priorities, types, param_enums)
 
 
 def canonical(collective: str, native: str) -> str:
@@ -339,9 +352,10 @@ def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
         rules = f"; dynamic rules file {rules_file} is set" if rules_file else ""
         defaults[coll] = ("coll/tuned picks per call from its fixed decision rules "
                           f"(communicator size, message size){rules}")
+    params = {name: ompi_parameter(name, t, info.param_enums.get(name, [])) for name, t in info.types.items()}
     return LibraryOffer(mpi="openmpi", library=library, algorithms=tuple(algorithms),
                         defaults=defaults, default_native=default_native,
-                        excluded=tuple(excluded), enums=enums, tool=tool)
+                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params)
 
 
 def find_tool(mpi: MPIInstall) -> Path:

@@ -249,6 +249,61 @@ def _default_readback(family: str, coll: str) -> tuple[str, ...]:
     return tuple(backends.default_readback(family, coll))
 
 
+def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[str, str], ...]]]:
+    """[parameters.NAME] checked against what the library reports (backends/parameters.py),
+    before anything launches, as every combination of the values: table -> settings."""
+    import itertools
+
+    from collkit.backends import parameters
+    out: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+    for table, values in spec.parameters.items():
+        if table == "nccl":
+            family, known, library = "nccl", parameters.NCCL, "NCCL"
+        else:
+            offer = offers[table]
+            family, known, library = offer.mpi, offer.parameters, offer.library
+        checked = parameters.check(table, family, library, known, values)
+        names = list(checked)
+        out[table] = [tuple(zip(names, combo)) for combo in itertools.product(*(checked[n] for n in names))]
+    return out
+
+
+def _parameter_env(family: str, name: str) -> str:
+    """The environment variable that sets a parameter: Open MPI reads MCA parameters as
+    OMPI_MCA_<name>, MPICH its CVARs and NCCL its variables under their own names."""
+    return f"OMPI_MCA_{name}" if family == "openmpi" else name
+
+
+def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[Point]:
+    """Each point of a library with [parameters.NAME] once per setting: the values in its
+    environment (so a setting is a launch of its own: the libraries read them at start-up),
+    read back through MPI_T where the library reports them. The library's default also
+    stays as it ships (the baseline of report and tune), and is not crossed with parameters
+    that shape forced algorithms only (Open MPI's coll/tuned per-algorithm ones); nor are
+    `tuned:FILE` points (their file sets segment and fanout)."""
+    from collkit.backends import parameters
+    out: list[Point] = []
+    for p in points:
+        table = "nccl" if p.backend == "nccl" else p.mpi if p.backend == "mpi" else None
+        if table not in settings or p.tuning_file:
+            out.append(p)
+            continue
+        if table == "nccl":
+            family, known = "nccl", parameters.NCCL
+        else:
+            family, known = offers[table].mpi, offers[table].parameters
+        for setting in settings[table]:
+            if p.algorithm == "default":
+                out.append(p)     # the same id for every setting: build() keeps one
+                setting = tuple((k, v) for k, v in setting if not known[k].forced_only)
+                if not setting:
+                    continue
+            env = dict(p.env) | {_parameter_env(family, k): v for k, v in setting}
+            readback = tuple(dict.fromkeys(p.readback + tuple(k for k, _ in setting if known[k].readable)))
+            out.append(replace(p, env=tuple(sorted(env.items())), readback=readback, params=setting))
+    return out
+
+
 def _portable_names(registry: list[Algorithm]) -> dict[str, set[str]]:
     """Canonical names a spec written for a real machine may use (libcollkit's and
     the Open MPI / MPICH tables'): on a simulated platform, where SMPI lacks one,
@@ -368,9 +423,12 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
                             "Open MPI or MPICH tuning file); run it on a real platform")
     if not strict:
         _check_names(spec, registry, offers, platform)
+    settings = _parameter_settings(spec, offers or {})
     points: list[Point] = []
     for variant in variants:
         points += _variant_points(variant, platform, registry, offers, campaign_dir, strict)
+    if settings:
+        points = _with_parameters(points, settings, offers or {})
 
     if platform.simgrid is not None:
         points = _simulated(points, spec)

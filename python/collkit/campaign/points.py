@@ -10,9 +10,35 @@ from dataclasses import dataclass, field
 from collkit.campaign.spec import Measure
 
 
-def label(backend: str, mpi: str, algorithm: str) -> str:
-    """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default', 'nccl:ring.ll128'."""
-    return f"{backend if backend in ('collkit', 'nccl') else mpi}:{algorithm}"
+def variant(algorithm: str, params: tuple[tuple[str, str], ...] = ()) -> str:
+    """An algorithm with the library parameters it ran with, the one form tables, tune
+    and compare name it by: 'binomial', 'binomial[segmentsize=8192]' (short names,
+    backends/parameters.short; several joined with ',')."""
+    if not params:
+        return algorithm
+    from collkit.backends.parameters import short
+    return f"{algorithm}[{','.join(f'{short(k)}={v}' for k, v in params)}]"
+
+
+def algorithm_of(name: str) -> str:
+    """The algorithm of a variant() name: 'chain' for 'chain[segmentsize=8192]'."""
+    return name.split("[", 1)[0]
+
+
+def format_parameters(params: tuple[tuple[str, str], ...]) -> str:
+    """A setting as one string (export column, compare key): 'NAME=VALUE;NAME=VALUE', '' for none."""
+    return ";".join(f"{k}={v}" for k, v in params)
+
+
+def parse_parameters(text: str) -> tuple[tuple[str, str], ...]:
+    """The inverse of format_parameters."""
+    return tuple(tuple(item.split("=", 1)) for item in text.split(";") if "=" in item)  # type: ignore[misc]
+
+
+def label(backend: str, mpi: str, algorithm: str, params: tuple[tuple[str, str], ...] = ()) -> str:
+    """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default', 'nccl:ring.ll128',
+    'openmpi:binomial[segmentsize=8192]'."""
+    return f"{backend if backend in ('collkit', 'nccl') else mpi}:{variant(algorithm, params)}"
 
 
 @dataclass(frozen=True)
@@ -37,16 +63,21 @@ class Point:
     # the campaign's copy (relative to the campaign directory) and its sha256
     tuning_file: str = ""
     tuning_sha256: str = ""
+    # [parameters.NAME] setting of this point: (library name, value), in the spec's order;
+    # already in env (and readback where MPI_T reports it)
+    params: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
         place = "inplace" if self.in_place else "outofplace"
+        # A parameter setting extends the id (NAME:VALUE joined by '+'); without one the id is what it always was.
+        extra = "/" + "+".join(f"{k}:{v}" for k, v in self.params) if self.params else ""
         return (f"{self.collective}/{self.backend}/{self.mpi}/{self.algorithm}/p{self.ranks}/"
-                f"{self.bytes}B/{self.dtype}/{self.op}/r{self.root}/{place}")
+                f"{self.bytes}B/{self.dtype}/{self.op}/r{self.root}/{place}{extra}")
 
     @property
     def label(self) -> str:
-        return label(self.backend, self.mpi, self.algorithm)
+        return label(self.backend, self.mpi, self.algorithm, self.params)
 
     def launch_key(self) -> tuple:
         """Points with equal keys share one launch of collkit-bench."""
@@ -79,7 +110,8 @@ class Point:
             "in_place": self.in_place, "env": dict(self.env), "cvars": dict(self.cvars),
             "readback": list(self.readback),
             "skip_reason": self.skip_reason,
-        } | ({"tuning_file": self.tuning_file, "tuning_sha256": self.tuning_sha256} if self.tuning_file else {})
+        } | ({"tuning_file": self.tuning_file, "tuning_sha256": self.tuning_sha256} if self.tuning_file else {}) \
+          | ({"parameters": dict(self.params)} if self.params else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Point":
@@ -89,7 +121,8 @@ class Point:
                    root=d["root"], in_place=d["in_place"], native=d.get("native", ""),
                    env=tuple(sorted(d.get("env", {}).items())), cvars=tuple(sorted(d.get("cvars", {}).items())),
                    readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""),
-                   tuning_file=d.get("tuning_file", ""), tuning_sha256=d.get("tuning_sha256", ""))
+                   tuning_file=d.get("tuning_file", ""), tuning_sha256=d.get("tuning_sha256", ""),
+                   params=tuple((k, str(v)) for k, v in (d.get("parameters") or {}).items()))
 
 
 @dataclass

@@ -25,7 +25,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from collkit.campaign.points import Point, label
+from collkit.campaign.points import Point, format_parameters, label, parse_parameters
 
 STATUSES = ("ok", "invalid", "failed", "skipped")
 BREAKDOWN_PARTS = ("comm", "reduce", "copy", "other")
@@ -78,13 +78,26 @@ class Record:
     # collkit-bench's mark of times that may still hold start-up costs: the reason, "" when steady
     # (docs/bench-protocol.md, "Steady state"); kept out of best, model, tune and compare verdicts
     unstable: str = ""
+    # the [parameters.NAME] setting the point ran with, as format_parameters writes it ("" for none):
+    # part of its identity, like the algorithm (labels, compare, tune)
+    parameters: str = ""
     # the stored JSON object, whole and in order (to_json writes it back)
     fields: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def label(self) -> str:
-        """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default'."""
-        return label(self.backend, self.mpi, self.algorithm)
+        """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default',
+        'openmpi:binomial[segmentsize=8192]'."""
+        return label(self.backend, self.mpi, self.algorithm, self.params)
+
+    @property
+    def library_default(self) -> bool:
+        """The library's own choice as it ships: no forcing, no [parameters] setting."""
+        return self.backend == "mpi" and self.algorithm == "default" and not self.parameters
+
+    @property
+    def params(self) -> tuple[tuple[str, str], ...]:
+        return parse_parameters(self.parameters)
 
     @property
     def timed(self) -> bool:
@@ -123,6 +136,7 @@ class Record:
         def stat(key: str) -> float | None:
             return stats.get(key) if timed else None
 
+        params = rec.get("parameters") if isinstance(rec.get("parameters"), dict) else {}
         inst = rec.get("instrument")
         parts = inst.get("breakdown_us") if timed and isinstance(inst, dict) else None
         parts = parts if isinstance(parts, dict) else {}
@@ -141,6 +155,7 @@ class Record:
             other_us=parts.get("other"),
             implausible=str(rec.get("implausible") or "") if timed else "",
             unstable=str(rec.get("unstable") or "") if timed else "",
+            parameters=format_parameters(tuple((str(k), str(v)) for k, v in params.items())),
             fields=dict(rec),
         )
 
@@ -157,6 +172,12 @@ class Record:
             effective = out.get("effective") if isinstance(out.get("effective"), dict) else {}
             out.update(tuning_file=point.tuning_file, tuning_sha256=point.tuning_sha256,
                        tuning_file_cvar=effective.get(FILE_VARIABLE.get(point.mpi, ""), ""))
+        if point.params:
+            # The setting, and what the library reports it ran with: MPI_T's value where the
+            # point read it back, None where the library reports nothing (NCCL, SimGrid).
+            effective = out.get("effective") if isinstance(out.get("effective"), dict) else {}
+            out["parameters"] = dict(point.params)
+            out["parameters_read"] = {k: (effective.get(k) if k in point.readback else None) for k, _ in point.params}
         out.update(extra)
         return cls.from_json(out)
 
@@ -205,7 +226,7 @@ class Record:
             sync=row.get("sync", ""), native=row.get("native", ""), id=row.get("id", ""),
             comm_us=num("comm_us"), reduce_us=num("reduce_us"), copy_us=num("copy_us"), other_us=num("other_us"),
             implausible=row.get("implausible", "") or "", unstable=row.get("unstable", "") or "",
-            fields=dict(row),
+            parameters=row.get("parameters", "") or "", fields=dict(row),
         )
 
 

@@ -26,6 +26,11 @@
     collkit = "all"                 # libcollkit: "all" or names ("ring", "allreduce/ring")
     nccl = ["default", "ring.ll128"] # NCCL on GPUs (collkit-bench-nccl, docs/gpu.md)
 
+    [parameters.openmpi]            # optional: a library's parameters as dimensions, one table per
+    coll_tuned_bcast_algorithm_segmentsize = [0, 8192]   # MPI of `mpi` (or "nccl"); names as the
+                                    # library spells them, each a value or a list; every
+                                    # combination crosses the library's algorithms (README.md, "Library parameters")
+
     [gpu]
     device = "local_rank"           # nccl: local rank modulo the node's GPUs, or a list of device numbers
 
@@ -57,7 +62,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collkit.campaign import tuning as tunings
@@ -81,7 +86,8 @@ MAX_TIMEOUT_S = 7 * 86400.0  # a point silent for longer is hung, whatever the m
 MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu", "case")
+             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu", "case",
+             "parameters")
 # What one [[case]] may set; what it leaves out it takes from the top level.
 _CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place")
 # Keys a user plausibly writes for something the spec says another way.
@@ -152,6 +158,9 @@ class Spec:
     # points, with the campaign's copies, are in resolved.json
     tuning: tuple[tunings.TuningFile, ...] = ()
     cases: tuple[Case, ...] = ()     # [[case]] tables, resolved against the top level; () when none
+    # [parameters.NAME]: MPI name (or "nccl") -> parameter -> values as written; checked
+    # against what the library reports in plan.py (backends/parameters.py)
+    parameters: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
     def variants(self) -> tuple["Spec", ...]:
         """One spec per case, each without cases (plan.py makes each one's points):
@@ -318,7 +327,34 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
         gpu_device=gpu_device,
         cases=cases,
+        parameters=_parameters(raw["parameters"], mpis, backends) if "parameters" in raw else {},
     )
+
+
+def _parameters(raw: object, mpis: tuple[str, ...], backends: dict) -> dict[str, dict[str, tuple]]:
+    """[parameters.NAME] tables: their shape only (names and values are the library's
+    to judge, in plan.py). NAME is an MPI of `mpi` whose mpi-backend points they cross,
+    or "nccl" for the nccl backend's."""
+    if not isinstance(raw, dict) or not raw:
+        _raise("[parameters] must hold tables named after an MPI of `mpi`, e.g. [parameters.openmpi]")
+    tables = [*mpis, *(("nccl",) if "nccl" in backends else ())]
+    out: dict[str, dict[str, tuple]] = {}
+    for table, params in raw.items():
+        if table not in tables:
+            _raise(f"[parameters.{table}] names no MPI of `mpi` nor the nccl backend{did_you_mean(table, tables)}; "
+                   f"use one of: {', '.join(tables)}")
+        if table != "nccl" and "mpi" not in backends:
+            _raise(f"[parameters.{table}] shapes the library's own algorithms, and [backends] has no mpi")
+        if not isinstance(params, dict) or not params:
+            _raise(f"[parameters.{table}] must be a table of parameter = value or [values]")
+        out[table] = {}
+        for name, value in params.items():
+            values = value if isinstance(value, list) else [value]
+            if not values or not all(isinstance(v, (int, str, bool)) for v in values):
+                _raise(f"parameters.{table}.{name} must be a value or a non-empty list of integers, strings or "
+                       f"booleans, not {value!r}")
+            out[table][name] = tuple(values)
+    return out
 
 
 def _collectives(raw: object) -> tuple[str, ...]:

@@ -74,7 +74,7 @@ def close(fig) -> None:
 
 # ------------------------------------------------------------------ curves
 def is_default(r: Record) -> bool:
-    return r.backend == "mpi" and r.algorithm == "default"
+    return r.library_default
 
 
 def curves(collective: str, mpi: str, ranks: int, records: list[Record], colour: dict[str, str]):

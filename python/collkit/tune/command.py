@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from collkit.campaign.sizes import format_size
@@ -158,6 +158,33 @@ def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
     return v.resume(out, _library_target(fmt), v.check_repeats(v.REPEATS if repeats is None else repeats))
 
 
+def with_variants(target: Target, points) -> Target:
+    """The target with its measured variants as candidates too (_variants)."""
+    cands = {c: v + _variants(target, points, c) for c, v in target.candidates.items()}
+    return replace(target, candidates=cands)
+
+
+def _variants(target: Target, points, collective: str) -> list[Candidate]:
+    """Measured parameter settings of the target's algorithms that its file can write: an
+    Open MPI rules file has a segment-size and a fanout column per rule, so a variant
+    whose every parameter fills one of them (backends/parameters.rules_column) is a
+    candidate of its own; other formats and parameters name no variant."""
+    from collkit.backends.openmpi import tuned_param
+    from collkit.backends.parameters import rules_column
+    from collkit.campaign.points import algorithm_of
+    if target.fmt != "openmpi":
+        return []
+    base = {c.name: c for c in target.candidates.get(collective, [])}
+    stem = f"coll_tuned_{tuned_param(collective)}_"
+    out: dict[str, Candidate] = {}
+    for m in points:
+        c = base.get(algorithm_of(m.algorithm))
+        if (m.collective == collective and m.params and c is not None and m.backend == "mpi"
+                and all(k.startswith(stem) and rules_column(k) for k, _ in m.params)):
+            out[m.algorithm] = replace(c, name=m.algorithm, params=m.params)
+    return list(out.values())
+
+
 def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict]:
     points = [m for m in camp.points if m.mpi == target.mpi
               and (m.backend == target.backend or (m.backend == "mpi" and m.algorithm == DEFAULT))
@@ -212,6 +239,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
     target = (_collkit_target(camp.points, mpi, allow_fp_rank_variant) if fmt == "collkit"
               else _library_target(fmt))
+    target = with_variants(target, camp.points)
     rules, models, owned = decide_rules(camp, target)
     environment = mpich_device.environment(owned)
     header = _header(argv, target, dirs)

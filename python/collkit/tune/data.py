@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from collkit.analysis import stats
-from collkit.campaign.record import current
+from collkit.campaign.points import variant
+from collkit.campaign.record import Record, current
 from collkit.common.errors import UserError
 
 # A campaign whose recorded points are mostly not ok says more about the machine
@@ -27,7 +28,7 @@ class Measured:
     mpi: str
     backend: str          # "mpi" | "collkit"
     collective: str
-    algorithm: str        # canonical name, "default", or "tuned:FILE"
+    algorithm: str        # canonical name, "default", "tuned:FILE", or a variant ("binomial[segmentsize=8192]")
     ranks: int
     bytes: int
     median_us: float
@@ -35,6 +36,8 @@ class Measured:
     times_us: np.ndarray
     implausible: bool
     native: str
+    # the [parameters.NAME] setting of a variant (campaign/points.variant), () for none
+    params: tuple[tuple[str, str], ...] = ()
 
     @property
     def sigma_us(self) -> float:
@@ -115,14 +118,17 @@ def load(dirs: list[Path], refuse_failed: bool = True) -> Campaigns:
                 continue   # measured before a steady state: no model or choice rests on it
 
             t = times if isinstance(times, list) and times else [median]
+            # A parameter setting is a variant of its algorithm, measured and chosen apart.
+            params = Record.from_json(rec).params
             try:
                 key = (platform, rec.get("mpi", ""), rec.get("backend", ""), rec.get("collective", ""),
-                       rec.get("algorithm", ""), int(rec.get("ranks", 0)), int(rec.get("bytes", 0)))
+                       variant(rec.get("algorithm", ""), params), int(rec.get("ranks", 0)),
+                       int(rec.get("bytes", 0)))
             except (TypeError, ValueError):
                 continue
             pool = pools.get(key)
             if pool is None:
-                pools[key] = [t, bool(rec.get("implausible")), str(rec.get("native", ""))]
+                pools[key] = [t, bool(rec.get("implausible")), str(rec.get("native", "")), params]
             else:
                 pool[0] = list(pool[0]) + list(t)
                 pool[1] = pool[1] or bool(rec.get("implausible"))
@@ -137,10 +143,10 @@ def load(dirs: list[Path], refuse_failed: bool = True) -> Campaigns:
     starts = samples.start
     points = []
     for i, key in enumerate(keys):
-        _, implausible, native = pools[key]
+        _, implausible, native, params = pools[key]
         arr = flat[starts[i]:starts[i] + samples.lengths[i]]
         med, ci = _median_ci(arr)
         points.append(Measured(*key, median_us=med, ci_us=ci, times_us=arr,
-                               implausible=implausible, native=native))
+                               implausible=implausible, native=native, params=params))
     points.sort(key=lambda m: (m.mpi, m.backend, m.collective, m.algorithm, m.ranks, m.bytes))
     return Campaigns(tuple(dirs), tuple(points), counts)

@@ -54,6 +54,9 @@ class Candidate:
     native: str
     native_id: str
     requires: tuple[str, ...] = ()
+    # a variant's [parameters] setting, which the file writes in its own columns
+    # (Open MPI's segment size and fanout); () for the algorithm as forced
+    params: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

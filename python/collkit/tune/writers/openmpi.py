@@ -17,6 +17,7 @@ comm size the size and number of message rules; per rule MSGSIZE ALG FANINOUT SE
 from __future__ import annotations
 
 from collkit.backends import openmpi as ompi
+from collkit.backends.parameters import rules_column
 from collkit.tune.decide import DEFAULT, Candidate, Rule
 
 COLL_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "gather": 9,
@@ -75,6 +76,13 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], info: ompi.
                 else:
                     c = names[r.choice]
                     alg, fan, seg = int(c.native_id), fanout(info, coll, c.native), segsize(coll, c.native)
+                    # a variant's own segment size / fanout ([parameters.openmpi]) fills its column
+                    for name, value in c.params:
+                        column = rules_column(name)
+                        if column == "segsize":
+                            seg = int(value)
+                        elif column == "fanout":
+                            fan = int(value)
                     what = f"{r.choice} ({c.native})"
                 speed = f", expected {r.speedup:.2f}x" if r.speedup and r.choice != DEFAULT else ""
                 cut = f", cutoff: {r.cutoff}" if r.cutoff else ""
