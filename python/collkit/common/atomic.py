@@ -9,16 +9,11 @@ from pathlib import Path
 
 def write_text(path: Path, text: str) -> None:
     """Replace `path` atomically: write a sibling temporary file, fsync, rename."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_bytes(path, text.encode())
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """write_text for bytes: a sibling temporary file, fsync, rename."""
+    """Replace `path` atomically with `data`: a sibling temporary file, fsync, rename."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as f:
         f.write(data)
