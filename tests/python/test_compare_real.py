@@ -48,4 +48,8 @@ def test_a_deliberately_slowed_algorithm_is_caught(tmp_path):
     rows = json.loads(res.stdout)["points"]
     ring = [r for r in rows if r["algorithm"] == "ring"]
     assert len(ring) == 2 and all(r["verdict"] == "slower" and r["ratio"] > 2 for r in ring), ring
-    assert all(r["verdict"] != "slower" or r["ratio"] < 2 for r in rows if r["algorithm"] != "ring")
+    # The untouched algorithm may come out slower by chance on a loaded machine (a
+    # whole point descheduled: CI saw 2x once); what must hold is that the injected
+    # 2 ms stands far above anything noise did to it.
+    worst_ring = min(r["ratio"] for r in ring)
+    assert all(r["ratio"] < worst_ring / 4 for r in rows if r["algorithm"] != "ring"), rows
