@@ -84,11 +84,13 @@ HPCC_CHECK = ("--compare-command",
 PROGRAMS = {
     "hpcc": Program("hpcc", ("openmpi",), "HPC Challenge 1.5.0 (Debian package hpcc), N = 200, P x Q = all ranks",
                     HPCC_CHECK),
-    # Four ranks' unittest reports reach the output interleaved, a line of one
-    # sometimes inside another's: the check counts the verdict words, in any order.
+    # Four ranks' unittest reports reach the output interleaved at the grain of
+    # each write, not of each line ("OKRan 72 tests" was seen in 2 of 25 MPICH
+    # runs): the check counts the verdict words, in any order, and without word
+    # boundaries, which another rank's text can take away.
     "mpi4py-cco": Program("mpi4py-cco", ("openmpi", "mpich"),
                           f"mpi4py {MPI4PY_VERSION}'s test_cco_buf.py (PyPI sdist): 72 tests of the buffer collectives",
-                          ("--compare-regex", r"(Ran \d+ tests|\bOK\b|\bFAILED\b)", "--compare-unordered"),
+                          ("--compare-regex", r"(Ran \d+ tests|OK|FAILED)", "--compare-unordered"),
                           {"MPI4PY_MPIABI": ""}),
     # A benchmark's results are its timings; what must not change is what it
     # measured: the sizes column.
