@@ -15,9 +15,8 @@ import pytest
 from collkit.common.errors import UserError
 from collkit.launch import simgrid as sim_launch
 from collkit.simulation import message_costs, settings
+from simgrid_paths import needs_simgrid
 
-needs_simgrid = pytest.mark.skipif(shutil.which("smpirun") is None or not settings.bench_path().exists(),
-                                   reason="SimGrid or build/simgrid missing: run `make setup`")
 
 
 def table(text: str, tmp_path: Path) -> settings.SimSettings:

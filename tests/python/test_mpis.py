@@ -108,7 +108,7 @@ def test_mpis_lists_the_known_and_the_installation(collkit, tmp_path):
     assert rows["gone"]["build"] == "" and "missing" in rows["gone"]["problem"]
     if "openmpi" in rows:
         assert "MCA" in rows["openmpi"]["forcing"] and not rows["openmpi"]["missing_parts"]
-    assert {i["what"] for i in data["installation"]} >= {"SimGrid (smpirun)", "Slurm (sbatch)", "NCCL (nccl.h)"}
+    assert {i["what"] for i in data["installation"]} >= {"SimGrid 4.1 (smpirun)", "Slurm (sbatch)", "NCCL (nccl.h)"}
     text = collkit("mpis", env=env)
     assert text.returncode == 0 and "installation" in text.stdout
 

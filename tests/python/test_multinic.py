@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -33,9 +32,7 @@ from collkit.traffic.trace import Trace, TraceKey
 from ck_trace_build import ck_trace, needs_ck_trace
 
 REPO = Path(__file__).resolve().parents[2]
-SMPIRUN = shutil.which("smpirun")
-SMPICC = shutil.which("smpicc")
-needs_smpi = pytest.mark.skipif(SMPIRUN is None or SMPICC is None, reason="SimGrid missing: run `make setup`")
+from simgrid_paths import SMPICC, SMPIRUN, needs_smpi
 
 RAILS = preset("rails4-like")
 

@@ -19,15 +19,13 @@ from collkit.campaign import plan as planner
 from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
 from collkit.library import registry
-from collkit.simulation import settings as sim
 from collkit.specbuild import choices
+from simgrid_paths import needs_simgrid
 
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (scripts/setup.sh --tests installs "
                                                      "it): the interactive builder is tested in a real terminal")
 OPENMPI = platforms.detect().mpis.get("openmpi")
-needs_simgrid = pytest.mark.skipif(shutil.which("smpirun") is None or not sim.bench_path().exists(),
-                                   reason="SimGrid or collkit-bench for SimGrid missing (make setup-tests)")
 needs_openmpi = pytest.mark.skipif(OPENMPI is None, reason="no collkit build for Open MPI (make setup)")
 # Guards against a hang only: a loaded machine may take long to draw a screen.
 DEADLINE_S = 180

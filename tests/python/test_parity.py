@@ -37,7 +37,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import subprocess
 from fractions import Fraction
 from pathlib import Path
@@ -1098,9 +1097,7 @@ def test_collkit_traffic_reports_the_library_schedule(collkit, alloc):
 # time-independent trace, -trace-ti, only records the collective call itself,
 # not its messages; tried.)
 
-SMPICC = shutil.which("smpicc")
-SMPIRUN = shutil.which("smpirun")
-needs_smpi = pytest.mark.skipif(SMPICC is None or SMPIRUN is None, reason="SimGrid (smpicc, smpirun) not installed")
+from simgrid_paths import SMPICC, SMPIRUN, needs_smpi  # noqa: E402
 
 _ONE_CLUSTER = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">

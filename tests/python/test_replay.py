@@ -2,7 +2,6 @@
 small simulated machine through collkit-replay under smpirun."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,13 +9,12 @@ import pytest
 from collkit.cli import main
 from collkit.program import profile_file, replay_input
 from collkit.program.profile_file import CallClass, Profile, RankTrace, Trace
-from collkit.simulation import settings
+from simgrid_paths import needs_simgrid
 
 REPO = Path(__file__).resolve().parents[2]
 RANKS = 4
 PLATFORM = "sim:fattree-2to1"
-needs_replay = pytest.mark.skipif(shutil.which("smpirun") is None or not settings.replay_path().exists(),
-                                  reason="SimGrid or build/simgrid's collkit-replay missing (make setup)")
+needs_replay = needs_simgrid
 
 
 def cls(collective, nbytes, calls, *, dtype=None, datatype="MPI_BYTE", op=None, root=None, comm="world",

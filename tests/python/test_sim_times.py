@@ -17,7 +17,6 @@ how it was recorded is in its "about").
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,12 +25,10 @@ import pytest
 
 from collkit.common.paths import repo_root
 from collkit.launch import simgrid as sim_launch
-from collkit.simulation import settings
+from simgrid_paths import needs_simgrid
 
 REPO = repo_root()
 FIXTURE = REPO / "tests" / "python" / "fixtures" / "sim_times_before.json"
-needs_simgrid = pytest.mark.skipif(shutil.which("smpirun") is None or not settings.bench_path().exists(),
-                                   reason="SimGrid or build/simgrid missing: run `make setup`")
 
 # one timed iteration pair, no warm-up, nothing validated (so no fill)
 MEASURE = """[measure]
@@ -59,7 +56,7 @@ PRECISE = """
 name = "lumi-like-precise"
 [simgrid]
 preset = "lumi-like"
-cfg = ["surf/precision:1e-13"]
+cfg = ["precision/timing:1e-13"]   # SimGrid 4.1's name of 3.32's surf/precision
 """
 
 

@@ -6,7 +6,6 @@ build/simgrid); about 30 s."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,16 +14,13 @@ import pytest
 
 from collkit.backends import smpi
 from collkit.common.errors import UserError
-from collkit.common.paths import repo_root
+from collkit.common.paths import build_dir, repo_root
 from collkit.launch import simgrid as sim_launch
 from collkit.simulation import memory, settings
+from simgrid_paths import SMPICC, SMPIRUN, needs_simgrid, needs_smpi
 
 REPO = repo_root()
-SMPIRUN = shutil.which("smpirun")
-SMPICC = shutil.which("smpicc")
 BENCH = settings.bench_path()
-needs_simgrid = pytest.mark.skipif(SMPIRUN is None or not BENCH.exists(),
-                                   reason="SimGrid or build/simgrid missing: run `make setup`")
 
 SPEC = """
 name = "sim"
@@ -85,7 +81,7 @@ def test_simulated_campaign_end_to_end(two_runs):
     sim = meta["simgrid"]
     assert "smpi/simulate-computation:no" in sim["cfg"] and "network/model:CM02" in sim["cfg"]
     assert sim["settings"]["machine"]["name"] == "fattree-2to1"
-    assert "3.32" in sim["simgrid_version"] or "version" in sim["simgrid_version"]
+    assert sim["simgrid_version"] == "SimGrid version 4.1"         # the one version collkit simulates with
     assert any("smpi/allreduce:rdb" in l["cfg"] for l in sim["launches"])
     assert (d / "a" / "simgrid" / "platform-64nodes-ppn1.xml").read_text().startswith("<?xml")
     assert len((d / "a" / "simgrid" / "hostfile-p64.txt").read_text().splitlines()) == 64
@@ -125,7 +121,7 @@ NAMES = {"allreduce": ["default", "lr", "rdb", "rab_rdb", "rab1", "ompi", "mpich
 
 
 def test_canonical_names_map_to_smpi_names_and_native_names_are_accepted():
-    offer = smpi.offer("smpi", NAMES, "(SimGrid 3.32)")
+    offer = smpi.offer("smpi", NAMES, "(SimGrid 4.1)")
     rd = offer.force("allreduce", "recursive_doubling")
     assert rd.native == "rdb" and rd.env == {"smpi/allreduce": "rdb"} and rd.readback == ()
     assert offer.force("allreduce", "rdb") == rd
@@ -233,7 +229,7 @@ def test_deadlock_and_abort_markers_are_found(tmp_path):
     assert sim_launch.diagnose(err) is None
 
 
-@pytest.mark.skipif(SMPIRUN is None or SMPICC is None, reason="SimGrid missing: run `make setup`")
+@needs_smpi
 def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
     """SimGrid's own words, from a real deadlock: what diagnose() relies on."""
     src = tmp_path / "dl.c"
@@ -255,11 +251,11 @@ def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
 
 FAKE_SMPIRUN = """#!/usr/bin/env python3
 # Stand-in smpirun: writes the launch record, then reports a deadlock the way
-# SimGrid 3.32 does (see test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed) and exits 0.
+# SimGrid does (see test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed) and exits 0.
 import json, sys
 args = sys.argv[1:]
 if args == ["--version"]:
-    print("SimGrid version 3.32"); sys.exit(0)
+    print("SimGrid version 4.1"); sys.exit(0)
 n = int(args[args.index("-np") + 1])
 hosts = open(args[args.index("-hostfile") + 1]).read().split()
 out = args[args.index("--out") + 1]
@@ -273,15 +269,21 @@ print("[0.000000] [smpi/INFO] Stalling SMPI instance: smpirun. Do all your MPI r
 
 @needs_simgrid
 def test_a_launch_that_deadlocks_with_exit_status_0_fails_its_point(tmp_path):
+    # the stand-in is a SimGrid of its own (COLLKIT_SIMGRID_PREFIX) beside the
+    # real collkit-bench, used as it is (COLLKIT_BUILD_ROOT)
     fake = tmp_path / "bin" / "smpirun"
     fake.parent.mkdir()
     fake.write_text(FAKE_SMPIRUN)
     fake.chmod(0o755)
+    (tmp_path / "bin" / "smpicc").symlink_to(fake)
+    (tmp_path / "build").mkdir()
+    for tree in ("simgrid", "openmpi"):
+        (tmp_path / "build" / tree).symlink_to(build_dir(tree))
     (tmp_path / "spec.toml").write_text(
         'name = "dl"\ncollectives = ["allreduce"]\nsizes = ["8B"]\nranks = [4]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["ring"]\n[measure]\ntimeout_s = 20\n')
     out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c",
-                  env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"})
+                  env={"COLLKIT_SIMGRID_PREFIX": str(tmp_path), "COLLKIT_BUILD_ROOT": str(tmp_path / "build")})
     # nothing succeeded: exit 1, with the point's own failure on stderr
     assert out.returncode == 1 and "no point succeeded" in out.stderr, out.stderr
     (rec,) = records(tmp_path / "c").values()

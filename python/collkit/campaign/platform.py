@@ -52,7 +52,7 @@ from collkit.common.errors import UserError, did_you_mean
 from collkit.mpis import known, remote
 from collkit.mpis.identity import FAMILIES, check_name as check_mpi_name
 from collkit.mpis.install import LAUNCH_DEFAULTS, MPIInstall
-from collkit.simulation import settings as sim
+from collkit.simulation import settings as sim, simgrid_install
 from collkit.simulation.settings import SimSettings
 
 
@@ -198,16 +198,11 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
 def simulated(name: str, source: str, settings: SimSettings) -> Platform:
     """A SimGrid platform: the smpi library (and openmpi/mpich as SMPI with their
     selection logic) launched through smpirun (collkit.simulation.settings)."""
+    # SimGrid and collkit-bench for it are built here when first needed (minutes, once per machine)
+    simgrid_install.ensure_programs()
     bench = sim.bench_path()
-    mpis: dict[str, PlatformMPI] = {}
+    mpis = {lib: PlatformMPI(MPIInstall(name=lib, mpirun=settings.smpirun), bench) for lib in sim.MPI_NAMES}
     missing: dict[str, str] = {}
-    for lib in sim.MPI_NAMES:
-        if not settings.smpirun.exists():
-            missing[lib] = "SimGrid's smpirun is not installed (apt-get install libsimgrid-dev): run `make setup`"
-        elif not bench.exists():
-            missing[lib] = f"collkit-bench is not built for SimGrid ({bench} missing): run `make setup`"
-        else:
-            mpis[lib] = PlatformMPI(MPIInstall(name=lib, mpirun=settings.smpirun), bench)
     return Platform(name=name, source=source, mpis=mpis, missing=missing, simgrid=settings)
 
 

@@ -211,7 +211,7 @@ def locked(root: Path, name: str):
 
 
 def _run_logged(argv: list[str], log: Path, what: str, progress: bool = False,
-                env: dict[str, str] | None = None, lock: int | None = None) -> None:
+                env: dict[str, str] | None = None, lock: int | None = None, cwd: Path | None = None) -> None:
     """Run a build step, its output into the log; one line on failure. The
     step inherits the lock's descriptor: a flock lasts while any process holds
     it, so if collkit alone is killed (kill -9) the lock stays taken until
@@ -220,7 +220,8 @@ def _run_logged(argv: list[str], log: Path, what: str, progress: bool = False,
         out.write(f"$ {' '.join(argv)}\n")
         out.flush()
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                stdin=subprocess.DEVNULL, env=env, pass_fds=(lock,) if lock is not None else ())
+                                stdin=subprocess.DEVNULL, env=env, pass_fds=(lock,) if lock is not None else (),
+                                cwd=cwd)
         shown = -10
         assert proc.stdout is not None
         for line in proc.stdout:

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 from collkit.common.errors import UserError
-from collkit.common.paths import checkout_root
 from collkit.common.table import render
 from collkit.mpis import build as builder
 from collkit.mpis import known
@@ -48,16 +47,16 @@ def _row(k: known.KnownMPI) -> dict:
 
 def _installation() -> list[dict]:
     """The other things collkit can use here, each found or with its fix."""
-    from collkit.simulation import settings as sim
-    smpirun = shutil.which("smpirun")
-    # The SimGrid build exists only in a checkout (make setup-tests, build/simgrid).
-    sim_bench = sim.bench_path() if checkout_root() is not None else None
-    have_sim = sim_bench is not None and sim_bench.exists()
+    from collkit.simulation import settings as sim, simgrid_install
+    # collkit's own SimGrid build (one pinned version), made when first needed
+    simgrid = simgrid_install.installed()
+    have_sim = simgrid is not None and simgrid_install.programs_ready(simgrid)
+    fix = "collkit build --simgrid (or the first simulated campaign builds it)"
     items = [
-        {"what": "SimGrid (smpirun)", "found": bool(smpirun), "where": smpirun or "",
-         "fix": "" if smpirun else "apt-get install libsimgrid-dev (or module load simgrid)"},
-        {"what": "collkit-bench for SimGrid", "found": have_sim, "where": str(sim_bench) if have_sim else "",
-         "fix": "" if have_sim else "make setup-tests in a collkit checkout (simulated campaigns only)"},
+        {"what": f"SimGrid {simgrid_install.VERSION} (smpirun)", "found": simgrid is not None,
+         "where": str(simgrid.smpirun) if simgrid else "", "fix": "" if simgrid else fix},
+        {"what": "collkit-bench for SimGrid", "found": have_sim, "where": str(sim.bench_path()) if have_sim else "",
+         "fix": "" if have_sim else fix},
     ]
     sbatch = shutil.which("sbatch")
     items.append({"what": "Slurm (sbatch)", "found": bool(sbatch), "where": sbatch or "",
@@ -98,12 +97,22 @@ def cmd_mpis(ns: argparse.Namespace) -> int:
 def cmd_build(ns: argparse.Namespace) -> int:
     if ns.jobs is not None and not 1 <= ns.jobs <= 1024:
         raise UserError(f"--jobs {ns.jobs}: give 1 to 1024")
+    if ns.simgrid:
+        from collkit.simulation import simgrid_install
+        if ns.mpi or ns.mpicc or ns.prefix or ns.mpirun or ns.replace or ns.nccl:
+            raise UserError("collkit build --simgrid takes no MPI options: SimGrid brings its own (SMPI)")
+        out = simgrid_install.ensure_programs()
+        print(f"simgrid {simgrid_install.VERSION}: {simgrid_install.prefix()}")
+        print(f"collkit-bench for SimGrid: {out}")
+        return 0
     result = builder.build(ns.mpi, ns.mpicc, ns.prefix, ns.mpirun, replace=ns.replace, jobs=ns.jobs, nccl=ns.nccl)
     print(f"{result.name}: {result.prefix}")
     return 0
 
 
+
 def add_parsers(sub) -> None:
+    from collkit.simulation.simgrid_install import VERSION as SIMGRID_VERSION
     b = sub.add_parser("build", help="build collkit's C parts for another MPI (into the build cache)",
                        description="Compile libcollkit, collkit-bench, the tracer, the correctness matrix and "
                                    "libcollkit-preload with an MPI's compiler wrapper into the build cache "
@@ -122,6 +131,10 @@ def add_parsers(sub) -> None:
     b.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel compile jobs (default: all cores)")
     b.add_argument("--nccl", action="store_true",
                    help="also build collkit-bench-nccl, the nccl backend (CUDA and NCCL needed; docs/gpu.md)")
+    b.add_argument("--simgrid", action="store_true",
+                   help=f"instead: build SimGrid {SIMGRID_VERSION} (once per machine, into COLLKIT_SIMGRID_CACHE, else "
+                        "~/.cache/collkit/simgrid) and collkit-bench for it; simulated campaigns do it when "
+                        "first needed")
     b.set_defaults(func=cmd_build)
     m = sub.add_parser("mpis", help="list the MPIs collkit knows here, and what else it found",
                        description="Every known MPI (name, version string, mpicc, mpirun, build, which C parts "

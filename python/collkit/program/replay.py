@@ -27,7 +27,7 @@ from collkit.common.table import render
 from collkit.launch import simgrid, watch
 from collkit.program import profile_file, replay_input
 from collkit.program.rules_choice import load_rules
-from collkit.simulation import settings as sim
+from collkit.simulation import settings as sim, simgrid_install
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -74,12 +74,8 @@ def _read_result(path: Path, nclasses: int) -> tuple[float, list[tuple[int, floa
 def simulate(p: replay_input.Plan, plat: platforms.Platform, timeout_s: float, work: Path) -> tuple[float, list]:
     """Run collkit-replay under smpirun; (span_s, [(calls, time_s)] per replay class)."""
     settings = plat.simgrid
+    simgrid_install.ensure_programs()
     program = sim.replay_path()
-    if not settings.smpirun.exists():
-        raise UserError(f"SimGrid's smpirun is not installed ({settings.smpirun}): apt-get install "
-                        "libsimgrid-dev, then `make setup`")
-    if not program.exists():
-        raise UserError(f"collkit-replay is not built for SimGrid ({program} missing): run `make setup`")
     ranks = p.profile.ranks
     xml, hostfile, _ = simgrid.write_platform(settings, ranks, work)
     replay_input.write(p, work)

@@ -1,7 +1,10 @@
-"""SimGrid 3.32 platform XML for an :class:`~collkit.topology.synthetic.Instance`.
+"""SimGrid platform XML (SimGrid 4.1, DTD 4.1) for an :class:`~collkit.topology.synthetic.Instance`.
 
 One ``<cluster>`` with SimGrid's own FAT_TREE, DRAGONFLY or TORUS topology, so
-SimGrid builds the links and routes itself (platform DTD 4.1):
+SimGrid builds the links and routes itself. SimGrid 4.x crashes (SIGSEGV at
+start) on such a cluster as the platform's top-level element, so it sits in a
+zone ``world`` of Full routing, as SimGrid's own example platforms do; with one
+zone inside, that zone adds no route and no link.
 
 * hosts ``node0 .. node{N-1}``, in the instance's node order (SimGrid numbers
   cluster hosts by their radical, and its topologies place host i exactly
@@ -55,7 +58,9 @@ def platform_xml(inst: Instance, ppn: int) -> str:
             "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
             "<platform version=\"4.1\">\n"
             f"  <!-- {comment} -->\n"
-            f"  <cluster {cluster}/>\n"
+            "  <zone id=\"world\" routing=\"Full\">\n"
+            f"    <cluster {cluster}/>\n"
+            "  </zone>\n"
             "</platform>\n")
 
 
@@ -77,7 +82,7 @@ def multinic_xml(inst: Instance, nodes: int, ppn: int) -> str:
     ``ppn`` ranks per node, one SimGrid host per rank.
 
     A ``<cluster>`` puts all ranks of a node on one host behind one link, so
-    each node is written as a zone of its own (SimGrid 3.32, DTD 4.1):
+    each node is written as a zone of its own (DTD 4.1):
 
     * host ``node{i}-c{l}`` for local rank l, its own SPLITDUPLEX *intra-node*
       link ``node{i}-mem{l}`` (loopback_bw/loopback_lat) into the node's memory:
@@ -92,7 +97,7 @@ def multinic_xml(inst: Instance, nodes: int, ppn: int) -> str:
       machine is one non-blocking switch (a one-level fat tree, the only shape
       Machine allows with nics >= 1; a rail-optimised network is the same for
       these flows), so the NICs are the only inter-node bottleneck. SimGrid
-      3.32 forbids a route without links, hence the link.
+      forbids a route without links, hence the link.
 
     The routes within a node and between nodes are listed explicitly (Full
     routing): O(nodes^2) lines, about 2 MB at 256 nodes."""

@@ -25,16 +25,15 @@ node, :func:`node_env`).
 
 The platform then holds the MPI library ``smpi`` (and ``openmpi``/``mpich`` as
 SMPI with their selection logic, see collkit.backends.smpi) and launches
-collkit-bench built with smpicc (``build/simgrid``) through ``smpirun``."""
+collkit-bench built with SimGrid's smpicc through ``smpirun``; both are built when
+first needed (collkit.simulation.simgrid_install)."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from collkit.common.errors import UserError, did_you_mean
-from collkit.common.paths import build_dir
-from collkit.simulation import message_costs
+from collkit.simulation import message_costs, simgrid_install
 from collkit.simulation.message_costs import MessageCosts
 from collkit.topology import synthetic
 
@@ -61,7 +60,7 @@ class SimSettings:
     crosstraffic: bool = False
     cfg: tuple[str, ...] = ()
     message_costs: MessageCosts | None = None     # None: CM02's links only, nothing per message
-    smpirun: Path = field(default_factory=lambda: Path(shutil.which("smpirun") or "/usr/bin/smpirun"))
+    smpirun: Path = field(default_factory=simgrid_install.smpirun)
 
     def describe(self) -> dict:
         return {"machine": self.machine.describe(), "ppn": self.ppn, "placement": self.placement,
@@ -78,12 +77,12 @@ def node_env(settings: SimSettings) -> dict[str, str]:
 
 
 def bench_path() -> Path:
-    return build_dir("simgrid") / "bench" / "collkit-bench"
+    return simgrid_install.programs_dir() / "bench" / "collkit-bench"
 
 
 def replay_path() -> Path:
     """collkit-replay (tools/replay/), built beside collkit-bench by smpicc."""
-    return build_dir("simgrid") / "tools" / "replay" / "collkit-replay"
+    return simgrid_install.programs_dir() / "tools" / "replay" / "collkit-replay"
 
 
 def is_sim(arg: object) -> bool:
