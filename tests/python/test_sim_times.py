@@ -104,10 +104,10 @@ def test_times_at_default_precision_differ_only_by_simgrids_rounding(tmp_path):
 # the waiting rank as each receive is finished, in completion order under
 # MPI_Waitall; libcollkit's one-MPI_Wait-per-request completion (ck_waitall,
 # lib/core/p2p.c) would take them in index order and move these points, so it
-# must fall back to MPI_Waitall there. Times from build/simgrid before that
-# change (2026-11-24), sim:lumi-like+loggp at surf/precision 1e-13, no data:
-# the four points of the 330 above that the in-order waits moved, and their
-# neighbours. About 5 s.
+# must fall back to MPI_Waitall there. The fixture's "loggp_precise" times
+# (sim:lumi-like+loggp at precision 1e-13, no data) hold the four points of the
+# 330 above that in-order waits moved (2026-11-24), and their neighbours.
+# About 5 s.
 LOGGP_SPEC = """
 name = "sim-times-loggp"
 collectives = ["gather", "allgather"]
@@ -119,16 +119,6 @@ op = "sum"
 [backends]
 collkit = ["gather/linear", "allgather/bine_remap"]
 """ + MEASURE
-LOGGP_BEFORE = {
-    "gather/collkit/smpi/linear/p24/8B/int32/sum/r0/outofplace": 13.65288,
-    "gather/collkit/smpi/linear/p24/8192B/int32/sum/r0/outofplace": 19.46674462,
-    "gather/collkit/smpi/linear/p32/8B/int32/sum/r0/outofplace": 18.05288,
-    "gather/collkit/smpi/linear/p32/8192B/int32/sum/r0/outofplace": 26.48733176,
-    "allgather/collkit/smpi/bine_remap/p24/8B/int32/sum/r0/outofplace": 14.5224,
-    "allgather/collkit/smpi/bine_remap/p24/8192B/int32/sum/r0/outofplace": 30.87456,
-    "allgather/collkit/smpi/bine_remap/p32/8B/int32/sum/r0/outofplace": 14.29408,
-    "allgather/collkit/smpi/bine_remap/p32/8192B/int32/sum/r0/outofplace": 23.6696,
-}
 
 
 @needs_simgrid
@@ -140,7 +130,7 @@ def test_times_with_a_receive_overhead_are_identical_to_before(tmp_path):
                           env=dict(os.environ, **{sim_launch.NO_DATA_ENV: "1"}))
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in (tmp_path / "out" / "records.jsonl").read_text().splitlines()]
-    now = {r["id"]: r["times_us"] for r in recs}
-    assert set(now) == set(LOGGP_BEFORE)
-    changed = {k: (v, now[k]) for k, v in LOGGP_BEFORE.items() if now[k] != [v, v]}
+    now, then = {r["id"]: r["times_us"] for r in recs}, before("loggp_precise")
+    assert set(now) == set(then)
+    changed = {k: (v, now[k]) for k, v in then.items() if now[k] != v}
     assert not changed, f"{len(changed)} points moved, e.g. {next(iter(changed.items()))}"
