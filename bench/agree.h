@@ -2,6 +2,8 @@
  * How the ranks agree on anything (iteration times, errors, a reason text):
  * libcollkit's algorithms and point-to-point only, never the MPI library's
  * collectives, which the CLI may have forced to an algorithm under test.
+ * Under SimGrid, host memory and a SimGrid barrier instead (sim_board.h):
+ * no simulated time, no simulated message.
  */
 #ifndef CK_BENCH_AGREE_H
 #define CK_BENCH_AGREE_H
@@ -22,7 +24,8 @@ double agree_mark(int have, int rank, int p);
 int agree_marked_rank(double max_mark, int p);
 
 /* Rank `src` sends its text `mine` to rank 0, which stores it in out
- * (BENCH_TEXT_LEN bytes). Other ranks do nothing. */
+ * (BENCH_TEXT_LEN bytes). Every rank calls it with the same src: with
+ * messages the other ranks do nothing, under SimGrid they all take part. */
 int agree_text_to_root(int src, const char *mine, char *out, int rank, MPI_Comm comm);
 
 /* Broadcast from rank 0 (used for the window schedule). */

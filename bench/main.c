@@ -22,6 +22,10 @@
 #include <nccl.h>
 #endif
 
+#ifdef SMPI_H
+#include "sim_board.h"
+#endif
+
 #include <collkit/collkit.h>
 
 #include <errno.h>
@@ -334,6 +338,18 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+#ifdef SMPI_H
+    /* The agreements need SimGrid's actors to run one at a time
+     * (sim_board.c); every rank reads the same configuration, so every rank
+     * stops here without a message. */
+    char refused[BENCH_TEXT_LEN];
+    if (sim_board_refused(refused, sizeof refused)) {
+        if (rank == 0) fprintf(stderr, "%s\n", refused);
+        MPI_Comm_free(&ctrl);
+        MPI_Finalize();
+        return 2;
+    }
+#endif
 
     /* Every rank reads the file itself: no message needed to share it, and
      * the agreement below still prints one line if any rank fails. */

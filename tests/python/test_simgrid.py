@@ -249,6 +249,35 @@ def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
     assert "Deadlock detected" in sim_launch.diagnose(err)
 
 
+@needs_simgrid
+def test_agreements_through_host_memory_keep_communicators_apart(tmp_path):
+    """bench/sim_board.c, the harness's agreements under SimGrid, through
+    tests/bench/sim_board_test.c on 8 ranks: right values on disjoint halves
+    and on overlapping groups agreeing at once, no simulated time, the same
+    error on every rank, the registry gone once every communicator is freed;
+    and parallel contexts are refused."""
+    prog = tmp_path / "sim_board_test"
+    subprocess.run([SMPICC, "-std=c11", "-D_POSIX_C_SOURCE=200809L", f"-I{REPO / 'bench'}", "-o", str(prog),
+                    str(REPO / "tests" / "bench" / "sim_board_test.c"), str(REPO / "bench" / "sim_board.c")],
+                   check=True, capture_output=True, timeout=120)
+    (tmp_path / "one.xml").write_text(smpi._ONE_HOST)
+    (tmp_path / "hosts").write_text("h0\n" * 8)
+
+    def run(ranks: int, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([SMPIRUN, "-platform", str(tmp_path / "one.xml"), "-hostfile", str(tmp_path / "hosts"),
+                               "-np", str(ranks), f"--cfg=smpi/tmpdir:{tmp_path}", "--cfg=smpi/wtime:0",
+                               "--cfg=smpi/simulate-computation:no",   # as collkit launches (exact times)
+                               "--log=root.thresh:warning", *args], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, TMPDIR=str(tmp_path)))
+
+    proc = run(8, str(prog))
+    assert "sim_board: ok" in proc.stdout, proc.stdout + proc.stderr
+    # one rank: SimGrid 4.1's own start of several ranks in parallel contexts
+    # (a copy of the program per rank) sometimes fails before main
+    proc = run(1, "--cfg=contexts/nthreads:2", str(prog), "refused")
+    assert "need contexts/nthreads:1" in proc.stdout, proc.stdout + proc.stderr
+
+
 FAKE_SMPIRUN = """#!/usr/bin/env python3
 # Stand-in smpirun: writes the launch record, then reports a deadlock the way
 # SimGrid does (see test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed) and exits 0.
