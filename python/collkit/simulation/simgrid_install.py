@@ -292,12 +292,12 @@ def _configured_compiler(tree: Path) -> str | None:
 
 def programs_ready(sim: SimGrid | None = None) -> bool:
     sim = sim or installed()
-    out = programs_dir()
-    if sim is None or not (out / "bench" / "collkit-bench").is_file():
-        return False
     try:
+        out = programs_dir()
+        if sim is None or not (out / "bench" / "collkit-bench").is_file():
+            return False
         return json.loads((out / BENCH_STAMP).read_text()) == _bench_stamp(sim)
-    except (OSError, ValueError):
+    except (OSError, ValueError, UserError):     # UserError: an installation without C sources
         return False
 
 
