@@ -350,27 +350,21 @@ static int setup(MPI_Comm comm, int *rank, sim_board **b)
     return p > 1 ? board_of(comm, p, b) : MPI_SUCCESS;
 }
 
-int sim_board_max(double *v, size_t n, MPI_Comm comm)
+/* An agreement on n doubles in place: their maximum (OP_MAX) or rank src's (OP_COPY). */
+static int board_doubles(double *v, size_t n, MPI_Comm comm, board_op op, int src)
 {
     int rank = 0;
     sim_board *b = NULL;
     int rc = setup(comm, &rank, &b);
     if (rc != MPI_SUCCESS || b == NULL) return rc;
     if (n > SIZE_MAX / sizeof *v) return MPI_ERR_COUNT;
-    OUTSIDE_SIMULATION(rc = board_agree(b, rank, OP_MAX, -1, -1, v, v, n * sizeof *v));
+    OUTSIDE_SIMULATION(rc = board_agree(b, rank, op, src, -1, v, v, n * sizeof *v));
     return rc;
 }
 
-int sim_board_bcast(double *v, size_t n, MPI_Comm comm)
-{
-    int rank = 0;
-    sim_board *b = NULL;
-    int rc = setup(comm, &rank, &b);
-    if (rc != MPI_SUCCESS || b == NULL) return rc;
-    if (n > SIZE_MAX / sizeof *v) return MPI_ERR_COUNT;
-    OUTSIDE_SIMULATION(rc = board_agree(b, rank, OP_COPY, 0, -1, v, v, n * sizeof *v));
-    return rc;
-}
+int sim_board_max(double *v, size_t n, MPI_Comm comm) { return board_doubles(v, n, comm, OP_MAX, -1); }
+
+int sim_board_bcast(double *v, size_t n, MPI_Comm comm) { return board_doubles(v, n, comm, OP_COPY, 0); }
 
 int sim_board_text_to_root(int src, const char *mine, char *out, size_t len, MPI_Comm comm)
 {
