@@ -32,8 +32,14 @@ def cache_root() -> Path:
     checkout = checkout_root()
     if checkout is not None:
         return checkout / "build" / "collkit-cache"
+    return user_cache() / "collkit"
+
+
+def user_cache() -> Path:
+    """The user's cache directory: $XDG_CACHE_HOME when absolute (as the XDG spec
+    asks), else ~/.cache."""
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") / "collkit"
+    return Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
 
 
 def registrations_dir(root: Path | None = None) -> Path:

@@ -86,9 +86,8 @@ def cache_dir() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser().absolute()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "collkit" / "simgrid"
+    from collkit.mpis.known import user_cache
+    return user_cache() / "collkit" / "simgrid"
 
 
 def _first_line(argv: list[str]) -> str:
