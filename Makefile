@@ -1,5 +1,5 @@
 # The two commands of the README, and a few conveniences.
-.PHONY: setup setup-tests run test check-full check-preload-full clean
+.PHONY: setup setup-tests run test test-full check-full check-preload-full clean
 
 # collkit and its C parts for Open MPI and MPICH (`collkit build`, build/collkit-cache).
 setup:
@@ -13,9 +13,14 @@ setup-tests:
 run: setup
 	.venv/bin/collkit run examples/quickstart.toml
 
-# Everything CI runs.
+# Everything CI runs (about 10 minutes once set up; docs/testing.md).
 test:
 	bash scripts/test.sh
+
+# make test and what it leaves out: every rank count of the ctest lists, each
+# preload algorithm forced alone, the long program runs. Run before resolving an issue.
+test-full:
+	bash scripts/test.sh --full
 
 # The exhaustive sweep (level full, both MPIs, p = 1..32): hours, run before resolving.
 check-full: setup-tests

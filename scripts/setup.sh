@@ -61,7 +61,7 @@ fi
 # Editable, without compiling: the checkout builds its C parts for two MPIs
 # below (pip install builds for one, the mpicc on PATH).
 # -I: the checkout's build/ folder must not pass for the `build` package.
-if ! .venv/bin/python -I -c 'import collkit.mpis, pytest, build.util, numpy, matplotlib, prompt_toolkit' 2>/dev/null; then
+if ! .venv/bin/python -I -c 'import collkit.mpis, pytest, xdist, build.util, numpy, matplotlib, prompt_toolkit' 2>/dev/null; then
     say "installing the collkit package into .venv (editable)"
     .venv/bin/pip install -q --upgrade pip >/dev/null
     COLLKIT_NO_NATIVE=1 .venv/bin/pip install -q -e ".[test]"
@@ -155,7 +155,7 @@ tree openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/b
 tree mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
 # SimGrid (simulated machines, `--platform sim:NAME`): SimGrid 4.1 from PyPI's
 # source distribution, built once per machine into ~/.cache/collkit/simgrid
-# (about 7 minutes on 2 cores; later checkouts reuse it), then libcollkit,
+# (about 5 minutes on 2 cores; later checkouts reuse it), then libcollkit,
 # collkit-bench and collkit-replay compiled with its smpicc into build/simgrid
 # (collkit.simulation.simgrid_install).
 say "SimGrid 4.1 and collkit-bench for it (build/simgrid)"

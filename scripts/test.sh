@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# Everything CI runs: set up, then the correctness matrix under Open MPI and
-# MPICH at p = 1..17, 24, 32, the sanitizer build on a subset, the install and
+# `make test` (what CI runs) and `make test-full` (this script with --full).
+#
+# Set up, then: the correctness matrix and the other ctest entries under Open
+# MPI and MPICH, the sanitizer build on a subset, the install and
 # package-config check, what a cluster user does (scripts/cluster_user_check.sh),
-# and the Python tests. Ends with `N passed, M failed`.
+# and the Python tests. Ends with the ten slowest tests and `N passed, M failed`.
+#
+# `make test` leaves out what only repeats a shape it already covers: the ctest
+# entries labelled "full" (more rank counts, each preload algorithm forced
+# alone) and the Python tests marked `full` (the long program runs). --full
+# runs everything (docs/testing.md, "Two test runs").
 set -uo pipefail
 cd "$(dirname "$0")/.."
+FULL=0
+[[ ${1:-} == --full ]] && FULL=1
 bash scripts/setup.sh --tests || exit $?
+
+JOBS=$(nproc)
+RESULTS=build/test-results
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+ctest_select=(-LE full)
+pytest_select=(-m "not full")
+if ((FULL)); then
+    ctest_select=()
+    pytest_select=()
+fi
 
 passed=0; failed=0
 step() {  # step <label> <command...>
@@ -17,16 +37,26 @@ step() {  # step <label> <command...>
     else
         failed=$((failed + 1)); printf '=== %s: FAILED (%ds)\n' "$label" $((SECONDS - start))
     fi
+    printf '%s\t%d\n' "$label" $((SECONDS - start)) >> "$RESULTS/steps.tsv"
+}
+# ctest in parallel: entries that load both cores say so (PROCESSORS 2) and run alone.
+ctest_tree() {  # ctest_tree <tree>
+    ctest --test-dir "build/$1" --output-on-failure -j "$JOBS" "${ctest_select[@]}" \
+        --output-junit "$PWD/$RESULTS/ctest-$1.xml"
 }
 
-step "matrix under Open MPI" ctest --test-dir build/openmpi --output-on-failure
-step "matrix under MPICH" ctest --test-dir build/mpich --output-on-failure
+step "matrix under Open MPI" ctest_tree openmpi
+step "matrix under MPICH" ctest_tree mpich
 step "sanitizers (ASan+UBSan)" bash scripts/sanitize.sh
 step "install + find_package + pkg-config" bash scripts/install_check.sh
 step "GPU variant: collkit-bench-nccl builds, GPU-free tests" bash scripts/gpu_check.sh
 step "cluster user: sdist, pip install as an unprivileged user, campaigns, a second MPI, Slurm, bad input" \
     bash scripts/cluster_user_check.sh
-step "python tests" .venv/bin/python -m pytest -q
+# pytest-xdist: one worker per core, each test file on one worker (the files'
+# module fixtures, a Slurm cluster among them, start once).
+step "python tests" .venv/bin/python -m pytest -q -n "$JOBS" --dist loadfile "${pytest_select[@]}" \
+    --junitxml "$RESULTS/pytest.xml"
 
+.venv/bin/python scripts/slowest.py "$RESULTS" 10
 printf '\n%d passed, %d failed\n' "$passed" "$failed"
 ((failed == 0))

@@ -53,6 +53,7 @@ typedef struct {
     int mixed;       /* --mixed-types: only the mixed-datatype cases (matrix_mixed.c) */
     int expect_rank_variant; /* fail unless every selected trait algorithm differed across ranks */
     int fp_rank_variant;     /* treat every selected algorithm as CK_TRAIT_FP_RANK_VARIANT */
+    const char *fp_rank_variant_coll; /* ... or only those of this collective (NULL: every one) */
 } options;
 
 typedef struct {
@@ -223,8 +224,9 @@ static int config_wanted(const ckv_case *c)
  * rank, hence bitwise across ranks. */
 static int rank_variance_allowed(const ck_algorithm *a, const ckv_case *c)
 {
-    return ((a->constraints & CK_TRAIT_FP_RANK_VARIANT) || opt.fp_rank_variant) && c->spread &&
-           ckv_spread_applies(c);
+    int told = opt.fp_rank_variant &&
+               (!opt.fp_rank_variant_coll || strcmp(opt.fp_rank_variant_coll, ck_collective_name(a->collective)) == 0);
+    return ((a->constraints & CK_TRAIT_FP_RANK_VARIANT) || told) && c->spread && ckv_spread_applies(c);
 }
 
 /* Rank 0 prints how many spread cases of each trait algorithm differed across
@@ -467,7 +469,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ck_matrix [--collective C]... [--algorithm NAME|C/NAME]... "
                "[--level quick|standard|full] [--no-invalid] [--verbose] [--list] [--expect-fail] "
-               "[--mixed-types] [--expect-rank-variant] [--fp-rank-variant]\n");
+               "[--mixed-types] [--expect-rank-variant] [--fp-rank-variant[=COLL]]\n");
 }
 
 static int parse_args(int argc, char **argv, int *list_only)
@@ -506,10 +508,12 @@ static int parse_args(int argc, char **argv, int *list_only)
             opt.mixed = 1;
         } else if (strcmp(arg, "--expect-rank-variant") == 0) {
             opt.expect_rank_variant = 1;
-        } else if (strcmp(arg, "--fp-rank-variant") == 0) {
+        } else if (strcmp(arg, "--fp-rank-variant") == 0 || strncmp(arg, "--fp-rank-variant=", 18) == 0) {
             /* The preload sweep's label algorithm stands for a forced one that
-             * has the trait (tests/preload/sweep.py). */
+             * has the trait (tests/preload/sweep.py); =COLL: only that
+             * collective's (a sweep round forces one algorithm of each). */
             opt.fp_rank_variant = 1;
+            opt.fp_rank_variant_coll = arg[17] == '=' ? arg + 18 : NULL;
         } else if (strcmp(arg, "--list") == 0) {
             *list_only = 1;
         } else {

@@ -81,7 +81,7 @@ def _cmd_list(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run, ns.instrument)
+    return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run, ns.instrument, ns.verbose)
 
 
 def _cmd_status(ns: argparse.Namespace) -> int:
@@ -148,6 +148,9 @@ def _add_campaign_commands(sub) -> None:
     r.add_argument("--instrument", action="store_true",
                    help="launch collkit-bench-instr (as `instrument = true` in the spec): records carry "
                         "comm/reduce/copy time breakdowns for `collkit report --breakdown`")
+    r.add_argument("-v", "--verbose", action="store_true",
+                   help="print each unstable or failed point as it happens (they are always counted on "
+                        "the progress line), and list every one of them at the end, not the first 20")
     r.set_defaults(func=_cmd_run)
 
     st = sub.add_parser("status", help="a campaign's point counts and its Slurm jobs' states",

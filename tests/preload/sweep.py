@@ -33,7 +33,7 @@ PROGRAMS = {
 # Programs that call every collective of their list at every rank count: even
 # in --together rounds, each forced algorithm must show its calls (or counted
 # fallbacks where it never runs), so a binding whose calls bypass the shim fails.
-CALLS_ALL = {"fortran_use_mpi", "fortran_mpif", "fortran_f08"}
+CALLS_ALL = {"matrix", "fortran_use_mpi", "fortran_mpif", "fortran_f08"}
 
 
 def constraint_free(alg: dict) -> bool:
@@ -151,13 +151,16 @@ def run_one(a: argparse.Namespace, job: list[tuple[str, dict]], labels: dict[str
             env["COLLKIT_FATTREE"] = os.environ["COLLKIT_FATTREE"]
         cmd = list(a.cmd)
         if a.program == "matrix":
-            coll = job[0][0]
-            cmd += ["--level", "quick", "--no-invalid", "--collective", coll,
-                    "--algorithm", f"{coll}/{labels[coll]}"]
-            if job[0][1].get("traits", {}).get("fp_rank_variant"):
-                # the label has no trait, the forced algorithm runs: its float sums may
-                # differ across ranks (within the bound the matrix still checks)
-                cmd.append("--fp-rank-variant")
+            # the matrix calls each collective of the job through its label (an
+            # algorithm without constraints) and the shim runs the forced one instead
+            cmd += ["--level", "quick", "--no-invalid"]
+            for coll, _ in job:
+                cmd += ["--algorithm", f"{coll}/{labels[coll]}"]
+            for coll, alg in job:
+                if alg.get("traits", {}).get("fp_rank_variant"):
+                    # the label has no trait, the forced algorithm runs: its float sums may
+                    # differ across ranks (within the bound the matrix still checks)
+                    cmd.append(f"--fp-rank-variant={coll}")
         if a.program == "hpcc":
             hpcc_prepare(run_dir, p)
         argv = [a.mpirun, "-n", str(p)]

@@ -50,6 +50,7 @@ def _check_common(s: dict, expected_collectives: set[str]) -> None:
         assert {r["variant"] for r in t["runs"]} == {"default", "choice"}
 
 
+@pytest.mark.full   # half a minute: make test-full (the mpi4py loop below stays in make test)
 @pytest.mark.skipif(application_loop.PROGRAMS["hpcc"].missing() is not None, reason="hpcc not installed")
 def test_hpcc_under_open_mpi_through_the_whole_loop(tmp_path):
     s = _run(tmp_path, "--program", "hpcc", "--mpi", "openmpi", "--replay", "sim:fattree-2to1")

@@ -157,8 +157,10 @@ def test_cli_writes_table_and_file(programs, collkit, tmp_path):
                 timeout=300)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
+    # one section per communicator: the test program's calls are all on MPI_COMM_WORLD
+    assert lines[0] == f"communicator world ({RANKS} ranks)"
     header = next(i for i, ln in enumerate(lines) if ln.startswith("collective"))
-    rows = [ln.split() for ln in lines[header + 1:header + 1 + len(EXPECTED)]]
+    rows = [ln.split() for ln in lines[header + 2:header + 2 + len(EXPECTED)]]   # under the header and its rule
     assert sorted(row[0] for row in rows) == sorted(k[0] for k in EXPECTED)
     assert "in collectives" in r.stdout and f"profile written to {out}" in r.stdout
     p = profile_file.load(out, need_complete=True, need_trace=True)

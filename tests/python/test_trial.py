@@ -248,7 +248,7 @@ def test_the_prediction_uses_the_first_default_run_and_forced_algorithms_as_rule
     assert len(seen) == 1 and seen[0][1] == tmp_path and seen[0][2] == "allreduce * * ring\n"
     assert seen[0][0] == pytest.approx(res.runs[0].collective_time_s)
     text = trial.report(s, res)
-    assert "predicted choice" in text and "wall time change" in text
+    assert "predicted" in text and "choice - default" in text and "wall time change" in text
     assert trial.to_json(s, res)["prediction"]["wall_change_s"] == -0.2
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from collkit.campaign import per_rank as store
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
 from collkit.common import atomic
-from collkit.common.table import render
+from collkit.common.table import render, terminal_width
 
 # Late: more than half again as slow as the point's median rank. Per-rank medians of
 # a steady point lie within a few % of each other on a quiet machine; a rank held up
@@ -174,12 +175,36 @@ def cells(pr: PointRanks) -> list[str]:
             nodes_text(pr), _us(pr.arrival_skew_us), _us(pr.exit_skew_us), its]
 
 
-def table(points: list[PointRanks], limit: int = 40) -> str:
-    """The text report's per-rank table ("" when no point has per-rank data)."""
+# The text report's columns: HEADERS less collective and algorithm, which title each
+# section, and the late ranks and nodes, which go on lines of their own under the row.
+TEXT_HEADERS = ["ranks", "size", "median rank us", "arrival skew us", "exit skew us", "iterations"]
+
+
+def table(points: list[PointRanks], limit: int | None = 40, width: int | None = None) -> str:
+    """The text report's per-rank tables, one per collective and algorithm ("" when no
+    point has per-rank data; the first `limit` points, None: all)."""
     if not points:
         return ""
+    width = width or terminal_width()
+    limit = len(points) if limit is None else limit
+    sections: dict[str, list[PointRanks]] = {}
+    for pr in points[:limit]:
+        sections.setdefault(f"{pr.record.collective} {pr.record.label}", []).append(pr)
+    rows = {id(pr): [cells(pr)[k] for k in (2, 3, 4, 7, 8, 9)] for pr in points[:limit]}
+    widths = [max([len(h)] + [len(r[i]) for r in rows.values()]) for i, h in enumerate(TEXT_HEADERS)]
+    out = []
+    for title, members in sections.items():
+        out += ([""] if out else []) + [title]
+        for k, pr in enumerate(members):
+            lines = render(TEXT_HEADERS, [rows[id(pr)]], right={0, 1, 2, 3, 4}, width=width,
+                           min_widths=widths).splitlines()
+            out += lines if k == 0 else lines[2:]
+            if pr.late or pr.late_nodes:
+                late = f"late ranks (median): {late_text(pr)}" + (f"; late nodes: {nodes_text(pr)}"
+                                                                 if pr.late_nodes else "")
+                out += textwrap.wrap(late, width, initial_indent="    ", subsequent_indent="      ")
     more = f"\n... and {len(points) - limit} more (collkit export DIR --format ranks)" if len(points) > limit else ""
-    return render(HEADERS, [cells(pr) for pr in points[:limit]], right={4, 7, 8}) + more
+    return "\n".join(out) + more
 
 
 EXPORT_COLUMNS = ["id", "label", "collective", "ranks", "bytes", "rank", "host", "median_us", "arrival_median_us",

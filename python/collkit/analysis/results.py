@@ -5,13 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.analysis import stats
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
-from collkit.common.table import render
+from collkit.common.table import render, render_sections, terminal_width
 
 COLUMNS = ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes", "dtype", "op", "root",
            "in_place", "status", "reason", "iterations", "time_min_us", "time_median_us", "time_max_us",
@@ -200,12 +201,24 @@ def _us(v: float | None) -> str:
     return f"{v:.1f}" if v < 1000 else f"{v:.0f}"
 
 
+# Why a row's default/best holds no ratio, in the summary's `note` column
+# (the ratio column holds ratios only), each explained once under the table.
+NOTES = {
+    "tie": "best not significantly faster than the default (Mann-Whitney U on the iterations, "
+           "Holm-adjusted over {compared} comparisons, p >= {alpha:g})",
+    "floor": "the default's median is below the one-message floor measured in its launch: "
+             "no ratio against a time no message could achieve",
+}
+
+
 def _ratio_cell(s: SummaryLine) -> str:
+    return f"{s.ratio:.2f}x" if s.ratio and not s.default_implausible else "-"
+
+
+def _note(s: SummaryLine) -> str:
     if s.default_implausible:
-        return "implausible"   # no ratio against a time no message could achieve
-    if s.tie:
-        return "tie"
-    return f"{s.ratio:.2f}x" if s.ratio else "-"
+        return "floor"
+    return "tie" if s.tie else ""
 
 
 def checks_footer(lines: list[SummaryLine]) -> list[str]:
@@ -219,34 +232,46 @@ def checks_footer(lines: list[SummaryLine]) -> list[str]:
     return out
 
 
-def summary_table(lines: list[SummaryLine]) -> str:
-    header = ["collective", "mpi", "ranks", "size", "best", "best_us", "default_us", "default/best", "n"]
-    rows = [[s.collective, s.mpi, str(s.ranks), format_size(s.bytes), s.best, _us(s.best_us),
-             _us(s.default_us), _ratio_cell(s), str(s.candidates)] for s in lines]
-    text = [render(header, rows, right={2, 3, 5, 6, 7, 8}),
+def summary_table(lines: list[SummaryLine], width: int | None = None) -> str:
+    """One section per collective and library (its name on a line of its own:
+    the rows then fit 100 columns with the longest algorithm names), all
+    sections with the same column widths, then the notes and warnings."""
+    header = ["ranks", "size", "best", "best_us", "default_us", "default/best", "note", "n"]
+    sections: dict[str, list[list[str]]] = {}
+    for s in lines:
+        sections.setdefault(f"{s.collective}, {s.mpi}", []).append(
+            [str(s.ranks), format_size(s.bytes), s.best, _us(s.best_us), _us(s.default_us), _ratio_cell(s),
+             _note(s), str(s.candidates)])
+    text = [render_sections(header, sections, right={0, 1, 3, 4, 5, 7}, width=width),
             "n: algorithms measured ok at that point, the candidates for best"]
     compared = sum(s.compared for s in lines)
-    if any(s.tie for s in lines):
-        text.append(f"tie: best not significantly faster than the default (Mann-Whitney U on the "
-                    f"iterations, Holm-adjusted over {compared} comparisons, p >= {stats.ALPHA:g})")
+    used = {_note(s) for s in lines}
+    text += [f"{key}: " + what.format(compared=compared, alpha=stats.ALPHA) for key, what in NOTES.items()
+             if key in used]
     text.extend(checks_footer(lines))
-    return "\n".join(text)
+    # the table, then its footer lines wrapped to the width
+    return "\n".join([text[0]] + [w for line in text[1:]
+                                   for w in textwrap.wrap(line, width or terminal_width(), subsequent_indent="  ")])
 
 
-def problems_table(rows: list[Record], limit: int = 20) -> str:
+def problems_table(rows: list[Record], limit: int | None = 20) -> str:
+    """Invalid and failed points (the first `limit`; None: all)."""
     bad = [r for r in sort_rows(rows) if r.status in ("invalid", "failed")]
     if not bad:
         return ""
+    limit = len(bad) if limit is None else limit
     body = [[r.status, r.collective, r.label, f"p={r.ranks}", format_size(r.bytes), r.reason[:90]] for r in bad[:limit]]
     more = f"\n... and {len(bad) - limit} more (collkit export DIR)" if len(bad) > limit else ""
     return render(["status", "collective", "algorithm", "ranks", "size", "reason"], body) + more
 
 
-def unstable_table(rows: list[Record], limit: int = 20) -> str:
-    """Points whose standing record is marked unstable (kept out of the summary)."""
+def unstable_table(rows: list[Record], limit: int | None = 20) -> str:
+    """Points whose standing record is marked unstable (kept out of the summary;
+    the first `limit`, None: all)."""
     marked = [r for r in sort_rows(rows) if r.unstable]
     if not marked:
         return ""
+    limit = len(marked) if limit is None else limit
     body = [[r.collective, r.label, f"p={r.ranks}", format_size(r.bytes), str(r.remeasures), r.unstable[:90]]
             for r in marked[:limit]]
     more = f"\n... and {len(marked) - limit} more (collkit export DIR)" if len(marked) > limit else ""

@@ -1,15 +1,41 @@
 """A progress bar over test points, with an estimate of the time left.
 
 On a terminal it redraws one line; otherwise (CI logs, pipes) it prints a line
-every few percent so logs stay short but show that work goes on."""
+every tenth of the way, so logs stay short but show that work goes on. Nothing
+else is printed between its updates: what happens to single points (a point
+measured before a steady state, a failure) is counted on the line and kept for
+`notices()`, which the campaign lists once at its end; `verbose` also prints
+each as it happens, above the bar.
+
+The estimate comes from a `clock` when one is given (collkit.launch.eta: each
+point left estimated from the costs of the points most like it), else from the
+rate of the points done so far."""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import Protocol
 
 
-def _duration(seconds: float) -> str:
+class Clock(Protocol):
+    """What the estimate is told as a campaign runs (collkit.launch.eta.CampaignClock);
+    remaining_s() leaves out the work of unmeasured() (named on the line instead)."""
+
+    def unmeasured(self) -> list[str]: ...
+
+    def launch_started(self, points: list) -> None: ...
+
+    def launch_up(self) -> None: ...
+
+    def points_done(self, point_ids: list[str]) -> None: ...
+
+    def remaining_s(self) -> float | None: ...
+
+
+def duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
     s = int(round(seconds))
     if s < 60:
         return f"{s}s"
@@ -19,7 +45,8 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, done: int = 0, stream=None, width: int = 28, unit: str = "points"):
+    def __init__(self, total: int, done: int = 0, stream=None, width: int = 28, unit: str = "points",
+                 clock: Clock | None = None, verbose: bool = False):
         self.total = total
         self.unit = unit
         self.done = done
@@ -30,19 +57,40 @@ class Progress:
         self.start = time.monotonic()
         self._last_pct_printed = -1
         self.current = ""
+        self.clock = clock
+        self.verbose = verbose
+        self.counts: dict[str, int] = {}        # kind of notice -> how many
+        self._notices: list[tuple[str, str]] = []
 
     def eta(self) -> str:
-        ran = self.done - self._start_done
-        if ran <= 0:
-            return "?"
-        rate = (time.monotonic() - self.start) / ran
-        return _duration(rate * (self.total - self.done))
+        left = self.clock.remaining_s() if self.clock is not None else None
+        if left is None:
+            ran = self.done - self._start_done
+            if ran <= 0:
+                return "?"
+            return duration((time.monotonic() - self.start) / ran * (self.total - self.done))
+        unknown = self.clock.unmeasured()
+        return duration(left) + (f" + {', '.join(unknown)} (not measured yet)" if unknown else "")
 
     def line(self) -> str:
         frac = self.done / self.total if self.total else 1.0
         filled = int(frac * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
-        return f"[{bar}] {self.done}/{self.total} {self.unit}  ETA {self.eta()}  {self.current}"
+        counted = "".join(f"  {n} {kind}" for kind, n in self.counts.items())
+        return f"[{bar}] {self.done}/{self.total} {self.unit}  ETA {self.eta()}{counted}  {self.current}"
+
+    # what a launcher tells the clock (nothing without one)
+    def launch_started(self, points: list) -> None:
+        if self.clock is not None:
+            self.clock.launch_started(points)
+
+    def launch_up(self) -> None:
+        if self.clock is not None:
+            self.clock.launch_up()
+
+    def points_done(self, point_ids: list[str]) -> None:
+        if self.clock is not None and point_ids:
+            self.clock.points_done(point_ids)
 
     def working_on(self, what: str) -> None:
         self.current = what
@@ -59,8 +107,22 @@ class Progress:
             self._last_pct_printed = pct
             print(self.line(), file=self.stream, flush=True)
 
+    def count(self, kind: str, text: str, points: int = 1) -> None:
+        """Something that happened to points (kind: 'unstable', 'failed', ...):
+        counted on the line, kept for notices(), printed at once only when verbose."""
+        self.counts[kind] = self.counts.get(kind, 0) + points
+        self._notices.append((kind, text))
+        if self.verbose:
+            self.note(text)
+        elif self.tty:
+            self._draw()
+
+    def notices(self, kind: str | None = None) -> list[str]:
+        """What count() was told, in order (of one kind, or all)."""
+        return [text for k, text in self._notices if kind is None or k == kind]
+
     def note(self, text: str) -> None:
-        """A message that must stay visible (a failure), above the bar."""
+        """A message that must stay visible, above the bar."""
         if self.tty:
             self.stream.write("\r\033[K")
         print(text, file=self.stream, flush=True)
@@ -70,7 +132,8 @@ class Progress:
     def finish(self) -> None:
         if self.tty:
             self.stream.write("\r\033[K")
-        print(f"{self.done}/{self.total} {self.unit} in {_duration(time.monotonic() - self.start)}",
+        counted = "".join(f", {n} {kind}" for kind, n in self.counts.items())
+        print(f"{self.done}/{self.total} {self.unit} in {duration(time.monotonic() - self.start)}{counted}",
               file=self.stream, flush=True)
 
     def _draw(self) -> None:

@@ -20,14 +20,24 @@ def _fit(widths: list[int], right: set[int], width: int) -> list[int]:
     return widths
 
 
+# The width a table is laid out for when the output is not a terminal (a file,
+# a pipe, CI's log): a terminal's usual 100 columns.
+DEFAULT_WIDTH = 100
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
 def render(headers: list[str], rows: list[list[str]], right: set[int] | None = None,
-           width: int | None = None) -> str:
-    """Columns padded to their widest cell. A table wider than the terminal (or
-    `width`) wraps its widest text columns (descriptions, origins, reasons) onto
+           width: int | None = None, min_widths: list[int] | None = None) -> str:
+    """Columns padded to their widest cell (at least `min_widths`: tables printed
+    one under the other line up). A table wider than the terminal (or `width`)
+    wraps its widest text columns (descriptions, origins, reasons) onto
     continuation lines instead of running off the screen."""
     right = right or set()
-    width = width or shutil.get_terminal_size((120, 24)).columns
-    natural = [len(h) for h in headers]
+    width = width or terminal_width()
+    natural = list(min_widths) if min_widths else [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             natural[i] = max(natural[i], len(cell))
@@ -47,3 +57,18 @@ def render(headers: list[str], rows: list[list[str]], right: set[int] | None = N
 
     sep = "  ".join("-" * w for w in widths)
     return "\n".join([*lines(headers), sep, *(line for row in rows for line in lines(row))])
+
+
+def render_sections(headers: list[str], sections: dict[str, list[list[str]]], right: set[int] | None = None,
+                    width: int | None = None) -> str:
+    """Tables one under the other, each under its title (a collective and library,
+    a point), with one set of column widths: what a title says leaves its columns,
+    so the rows fit 100 columns where one wide table would not."""
+    every = [row for rows in sections.values() for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in every]) for i, h in enumerate(headers)]
+    out = []
+    for title, rows in sections.items():
+        if out:
+            out.append("")
+        out += [title, render(headers, rows, right=right, width=width, min_widths=widths)]
+    return "\n".join(out)

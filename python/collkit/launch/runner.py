@@ -23,6 +23,7 @@ from collkit.campaign.store import Campaign, now, update_index
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.progress import Progress
+from collkit.launch.eta import CampaignClock
 from collkit.launch.launchers import launched_by, launcher_for
 from collkit.launch.protocol import Launcher
 from collkit.library import registry
@@ -42,7 +43,7 @@ def default_out(spec: specs.Spec) -> Path:
 
 
 def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[str], dry_run: bool,
-              instrument: bool) -> int:
+              instrument: bool, verbose: bool) -> int:
     """A spec that names its platforms (`platforms = [...]`) and no --platform:
     one campaign per platform, one after the other, each with its summary."""
     worst = 0
@@ -51,7 +52,7 @@ def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[st
         label, where = platforms.spec_entry(name, spec_path.parent)
         print(f"\n== platform {name}", flush=True)
         rc = run(spec_path, (out / label) if out else stamp.with_name(f"{stamp.name}-{label}"), None, where,
-                 argv, dry_run, instrument)
+                 argv, dry_run, instrument, verbose)
         if rc == 130:
             return rc
         worst = max(worst, rc)
@@ -59,11 +60,11 @@ def _run_each(spec: specs.Spec, spec_path: Path, out: Path | None, argv: list[st
 
 
 def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_file: Path | None,
-        argv: list[str], dry_run: bool = False, instrument: bool = False) -> int:
+        argv: list[str], dry_run: bool = False, instrument: bool = False, verbose: bool = False) -> int:
     if spec_path is not None and resume is None and platform_file is None:
         named = specs.load(spec_path)
         if named.platforms:
-            return _run_each(named, spec_path, out, argv, dry_run, instrument)
+            return _run_each(named, spec_path, out, argv, dry_run, instrument, verbose)
     # a resumed campaign runs where it ran unless told otherwise (platforms.for_campaign)
     recorded = Campaign.open(resume).resolved().get("platform", {}).get("source", "") \
         if resume and platform_file is None else ""
@@ -133,10 +134,9 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
     todo = len({p.id for p in plan.points} - campaign.recorded_ids())
     print(f"collkit: campaign {campaign.path} — {todo} of {len(plan.points)} points to run"
           f"{f', {len(plan.skipped)} skipped' if plan.skipped else ''}", file=sys.stderr)
-    progress = Progress(total, done=len(campaign.recorded_ids() & (plan.all_ids())))
-    groups: dict[tuple, list[Point]] = {}
-    for p in plan.points:
-        groups.setdefault(p.launch_key(), []).append(p)
+    groups = interleaved(plan.points)
+    progress = Progress(total, done=len(campaign.recorded_ids() & (plan.all_ids())), verbose=verbose,
+                        clock=CampaignClock.for_groups(groups, campaign.recorded_ids()))
 
     # Ctrl-C and SIGTERM both stop the campaign cleanly. SIGINT's handler is set
     # explicitly: a shell starts background jobs with SIGINT ignored, and a
@@ -169,7 +169,30 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
     if campaign.state().get("status") == "cancelled":
         status = "cancelled"   # `collkit cancel` said so while we followed the jobs
     _close(campaign, meta, plan, status, launcher)
-    return print_report(campaign)
+    # the failed and invalid points are in the report's own table; the unstable ones
+    # that a re-measure made steady are only in these notices
+    return print_report(campaign, progress.notices("unstable"), verbose)
+
+
+def interleaved(points: list[Point]) -> dict[tuple, list[Point]]:
+    """The launch groups (points sharing a launch key, in plan order), ordered so
+    that their kinds (library, rank count) take turns: the first launch of each
+    kind, then the second of each, ..., each kind's smallest launches first. A
+    slow drift of the machine (heat, a neighbour's job) then falls on every
+    library and rank count alike instead of on the last one planned, and the
+    time left can be estimated from every kind after a few percent of the
+    campaign (collkit.launch.eta)."""
+    groups: dict[tuple, list[Point]] = {}
+    for p in points:
+        groups.setdefault(p.launch_key(), []).append(p)
+    kinds: dict[tuple, list[tuple]] = {}
+    for key, members in groups.items():
+        kinds.setdefault((members[0].mpi, members[0].ranks), []).append(key)
+    for keys in kinds.values():
+        keys.sort(key=lambda k: len(groups[k]))     # stable: plan order among equals
+    order = [keys[i] for i in range(max((len(k) for k in kinds.values()), default=0))
+             for keys in kinds.values() if i < len(keys)]
+    return {key: groups[key] for key in order}
 
 
 def _nccl_platform(spec, platform):
@@ -220,23 +243,36 @@ def _close(campaign: Campaign, meta: dict, plan: Plan, status: str, launcher: La
     update_index(campaign.path.resolve().parent, campaign)
 
 
-def print_report(campaign: Campaign) -> int:
+# Notices of this run listed at its end (collkit run -v: all of them)
+NOTICES_SHOWN = 10
+
+
+def print_report(campaign: Campaign, unstable_notices: list[str] | None = None, verbose: bool = False) -> int:
+    """The campaign's summary and tables; `unstable_notices`: the points this run
+    measured before a steady state (the progress line counted them), listed once
+    here, the ones a re-measure made steady included."""
     rows = campaign.records()
     counts = campaign.counts()
+    limit = None if verbose else 20
     summary = results.summarise(rows)
     if summary:
         print(results.summary_table(summary))
     else:
         print("no point finished ok; nothing to compare")
-    problems = results.problems_table(rows)
+    problems = results.problems_table(rows, limit)
     if problems:
         print("\nPoints that did not finish ok:")
         print(problems)
-    unstable = results.unstable_table(rows)
+    if unstable_notices:
+        shown = unstable_notices if verbose else unstable_notices[:NOTICES_SHOWN]
+        more = "" if len(shown) == len(unstable_notices) else f"; the first {len(shown)}, `collkit run -v` lists all"
+        print(f"\nMeasured before a steady state in this run, then measured again ({len(unstable_notices)}{more}):")
+        print("\n".join(shown))
+    unstable = results.unstable_table(rows, limit)
     if unstable:
         print("\nPoints measured before a steady state (left out of the summary; docs/bench-protocol.md):")
         print(unstable)
-    ranks = per_rank.table(per_rank.collect(rows, campaign.path))
+    ranks = per_rank.table(per_rank.collect(rows, campaign.path), 40 if limit else None)
     if ranks:
         print(f"\nPer-rank results (granularity = \"ranks\"; late: median above {per_rank.LATE_FACTOR:g} x "
               "the point's median rank; docs/bench-protocol.md):")

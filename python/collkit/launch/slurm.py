@@ -367,7 +367,7 @@ def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
     for p in missing:
         campaign.add(Record.failed(p, why, job.number, tail, job_failure=True, slurm_job_id=job.job_id))
         progress.advance()
-    progress.note(f"  failed: job {job.number:04d}: {len(missing)} points: {why}")
+    progress.count("failed", f"  failed: job {job.number:04d}: {len(missing)} points: {why}", points=len(missing))
 
 
 # On a shared file system the job's last records can become visible on the login

@@ -40,7 +40,7 @@ from collkit.common.progress import Progress
 
 # Starting an MPI job (daemons, wire-up) is not the point's time.
 STARTUP_GRACE_S = 30.0
-POLL_S = 0.05
+POLL_S = 0.01   # also the resolution of the points' costs the ETA is estimated from (eta.py)
 
 # fields a launcher adds to a point's record: annotate(point, launch number)
 Annotate = Callable[[Point, int], dict]
@@ -196,12 +196,17 @@ class Copier:
     def poll(self) -> bool:
         """Copy what was appended; True when a point record of this launch arrived."""
         seen = False
-        for line in self.tail.lines():
+        lines = self.tail.lines()
+        # the points these lines finish, told to the progress clock before they are counted
+        self.progress.points_done([r["id"] for r in map(parse, lines)
+                                   if r is not None and r.get("type") == "point" and r.get("id") in self.points])
+        for line in lines:
             rec = parse(line)
             if rec is None:
                 continue
             if rec.get("type") == "launch":
                 self.started = True
+                self.progress.launch_up()
                 self.campaign.add_launch({"launch": self.number, "mpi": self.mpi, **rec, **self.launch_fields})
             elif rec.get("type") == "point" and rec.get("id") in self.points:
                 point = self.points[rec["id"]]
@@ -212,10 +217,11 @@ class Copier:
                     self.added.add(point.id)
                     if not again:
                         self.progress.advance()
-                    if rec.get("status") != "ok":
-                        self.progress.note(f"  {rec.get('status')}: {describe(point)}: {rec.get('reason', '')}")
+                    status = str(rec.get("status"))
+                    if status != "ok":
+                        self.progress.count(status, f"  {status}: {describe(point)}: {rec.get('reason', '')}")
                     elif rec.get("unstable"):
-                        self.progress.note(f"  unstable: {describe(point)}: {rec['unstable']}")
+                        self.progress.count("unstable", f"  unstable: {describe(point)}: {rec['unstable']}")
         return seen
 
 
@@ -266,6 +272,7 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
     while remaining:
         by_id = {p.id: p for p in remaining}
         launch = start(remaining)
+        progress.launch_started(remaining)
         # a runner killed with -9 leaves this launch running; the next one stops it
         ownership.note_running(campaign.raw, launch.number, launch.proc.pid, str(launch.out))
         copier = Copier(campaign, launch.out, launch.number, mpi, by_id, progress,
@@ -319,11 +326,12 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
                 if campaign.add(Record.failed(p, f"launch failed before the first point: {reason}",
                                               launch.number, tail_text, **extra(p, launch.number))):
                     progress.advance()   # not for a re-measure: its timed record stands (store.py)
-            progress.note(f"  failed: launch {launch.number} ({mpi}, {culprit.ranks} ranks): {reason}")
+            progress.count("failed", f"  failed: launch {launch.number} ({mpi}, {culprit.ranks} ranks, "
+                                     f"{len(remaining)} points): {reason}", points=len(remaining))
             break
         if campaign.add(Record.failed(culprit, reason, launch.number, tail_text, **extra(culprit, launch.number))):
             progress.advance()   # not for a re-measure: its timed record stands (store.py)
-        progress.note(f"  failed: {describe(culprit)}: {reason}")
+        progress.count("failed", f"  failed: {describe(culprit)}: {reason}")
         remaining = remaining[1:] + again
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from collkit.analysis import stats
 from collkit.campaign.record import Record
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
-from collkit.common.table import render
+from collkit.common.table import render, terminal_width
 from collkit.program import profile_file, rules_choice
 from collkit.program.profile_file import CallClass, Profile
 from collkit.program.rules_choice import LIBRARY, Rules
@@ -214,37 +215,48 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return f"[{_t(ci[0])}, {_t(ci[1])}]" if ci is not None else "no interval"
 
 
-def table(pred: Prediction) -> str:
-    with_rules = pred.rules is not None
-    headers = ["class", "calls", "profiled", "default/call", "default total"]
-    if with_rules:
-        headers += ["rules choice", "rules/call", "rules total"]
-    headers.append("note")
-    rows = []
+def table(pred: Prediction, width: int | None = None) -> str:
+    """Per class: a line naming it (calls, profiled time), then one row per variant
+    (the default; the rules' choice) with its time per call and in total, each with
+    its 95 % interval, the rows of every class in the same columns; then the totals.
+    Stacked so that it fits 100 columns with the longest class and algorithm names."""
+    width = width or terminal_width()
+    headers = ["variant", "per call", "95% interval", "total", "95% interval"]
+    blocks = []
     for x in pred.classes:
         c = x.call
-        row = [describe(c), str(c.calls), _t(c.time_max_s),
-               f"{_t(x.default_s)} {_ci(x.default_ci)}" if x.covered else "-",
-               _t(x.default_total_s) + ("" if x.covered else " (profiled)")]
-        if with_rules:
-            row += [x.choice, f"{_t(x.rules_s)} {_ci(x.rules_ci)}" if x.covered else "-",
-                    _t(x.rules_total_s) + ("" if x.covered else " (profiled)")]
-        row.append(x.note or "-")
-        rows.append(row)
-    out = [render(headers, rows, right={1, 2})]
-    out.append(f"time in collectives: profiled {_t(pred.measured_total_s)}; predicted under the default "
-               f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
-               + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if with_rules else ""))
+        rows = [["default", _t(x.default_s), _ci(x.default_ci) if x.covered else "",
+                 _t(x.default_total_s), _ci(x.default_total_ci) if x.covered else "(profiled)"]]
+        if pred.rules is not None:
+            rows.append([f"rules: {x.choice}", _t(x.rules_s), _ci(x.rules_ci) if x.covered else "",
+                         _t(x.rules_total_s), _ci(x.rules_total_ci) if x.covered else "(profiled)"])
+        head = f"{describe(c)}: {c.calls} calls, profiled {_t(c.time_max_s)}"
+        note = textwrap.wrap(x.note, width - 4, initial_indent="  note: ", subsequent_indent="    ") if x.note else []
+        blocks.append((textwrap.wrap(head, width), rows, note))
+    every = [r for _, rows, _ in blocks for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in every]) for i, h in enumerate(headers)]
+
+    def indented(rows: list[list[str]]) -> list[str]:
+        return ["  " + ln for ln in render(headers, rows, right={1, 3}, width=width - 2,
+                                            min_widths=widths).splitlines()]
+    out = indented([])            # the header and its rule, once
+    for head, rows, note in blocks:
+        out += head + indented(rows)[2:] + note
+    out.append("")
+    totals = (f"time in collectives: profiled {_t(pred.measured_total_s)}; predicted under the default "
+              f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
+              + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if pred.rules else ""))
+    out += textwrap.wrap(totals, width)
     if pred.uncovered_s > 0:
         n = sum(1 for x in pred.classes if not x.covered)
-        out.append(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} stands "
-                   "unchanged in both totals")
-    if with_rules:
+        out += textwrap.wrap(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} "
+                             "stands unchanged in both totals", width)
+    if pred.rules is not None:
         pct = pred.wall_change_pct
         sign = "+" if pred.wall_change_s >= 0 else "-"
-        out.append(f"implied change of wall time: {sign}{_t(abs(pred.wall_change_s))}"
-                   + (f" ({pct:+.2f} % of the profiled {_t(pred.wall_s)})" if pct is not None else "")
-                   + " (rules total minus default total)")
+        out += textwrap.wrap(f"implied change of wall time: {sign}{_t(abs(pred.wall_change_s))}"
+                             + (f" ({pct:+.2f} % of the profiled {_t(pred.wall_s)})" if pct is not None else "")
+                             + " (rules total minus default total)", width)
     return "\n".join(out) + "\n"
 
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 from collkit import __version__
 from collkit.apply.preload import PreloadSettings, env_flags, library_path
 from collkit.common.errors import UserError
+from collkit.common.table import render_sections, terminal_width
 from collkit.mpis import known
 from collkit.program import profile_file, rank_files
 from collkit.program.profile_file import Profile
@@ -176,34 +178,45 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def table(p: Profile) -> str:
-    """The classes by time, then the totals."""
-    head = ("collective", "comm", "p", "bytes", "datatype", "op", "root", "in place", "calls", "time max s",
-            "% wall")
-    rows = [head]
+def _short(mpi_name: str | None) -> str:
+    """MPI_DOUBLE -> double, MPI_SUM -> sum: the columns stay narrow."""
+    if not mpi_name:
+        return "-"
+    return mpi_name[4:].lower() if mpi_name.startswith("MPI_") else mpi_name
+
+
+def table(p: Profile, width: int | None = None) -> str:
+    """The classes by time, then the totals; fits `width` (the terminal's, else 100 columns)."""
+    width = width or terminal_width()
+    head = ["collective", "bytes", "datatype", "op", "root", "in place", "calls", "time max s", "% wall"]
+    # one section per communicator (its name and size head it), the busiest first
+    by_comm: dict[tuple[str, int], list] = {}
     for c in p.classes:
-        rows.append((c.collective, c.comm, str(c.comm_size), _fmt_bytes(c.bytes), c.datatype, c.op or "-",
-                     "-" if c.root is None else str(c.root), "yes" if c.in_place else "no", str(c.calls),
-                     f"{c.time_max_s:.6f}", f"{100 * c.share(p.wall_s):.2f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    right = {2, 3, 6, 8, 9, 10}
-    lines = ["  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip()
-             for r in rows]
+        by_comm.setdefault((c.comm, c.comm_size), []).append(c)
+    sections = {f"communicator {comm} ({size} rank{'s' if size != 1 else ''})":
+                [[c.collective, _fmt_bytes(c.bytes), _short(c.datatype), _short(c.op),
+                  "-" if c.root is None else str(c.root), "yes" if c.in_place else "no", str(c.calls),
+                  f"{c.time_max_s:.6f}", f"{100 * c.share(p.wall_s):.2f}"] for c in members]
+                for (comm, size), members in sorted(by_comm.items(),
+                                                    key=lambda kv: -sum(c.time_max_s for c in kv[1]))}
+    lines = [render_sections(head, sections, right={1, 4, 6, 7, 8}, width=width)]
     total = p.collective_time_s
     sums = p.class_time_sum_s
-    lines.append("")
-    lines.append(f"{p.ranks} ranks on {p.nodes} node{'s' if p.nodes != 1 else ''}, {p.mpi_name} "
-                 f"({p.mpi_library_version.splitlines()[0] if p.mpi_library_version else '?'})")
-    lines.append(f"wall time {p.wall_s:.3f} s, MPI_Init..MPI_Finalize {p.mpi_span_s:.3f} s, in collectives "
-                 f"{total:.6f} s on the busiest rank ({100 * total / p.wall_s if p.wall_s > 0 else 0:.2f} % of wall); "
-                 f"the classes' busiest ranks add up to {sums:.6f} s")
+    prose = [f"{p.ranks} ranks on {p.nodes} node{'s' if p.nodes != 1 else ''}, {p.mpi_name} "
+             f"({p.mpi_library_version.splitlines()[0] if p.mpi_library_version else '?'})",
+             f"wall time {p.wall_s:.3f} s, MPI_Init..MPI_Finalize {p.mpi_span_s:.3f} s, in collectives "
+             f"{total:.6f} s on the busiest rank ({100 * total / p.wall_s if p.wall_s > 0 else 0:.2f} % of wall); "
+             f"the classes' busiest ranks add up to {sums:.6f} s"]
     if p.unclassified_calls:
-        lines.append(f"unclassified calls: {p.unclassified_calls} ({p.unclassified_time_max_s:.6f} s), "
+        prose.append(f"unclassified calls: {p.unclassified_calls} ({p.unclassified_time_max_s:.6f} s), "
                      "see docs/application-loop.md")
     if p.trace is not None:
         dropped = sum(r.dropped for r in p.trace.ranks)
-        lines.append(f"trace: the first {p.trace.max_calls_per_rank} calls per rank kept"
+        prose.append(f"trace: the first {p.trace.max_calls_per_rank} calls per rank kept"
                      + (f", {dropped} later calls dropped" if dropped else ", none dropped"))
+    lines.append("")
+    for text in prose:
+        lines += textwrap.wrap(text, width)
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Callable, TextIO
 
 from collkit.common import atomic
 from collkit.common.errors import UserError
-from collkit.common.table import render
+from collkit.common.table import render, terminal_width
 from collkit.mpis import known
 from collkit.program import trial_choice as choices
 from collkit.program import output_check, profile_file
@@ -193,35 +194,44 @@ def _ci(ci, why: str = "under 6 runs") -> str:
     return f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else f"- ({why})"
 
 
-def report(settings: TrialSettings, result: TrialResult) -> str:
-    lines = [f"choice: {settings.choice.describe}; {settings.runs} runs per variant"
-             + (f" after {settings.warmup} warm-up run(s) each" if settings.warmup else "")
-             + f"; program: {shlex.join(settings.command)}"]
+def report(settings: TrialSettings, result: TrialResult, width: int | None = None) -> str:
+    """The runs' medians per measure and variant, the verdicts, the prediction beside
+    the measurement, the output check: in `width` columns (the terminal's, else 100)."""
+    width = width or terminal_width()
+    lines = textwrap.wrap(f"choice: {settings.choice.describe}; {settings.runs} runs per variant"
+                          + (f" after {settings.warmup} warm-up run(s) each" if settings.warmup else "")
+                          + f"; program: {shlex.join(settings.command)}", width, subsequent_indent="  ")
     if result.comparisons:
-        rows = [[c.measure, _s(c.default_median), _ci(c.default_ci), _s(c.choice_median), _ci(c.choice_ci),
-                 _s(c.ratio), f"{c.p:.3g}", c.verdict] for c in result.comparisons]
-        lines.append(render(["measure (s)", "default median", "95% interval", "choice median", "95% interval",
-                             "ratio", "p (Mann-Whitney)", "verdict"], rows, right={1, 3, 5, 6}))
+        rows = []
+        for c in result.comparisons:
+            rows.append([c.measure, "default", _s(c.default_median), _ci(c.default_ci), "", "", ""])
+            rows.append(["", "choice", _s(c.choice_median), _ci(c.choice_ci), _s(c.ratio), f"{c.p:.3g}", c.verdict])
+        lines.append(render(["measure (s)", "variant", "median", "95% interval", "ratio", "p (M-W U)", "verdict"],
+                            rows, right={2, 4, 5}, width=width))
     pred = result.prediction
     if pred is not None and result.comparisons:
         wall, coll = result.comparisons
-        rows = [["time in collectives", _s(pred.default_total_s), _ci(pred.default_total_ci, "a point under 6 iterations"),
-                 _s(pred.rules_total_s), _ci(pred.rules_total_ci, "a point under 6 iterations"), _s(coll.default_median), _s(coll.choice_median)],
-                ["wall time change (choice - default)", "", "", _s(pred.wall_change_s), "", "",
+        why = "a point under 6 iterations"
+        rows = [["time in collectives", "default", _s(pred.default_total_s), _ci(pred.default_total_ci, why),
+                 _s(coll.default_median)],
+                ["", "choice", _s(pred.rules_total_s), _ci(pred.rules_total_ci, why), _s(coll.choice_median)],
+                ["wall time change", "choice - default", _s(pred.wall_change_s), "",
                  _s(wall.choice_median - wall.default_median)]]
-        lines.append("prediction from the campaign (" + str(settings.campaign) + f"; {_s(pred.uncovered_s)} s of "
-                     "the profile's collective time not covered by it) beside the measurement:")
-        lines.append(render(["seconds", "predicted default", "95% interval", "predicted choice", "95% interval",
-                             "measured default", "measured choice"], rows, right={1, 3, 5, 6}))
+        lines += textwrap.wrap(f"prediction from the campaign ({settings.campaign}; {_s(pred.uncovered_s)} s of "
+                               "the profile's collective time not covered by it) beside the measurement:", width)
+        lines.append(render(["seconds", "variant", "predicted", "95% interval", "measured median"], rows,
+                            right={2, 4}, width=width))
     if settings.check.active:
         state = "unchanged" if result.status == "complete" else "CHANGED" if result.status == "output changed" \
             else "checked until the failure"
         n = result.reference_values
-        lines.append(f"output: {state} ({n} value{'' if n == 1 else 's'}: {settings.check.describe()})")
+        lines += textwrap.wrap(f"output: {state} ({n} value{'' if n == 1 else 's'}: {settings.check.describe()})",
+                               width, subsequent_indent="  ")
     else:
         lines.append("output: not checked (give --compare-regex or --compare-command)")
     verdict = result.comparisons[0].verdict if result.status == "complete" else result.status
-    lines.append(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""))
+    lines += textwrap.wrap(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""), width,
+                           subsequent_indent="  ")
     return "\n".join(lines)
 
 
