@@ -174,10 +174,11 @@ def test_dry_run_writes_scripts_and_submits_nothing(tmp_path):
     jobs = json.loads((c / "jobs.json").read_text())["jobs"]
     assert [j["state"] for j in jobs] == ["UNSUBMITTED"] * 2 and all(not j["job_id"] for j in jobs)
     assert sum(len(j["points"]) for j in jobs) == TOTAL
-    assert len((c / "raw" / "launch-0001.points").read_text().splitlines()) == 6
+    # one launch per group, each kind's smallest first (runner.interleaved)
+    assert [len((c / "raw" / f"launch-000{n}.points").read_text().splitlines()) for n in (1, 2)] == [2, 6]
     assert json.loads((c / "state.json").read_text())["status"] == "dry-run"
     assert not (c / "records.jsonl").exists()
-    assert "OMPI_MCA_coll_tuned_allreduce_algorithm" in (c / "jobs" / "job-0002.sbatch").read_text()
+    assert "OMPI_MCA_coll_tuned_allreduce_algorithm" in (c / "jobs" / "job-0001.sbatch").read_text()
 
 
 # ------------------------------------------------------------------ a real Slurm

@@ -8,12 +8,13 @@ import textwrap
 MIN_WRAP = 24   # a column is never wrapped narrower than this
 
 
-def _fit(widths: list[int], right: set[int], width: int) -> list[int]:
-    """Narrow the widest text columns (never the right-aligned numbers) until
-    the table fits `width`, each to at least MIN_WRAP."""
+def _fit(widths: list[int], keep: set[int], width: int) -> list[int]:
+    """Narrow the widest text columns (never those in `keep`: the right-aligned
+    numbers, names meant to be copied) until the table fits `width`, each to at
+    least MIN_WRAP."""
     widths = list(widths)
     while sum(widths) + 2 * (len(widths) - 1) > width:
-        text = [i for i in range(len(widths)) if i not in right and widths[i] > MIN_WRAP]
+        text = [i for i in range(len(widths)) if i not in keep and widths[i] > MIN_WRAP]
         if not text:
             break
         widths[max(text, key=lambda k: widths[k])] -= 1   # one at a time: the text columns end up alike
@@ -30,18 +31,19 @@ def terminal_width() -> int:
 
 
 def render(headers: list[str], rows: list[list[str]], right: set[int] | None = None,
-           width: int | None = None, min_widths: list[int] | None = None) -> str:
+           width: int | None = None, min_widths: list[int] | None = None, nowrap: set[int] | None = None) -> str:
     """Columns padded to their widest cell (at least `min_widths`: tables printed
     one under the other line up). A table wider than the terminal (or `width`)
-    wraps its widest text columns (descriptions, origins, reasons) onto
-    continuation lines instead of running off the screen."""
+    wraps its widest text columns (descriptions, origins, reasons; never those
+    in `nowrap`) onto continuation lines instead of running off the screen."""
     right = right or set()
+    nowrap = nowrap or set()
     width = width or terminal_width()
     natural = list(min_widths) if min_widths else [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             natural[i] = max(natural[i], len(cell))
-    widths = _fit(natural, right, width)
+    widths = _fit(natural, right | nowrap, width)
 
     def lines(cells: list[str]) -> list[str]:
         wrapped = [[c] if len(c) <= widths[i] or i in right else textwrap.wrap(c, widths[i]) or [""]
