@@ -26,7 +26,9 @@ the measured sizes of its collective, and past the largest along the slope of
 the two largest; a collective measured at fewer than two sizes follows the
 curve of all collectives, scaled to the one point it has.
 Each launch not started yet adds the median start-up (mpirun to collkit-bench's
-launch record) of its kind, else of all launches.
+launch record) and end (its last record to the next launch's start: MPI_Finalize,
+mpirun's exit) of its kind, else of all launches: with a hundred launches of
+half a second each, they are a third of the quickstart's time.
 
 Costs are read off the wall clock as records arrive: a point's cost is the time
 from the record before it in its launch (the launch record for the first),
@@ -58,6 +60,7 @@ def _shape(p: Point) -> tuple[str, int]:
 @dataclass
 class _Launch:
     points: set[str]                 # ids of the points it runs
+    kind: tuple[str, int] | None
     started: float
     up: float | None = None          # when its launch record arrived
     last: float | None = None        # when its last record arrived
@@ -71,6 +74,7 @@ class CampaignClock:
     now: callable = time.monotonic
     costs: list[tuple[Point, float]] = field(default_factory=list)
     startups: list[tuple[tuple[str, int], float]] = field(default_factory=list)
+    teardowns: list[tuple[tuple[str, int], float]] = field(default_factory=list)
     current: _Launch | None = None
 
     @classmethod
@@ -83,7 +87,14 @@ class CampaignClock:
     # -------------------------------------------------------------- events
     def launch_started(self, points: list[Point]) -> None:
         ids = {p.id for p in points}
-        self.current = _Launch(ids, self.now())
+        t = self.now()
+        done = self.current
+        if done is not None and done.last is not None and done.kind is not None:
+            # the last launch's end: from its last record to this start (MPI_Finalize,
+            # the launcher's exit), what a campaign of many launches pays each time
+            self.teardowns.append((done.kind, t - done.last))
+        kinds = {_kind(p) for p in points}
+        self.current = _Launch(ids, kinds.pop() if len(kinds) == 1 else None, t)
         # the group it serves (a relaunch after a failure serves the rest of one already begun)
         self.groups = [g for g in self.groups if not (g[1] & ids)]
 
@@ -92,9 +103,8 @@ class CampaignClock:
         if launch is None or launch.up is not None:
             return
         launch.up = launch.last = self.now()
-        kinds = {_kind(self.todo[i]) for i in launch.points if i in self.todo}
-        if len(kinds) == 1:
-            self.startups.append((kinds.pop(), launch.up - launch.started))
+        if launch.kind is not None:
+            self.startups.append((launch.kind, launch.up - launch.started))
 
     def points_done(self, point_ids: list[str]) -> None:
         """Records read together (one poll of the launch's output): the time since
@@ -127,23 +137,21 @@ class CampaignClock:
         skip = set(self.unmeasured())
         left = sum(math.exp(_shape_factor(shape, _shape(p)) + _kind_factor(kind, _kind(p)))
                    for p in self.todo.values() if p.mpi not in skip)
-        if self.current is not None and self.current.up is None:
-            kinds = [k for k in _kinds_of(self.current.points, self.todo) if k[0] not in skip]
-            if kinds:
-                left += self._startup(kinds[0])
+        now = self.current
+        if now is not None and now.kind is not None and now.kind[0] not in skip:
+            left += self._median(self.teardowns, now.kind)
+            if now.up is None:
+                left += self._median(self.startups, now.kind)
         for k, _ in self.groups:
             if k[0] not in skip:
-                left += self._startup(k)
+                left += self._median(self.startups, k) + self._median(self.teardowns, k)
         return left
 
-    def _startup(self, kind: tuple[str, int] | None) -> float:
-        mine = [s for k, s in self.startups if k == kind]
-        every = mine or [s for _, s in self.startups]
-        return statistics.median(every) if every else 0.0
-
-
-def _kinds_of(ids: set[str], todo: dict[str, Point]) -> list[tuple[str, int]]:
-    return [_kind(todo[i]) for i in ids if i in todo]
+    @staticmethod
+    def _median(seen: list[tuple[tuple[str, int], float]], kind: tuple[str, int]) -> float:
+        """The median of what launches of this kind took (of all launches when none has)."""
+        mine = [s for k, s in seen if k == kind] or [s for _, s in seen]
+        return statistics.median(mine) if mine else 0.0
 
 
 def _fit(costs: list[tuple[Point, float]]) -> tuple[dict, dict]:
