@@ -79,8 +79,8 @@ def parameters(mpi: str | None, text: str, as_json: bool) -> int:
     for title, _, params in tables:
         rows = _parameter_rows(params, text)
         if rows:
-            # the names whole, to be copied into a spec
-            out += [title, render(["parameter", "values", "notes"], rows, nowrap={0}), ""]
+            # names and values whole, to be copied into a spec: only the notes wrap
+            out += [title, render(["parameter", "values", "notes"], rows, nowrap={0, 1}), ""]
     if not out:
         out.append(f"no parameter name contains '{text}'")
     out += [f"{name}: not available: {why}\n" for name, why in missing]
