@@ -1,7 +1,8 @@
-"""Library parameters as spec dimensions ([parameters.NAME], README.md): values checked
-against what the library reports before launch, ids unchanged without parameters, a real
-Open MPI campaign whose records carry the values read back, report / compare / tune
-keeping settings apart, and the segment size in the Open MPI rules file."""
+"""Library parameters as spec dimensions ([parameters.NAME], docs/campaigns.md, "Library
+parameters"): values checked against what the library reports before launch, ids
+unchanged without parameters, a real Open MPI campaign whose records carry the values
+read back, report / compare / tune keeping settings apart, and the segment size in the
+Open MPI rules file."""
 
 import csv
 import io

@@ -1,6 +1,6 @@
-"""Library parameters a spec may sweep (``[parameters.NAME]``, README.md "Library
-parameters"): what each library says it has, and the check of a spec's values before
-anything launches.
+"""Library parameters a spec may sweep (``[parameters.NAME]``, docs/campaigns.md,
+"Library parameters"): what each library says it has, and the check of a spec's values
+before anything launches.
 
 Where the names come from, like the algorithms (backends/__init__.py):
 

@@ -29,7 +29,7 @@
     [parameters.openmpi]            # optional: a library's parameters as dimensions, one table per
     coll_tuned_bcast_algorithm_segmentsize = [0, 8192]   # MPI of `mpi` (or "nccl"); names as the
                                     # library spells them, each a value or a list; every
-                                    # combination crosses the library's algorithms (README.md, "Library parameters")
+                                    # combination crosses the library's algorithms (docs/campaigns.md, "Library parameters")
 
     [gpu]
     device = "local_rank"           # nccl: local rank modulo the node's GPUs, or a list of device numbers

@@ -40,7 +40,7 @@ def _header(e: ev.Evaluation, offer: offers.PlatformOffer, out: Path) -> str:
             f"# Run it with: collkit run {out.name}\n"
             f"# When written: {e.summary()}\n"
             "# (the estimate: points x (time_budget_s + settle_s) + launches x launch_warmup_s;\n"
-            "# MPI start-up and validation not counted; README.md, `collkit new`)\n\n")
+            "# MPI start-up and validation not counted; docs/campaigns.md, `collkit new`)\n\n")
 
 
 def write_spec(c: ch.Choices, out_text: str, offer: offers.PlatformOffer) -> tuple[str, bool]:
