@@ -9,15 +9,15 @@
 #
 #   scripts/bench_one_rank_per_core.sh MPICH_PREFIX OUTDIR [SPEC] [ROUNDS]
 #
-# SPEC defaults to docs/experiments/data/gpu-h100/same-name/spec.toml (qs16's
-# collectives, sizes and measurement at 2, 4, 8 and 16 ranks). Writes into
+# SPEC defaults to examples/experiments/same-name.toml (the eight collectives,
+# 8 B to 2 MiB, at 2, 4, 8 and 16 ranks). Writes into
 # OUTDIR: op.md, op.jsonl, same-name.md, same-name.json, platform.toml, and
 # logs. Timings, not a test: the numbers go into docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mpich=${1:?usage: $0 MPICH_PREFIX OUTDIR [SPEC] [ROUNDS]}
 out=${2:?usage: $0 MPICH_PREFIX OUTDIR [SPEC] [ROUNDS]}
-spec=${3:-docs/experiments/data/gpu-h100/same-name/spec.toml}
+spec=${3:-examples/experiments/same-name.toml}
 rounds=${4:-8}
 mkdir -p "$out"
 PY=${PYTHON:-python3}

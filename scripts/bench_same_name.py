@@ -19,8 +19,12 @@ side is called faster only where every launch's test says so (p < ALPHA, same
 direction); else "tie". The ratio shown is the median of all rounds' q_r, p the
 largest launch's.
 
-    .venv/bin/python scripts/bench_same_name.py SPEC [--platform FILE] [--rounds 8]
-        [--launches 2] [--out FILE.json] [--markdown FILE.md]
+    .venv/bin/python scripts/bench_same_name.py [SPEC] [--platform FILE] [--ranks N,...]
+        [--mpi NAME,...] [--rounds 8] [--launches 2] [--out FILE.json] [--markdown FILE.md]
+
+SPEC defaults to examples/experiments/same-name.toml (the eight collectives, 8 B to
+2 MiB, 2 to 16 ranks, both libraries); --ranks and --mpi keep only those rank counts
+and libraries of it (2 ranks on a 2-core machine).
 
 Timings, not a test: run it one rank per core on an otherwise idle machine; the
 numbers and the command go into docs/benchmarks.md. Exit status 2 with one line
@@ -52,6 +56,8 @@ from collkit.common.errors import UserError  # noqa: E402
 from collkit.library import registry  # noqa: E402
 
 ALPHA = 0.05
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SPEC = ROOT / "examples" / "experiments" / "same-name.toml"
 library_versions: dict[str, str] = {}
 MAX_ROUNDS = 16   # the exact test enumerates 2^rounds sign patterns
 
@@ -226,7 +232,10 @@ def write(a, done: list[Pair], planned: int, seconds: float) -> str:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("spec", type=Path)
+    ap.add_argument("spec", type=Path, nargs="?", default=DEFAULT_SPEC,
+                    help=f"experiment spec (default {DEFAULT_SPEC.relative_to(ROOT)})")
+    ap.add_argument("--ranks", default=None, help="only these rank counts of the spec (comma-separated)")
+    ap.add_argument("--mpi", default=None, help="only these libraries of the spec (comma-separated)")
     ap.add_argument("--platform", type=Path, default=None, help="platform file (default: this machine)")
     ap.add_argument("--rounds", type=int, default=8, help=f"rounds per pair, 2..{MAX_ROUNDS} (default 8)")
     ap.add_argument("--launches", type=int, default=2,
@@ -252,9 +261,18 @@ def main(argv: list[str]) -> int:
         print(f"bench_same_name: {exc}", file=sys.stderr)
         return 2
     pairs = same_name_pairs(plan.points)
+    if a.ranks:
+        try:
+            keep = {int(x) for x in a.ranks.split(",")}
+        except ValueError:
+            print(f"bench_same_name: --ranks {a.ranks}: give rank counts, e.g. 2,4", file=sys.stderr)
+            return 2
+        pairs = [x for x in pairs if x.lib.ranks in keep]
+    if a.mpi:
+        pairs = [x for x in pairs if x.lib.mpi in set(a.mpi.split(","))]
     if not pairs:
-        print(f"bench_same_name: {a.spec} selects no algorithm that both the library and libcollkit run",
-              file=sys.stderr)
+        print(f"bench_same_name: {a.spec} selects no algorithm that both the library and libcollkit run"
+              + (" (at --ranks / --mpi)" if a.ranks or a.mpi else ""), file=sys.stderr)
         return 2
     groups: dict[tuple, list[Pair]] = {}
     for pair in pairs:

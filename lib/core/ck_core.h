@@ -89,6 +89,14 @@ int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Dat
 /* Extent of dt (the stride between consecutive elements). */
 int ck_type_extent(MPI_Datatype dt, MPI_Aint *extent);
 
+/* Whether dt is one of the predefined datatypes programs pass most (the
+ * integers, floats and doubles of C and <stdint.h>), whose elements are one
+ * dense run of *size bytes: for them nothing needs asking MPI. A call's
+ * checks and copies otherwise query the type each time (extent, true extent,
+ * size, envelope: 30 to 100 instructions each in Open MPI 4.1, a third of
+ * an 8-byte allreduce's own work). */
+int ck_type_named_dense(MPI_Datatype dt, MPI_Aint *size);
+
 /* Address of element idx of a buffer of dt elements. */
 static inline char *ck_elem(const void *base, size_t idx, MPI_Aint extent)
 {

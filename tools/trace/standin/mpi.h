@@ -81,6 +81,7 @@ typedef struct {
 extern char ck_standin_in_place;
 #define MPI_IN_PLACE ((void *)&ck_standin_in_place)
 
+
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
              MPI_Comm comm);
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
@@ -99,6 +100,14 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+/* Datatypes of blocks at scattered addresses (lib/core/scattered.c): the
+ * stand-in keeps only their size, which is all a trace records. */
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);

@@ -26,6 +26,7 @@
  */
 #include "standin.h"
 
+#include <limits.h>
 #include <string.h>
 
 char ck_standin_in_place;
@@ -50,8 +51,20 @@ long ck_standin_end(void)
     return pending;
 }
 
+/* Derived datatypes (MPI_Type_create_hindexed_block) by handle: their size
+ * in bytes while they exist, 0 once freed. A collective frees each one
+ * before it returns; more than DERIVED_MAX alive at once is an error. */
+#define DERIVED_BASE 100
+#define DERIVED_MAX 64
+static uint64_t derived_bytes[DERIVED_MAX];
+
+static int is_derived(MPI_Datatype dt)
+{
+    return dt >= DERIVED_BASE && dt < DERIVED_BASE + DERIVED_MAX && derived_bytes[dt - DERIVED_BASE] > 0;
+}
+
 /* Bytes of one element; 0 for an unknown datatype. */
-static int type_bytes(MPI_Datatype dt)
+static uint64_t type_bytes(MPI_Datatype dt)
 {
     switch (dt) {
     case MPI_INT8_T: return 1;
@@ -59,7 +72,7 @@ static int type_bytes(MPI_Datatype dt)
     case MPI_INT64_T: return 8;
     case MPI_FLOAT: return 4;
     case MPI_DOUBLE: return 8;
-    default: return 0;
+    default: return is_derived(dt) ? derived_bytes[dt - DERIVED_BASE] : 0;
     }
 }
 
@@ -81,6 +94,51 @@ static int check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int 
     if (peer < 0 || peer >= size) return MPI_ERR_RANK;
     if (tag < 0) return MPI_ERR_TAG;
     if (buf == NULL && count > 0) return MPI_ERR_BUFFER;
+    return MPI_SUCCESS;
+}
+
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return addr1 - addr2;
+}
+
+int MPI_Get_address(const void *location, MPI_Aint *address)
+{
+    if (address == NULL) return MPI_ERR_ARG;
+    *address = (MPI_Aint)(const char *)location;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    if (count < 0 || blocklength < 0) return MPI_ERR_COUNT;
+    if (newtype == NULL || (count > 0 && displacements == NULL)) return MPI_ERR_ARG;
+    uint64_t each = type_bytes(oldtype);
+    if (each == 0) return MPI_ERR_TYPE;
+    for (int i = 0; i < DERIVED_MAX; i++) {
+        if (derived_bytes[i] == 0) {
+            /* an empty type still needs a live handle: one byte marks it, never sent */
+            uint64_t bytes = (uint64_t)count * (uint64_t)blocklength * each;
+            if (bytes == 0) return MPI_ERR_COUNT;
+            derived_bytes[i] = bytes;
+            *newtype = DERIVED_BASE + i;
+            return MPI_SUCCESS;
+        }
+    }
+    return MPI_ERR_NO_MEM;
+}
+
+int MPI_Type_commit(MPI_Datatype *datatype)
+{
+    return datatype != NULL && is_derived(*datatype) ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
+
+int MPI_Type_free(MPI_Datatype *datatype)
+{
+    if (datatype == NULL || !is_derived(*datatype)) return MPI_ERR_TYPE;
+    derived_bytes[*datatype - DERIVED_BASE] = 0;
+    *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
 
@@ -214,15 +272,17 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
 
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    int b = type_bytes(datatype);
+    uint64_t b = type_bytes(datatype);
     if (b == 0) return MPI_ERR_TYPE;
-    *size = b;
+    if (b > INT_MAX) return MPI_ERR_COUNT;
+    *size = (int)b;
     return MPI_SUCCESS;
 }
 
+/* Of the predefined types only: no algorithm asks a derived type's extent. */
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    int b = type_bytes(datatype);
+    MPI_Aint b = is_derived(datatype) ? 0 : (MPI_Aint)type_bytes(datatype);
     if (b == 0) return MPI_ERR_TYPE;
     *lb = 0;
     *extent = b;
