@@ -224,7 +224,8 @@ def test_the_mpis_installed_here_are_not_cuda_aware(name):
         install = known.find_install(name)
     except UserError as exc:
         pytest.skip(str(exc))
-    got = gpu_mpi.detect(install)
+    from collkit.backends import backend_for
+    got = backend_for(install).cuda_aware(install)
     assert got.aware is False and got.how
 
 

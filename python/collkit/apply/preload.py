@@ -87,13 +87,11 @@ def settings_from(ns: argparse.Namespace) -> PreloadSettings:
 
 
 def env_flags(family: str, env: dict[str, str]) -> list[str]:
-    """Launcher flags that give every rank these variables: Open MPI's mpirun
-    forwards only what -x names; MPICH's hydra (and its derivatives') takes
-    -genv NAME VALUE."""
-    flags: list[str] = []
-    for key, value in env.items():
-        flags += ["-x", f"{key}={value}"] if family == "openmpi" else ["-genv", key, value]
-    return flags
+    """Launcher flags that give every rank these variables, as the family's launcher
+    takes them (`MPIBackend.env_flags`: Open MPI's mpirun forwards only what -x names;
+    MPICH's hydra, and its derivatives', takes -genv NAME VALUE)."""
+    from collkit.backends import backend_for
+    return backend_for(family).env_flags(env)
 
 
 def launch_command(settings: PreloadSettings, command: list[str]) -> list[str]:

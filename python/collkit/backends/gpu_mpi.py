@@ -11,15 +11,16 @@ run-time form of the same answer.
 
 Both MPIs installed by ``make setup`` here answer "no" (Open MPI 4.1 from
 Debian: false; the MPICH wheel: configured without CUDA, ENABLE_GPU=0), so
-the `mpi` backend runs on host buffers only (docs/gpu.md)."""
+the `mpi` backend runs on host buffers only (docs/gpu.md).
+
+Which tool is asked is the family's: `MPIBackend.cuda_aware(install)`
+(backends/protocol.py, answered in openmpi.py and mpich.py) runs it and reads its
+output here."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-
-from collkit.common.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,3 @@ def from_mpich(version_text: str, vars_text: str, env: dict[str, str]) -> CudaAw
     if enable.strip() == "0":
         return CudaAware("mpich", False, f"built --with-cuda but MPIR_CVAR_ENABLE_GPU=0 ({source})")
     return CudaAware("mpich", True, f"built --with-cuda, MPIR_CVAR_ENABLE_GPU={enable} ({source})")
-
-
-def detect(mpi) -> CudaAware:
-    """For an MPIInstall (collkit.mpis.install); UserError when its tool cannot run."""
-    from collkit.backends import run_tool
-    env = mpi.environment()
-    if mpi.family == "openmpi":
-        tool = Path(mpi.mpirun).with_name("ompi_info")
-        if not tool.exists():
-            tool = Path("ompi_info")
-        return from_ompi_info(run_tool([str(tool), "--parsable", "--all"], env))
-    if mpi.family == "mpich":
-        bindir = Path(mpi.mpirun).parent
-        return from_mpich(run_tool([str(bindir / "mpichversion")], env),
-                          run_tool([str(bindir / "mpivars")], env), env)
-    raise UserError(f"collkit cannot ask {mpi.name} whether it is CUDA-aware (not an Open MPI or MPICH "
-                    "derivative it knows)")

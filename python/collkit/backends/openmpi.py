@@ -21,6 +21,22 @@ its calls and the pml monitoring component (which peer got how many bytes):
   excluded with ``OMPI_MCA_coll=^name`` only when ompi_info shows it above
   tuned. Excluding a component that does not exist is harmless (checked:
   ``OMPI_MCA_coll=^hcoll,ucc,nosuchthing`` starts and runs normally).
+
+Switching at run time (:data:`RUNTIME_SWITCH`): not per call. ``coll_tuned_<coll>_algorithm``
+is writable through MPI_T (ompi_info: "status:writeable"; ``coll_tuned_use_dynamic_rules``
+is read-only), but tuned reads it only when a communicator's module is enabled:
+``tuned_module_enable`` (ompi/mca/coll/tuned/coll_tuned_module.c) runs
+``COLL_TUNED_EXECUTE_IF_DYNAMIC`` per collective, which calls
+``ompi_coll_tuned_forced_getvalues`` to copy the variable into that communicator's
+``tuned_module->user_forced[COLL]`` (and only when use_dynamic_rules was on at start-up;
+then it also installs the ``*_intra_dec_dynamic`` function for the collective). The
+decision function of every later call, e.g. ``ompi_coll_tuned_allreduce_intra_dec_dynamic``
+(coll_tuned_decision_dynamic.c), reads ``user_forced[ALLREDUCE].algorithm`` of its
+communicator, never the variable. Checked here on Open MPI 4.1.4 (4 ranks, a user op that
+counts its calls; started with use_dynamic_rules=1 and allreduce forced to 3, recursive
+doubling, then MPI_T_cvar_write of 4, ring): MPI_COMM_WORLD kept recursive doubling (2 op
+calls per rank before and after the write), a communicator duplicated after the write ran
+the ring (3 op calls).
 """
 
 from __future__ import annotations
@@ -29,11 +45,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer, run_tool
+from collkit.backends import gpu_mpi
+from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.backends.parameters import ompi_parameter
+from collkit.backends.protocol import RuntimeSwitch, ToolBackend
 from collkit.common.errors import UserError
-from collkit.mpis.install import MPIInstall
+from collkit.common.tool import run_tool
 from collkit.library.registry import COLLECTIVES
+from collkit.mpis.install import MPIInstall
 
 # The benchmark calls MPI_Reduce_scatter_block, which tuned steers with its own
 # parameter (coll_tuned_reduce_scatter_algorithm only drives MPI_Reduce_scatter).
@@ -374,6 +393,116 @@ def find_tool(mpi: MPIInstall) -> Path:
                     "(on a cluster: the login node), or install openmpi-bin")
 
 
+# ompi_info's arguments for every parameter of every framework, with enumerators and types
+INFO_ARGS = ("--parsable", "--all", "--level", "9")
+
+
 def discover(mpi: MPIInstall, tool: Path) -> LibraryOffer:
-    text = run_tool([str(tool), "--parsable", "--all", "--level", "9"], env=mpi.environment())
+    text = run_tool([str(tool), *INFO_ARGS], env=mpi.environment())
     return build_offer(parse(text), tool=str(tool))
+
+
+def check_ids(tf, offer: LibraryOffer) -> None:
+    """Every algorithm id of an Open MPI rules file is one this Open MPI has: an
+    unknown id is not checked when Open MPI parses the file, and makes the call
+    fail with MPI_ERR_ARG (0 means: tuned's fixed rules). `tf`: a campaign/tuning.py
+    TuningFile."""
+    from collkit.campaign import tuning
+    stems = {tuned_param(c): c for c in COLLECTIVES}
+    for coll, comms in tuning.rules(tf.data).items():
+        ours = stems.get(coll)
+        if ours is None:
+            continue    # a collective collkit does not measure: its ids are not listed here
+        ids = {int(a.native_id) for a in offer.for_collective(ours)} | {0}
+        for comm, msgs in comms:
+            for size, alg in msgs:
+                if alg not in ids:
+                    raise UserError(f"{tf.source}: {coll} at {comm} ranks, {size} B names algorithm {alg}, "
+                                    f"which {offer.library} does not have (ids: {', '.join(map(str, sorted(ids)))}; "
+                                    "0: the fixed rules)")
+
+
+# An id no Open MPI has: its rules-file parser accepts it, and every call it selects
+# then fails (tune/proof.py's broken copy).
+BROKEN_ID = "99"
+
+
+def broken_rules(text: str) -> str:
+    """The rules file with every algorithm id set to BROKEN_ID: release builds report
+    nothing about a malformed file, so a run that still passed would mean the file was
+    never consulted."""
+    out = []
+    for line in text.splitlines():
+        body, hash_, comment = line.partition("#")
+        f = body.split()
+        if len(f) == 4:
+            f[1] = BROKEN_ID
+            line = " ".join(f) + (f" #{comment}" if hash_ else "")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+RUNTIME_SWITCH = RuntimeSwitch(
+    per_call=False, new_communicators=True,
+    how=("MPI_T_cvar_write of coll_tuned_<coll>_algorithm (writable; coll_tuned_use_dynamic_rules=1 must be set "
+         "at start-up, it is read-only): read when a communicator is created, so only communicators created "
+         "after the write (MPI_Comm_dup) run the new algorithm"),
+    evidence=("ompi/mca/coll/tuned/coll_tuned_module.c: tuned_module_enable -> COLL_TUNED_EXECUTE_IF_DYNAMIC -> "
+              "ompi_coll_tuned_forced_getvalues copies the variable into the communicator's "
+              "tuned_module->user_forced[]; coll_tuned_decision_dynamic.c: "
+              "ompi_coll_tuned_allreduce_intra_dec_dynamic reads user_forced[ALLREDUCE].algorithm. Checked on "
+              "Open MPI 4.1.4: after the write MPI_COMM_WORLD kept its algorithm, a duplicate ran the new one"))
+
+
+class OpenMPIBackend(ToolBackend):
+    """Open MPI: forcing through coll/tuned's MCA variables, its classic rules file."""
+
+    family = "openmpi"
+    forcing_knobs = "MCA variables"
+    runtime_switch = RUNTIME_SWITCH
+    tuning_format = "openmpi"
+    tuning_file_kind = "an Open MPI rules file"
+    broken_how = f"every algorithm id set to {BROKEN_ID}"
+
+    def find_tool(self, install: MPIInstall) -> Path:
+        return find_tool(install)
+
+    def read_offer(self, install: MPIInstall, tool: Path) -> LibraryOffer:
+        return discover(install, tool)
+
+    def listing(self, install: MPIInstall) -> str:
+        return run_tool([str(find_tool(install)), *INFO_ARGS], env=install.environment())
+
+    def default_readback(self, collective: str) -> tuple[str, ...]:
+        return default_readback(collective)
+
+    def parameter_variable(self, name: str) -> str:
+        # Open MPI reads an MCA parameter from the environment as OMPI_MCA_<name>.
+        return f"OMPI_MCA_{name}"
+
+    def env_flags(self, env: dict[str, str]) -> list[str]:
+        # Open MPI's mpirun forwards only the variables -x names.
+        return [flag for key, value in env.items() for flag in ("-x", f"{key}={value}")]
+
+    def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
+        check_ids(tf, offer)
+
+    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None) -> dict[str, str]:
+        return tuned_env(offer, path, companion)
+
+    def tuned_readback(self, collective: str) -> tuple[str, ...]:
+        return tuned_readback(collective)
+
+    def proof_env(self, path: Path) -> dict[str, str]:
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve())}
+
+    def broken_copy(self, text: str) -> str:
+        return broken_rules(text)
+
+    def switch_setting(self, offer: LibraryOffer, algorithm: LibraryAlgorithm) -> tuple[str, int] | None:
+        return f"coll_tuned_{tuned_param(algorithm.collective)}_algorithm", int(algorithm.native_id)
+
+    def cuda_aware(self, install: MPIInstall) -> gpu_mpi.CudaAware:
+        return gpu_mpi.from_ompi_info(run_tool([str(find_tool(install)), "--parsable", "--all"],
+                                               install.environment()))

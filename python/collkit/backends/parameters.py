@@ -2,7 +2,7 @@
 "Library parameters"): what each library says it has, and the check of a spec's values
 before anything launches.
 
-Where the names come from, like the algorithms (backends/__init__.py):
+Where the names come from, like the algorithms (backends/openmpi.py, backends/mpich.py):
 
 * Open MPI: ``ompi_info --parsable --all --level 9``, every MCA parameter of every
   framework with its type and, where it has them, its enumerators (openmpi.parse);

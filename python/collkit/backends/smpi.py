@@ -28,7 +28,13 @@ Timing caveat, stated in every offer: SMPI's own reductions are not charged
 simulated time (SimGrid applies the op without smpi_execute_flops), while
 libcollkit's are (lib/core/buffer.c charges 1 flop per reduced byte). At sizes
 where the local reduction matters, SMPI's algorithms look faster than they
-would be; compare them with that in mind."""
+would be; compare them with that in mind.
+
+Switching at run time (:data:`RUNTIME_SWITCH`): none. ``colls::set_collectives()``
+(src/smpi/colls/smpi_coll.cpp) reads ``smpi/coll-selector`` and every ``smpi/<coll>``
+configuration item once, when SMPI starts, and stores one function pointer per
+collective that every call then goes through; SMPI has no MPI_T control variables
+(under SMPI, collkit-bench's MPI_T readback answers `unsupported`)."""
 
 from __future__ import annotations
 
@@ -39,9 +45,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from collkit.backends import Excluded, LibraryAlgorithm, LibraryOffer
+from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
+from collkit.backends.protocol import MPIBackend, RuntimeSwitch
 from collkit.common.errors import UserError
 from collkit.library.registry import COLLECTIVES
+from collkit.mpis.install import MPIInstall
 
 
 # SimGrid's configuration item per collkit collective. The benchmark calls
@@ -282,3 +290,35 @@ def selector_cfg(mpi: str) -> list[str]:
     """--cfg items that make SMPI behave as library `mpi` for everything not forced."""
     sel = SELECTORS.get(mpi, "")
     return [f"smpi/coll-selector:{sel}"] if sel else []
+
+
+RUNTIME_SWITCH = RuntimeSwitch(
+    per_call=False, new_communicators=False,
+    how="smpirun --cfg=smpi/<collective>:NAME, read once when SMPI starts: one algorithm per launch",
+    evidence=("src/smpi/colls/smpi_coll.cpp: colls::set_collectives() sets each collective's function pointer "
+              "from the smpi/<coll> item at start-up; SMPI has no MPI_T control variables"))
+
+
+class SMPIBackend(MPIBackend):
+    """SimGrid's SMPI, the library of a simulated platform, standing for `library`
+    (smpi itself, or openmpi / mpich through their selection logic, :data:`SELECTORS`)
+    and asked through the SMPI build of collkit-bench `bench`. A simulated platform's
+    installs are named after the library they stand for (their family would say Open
+    MPI), so backends/families.py's `platform_backend` picks this one from the platform."""
+
+    family = "smpi"
+    runtime_switch = RUNTIME_SWITCH
+
+    def __init__(self, library: str = "smpi", bench: Path | None = None):
+        self.library = library
+        self.bench = bench
+
+    def discover(self, install: MPIInstall) -> LibraryOffer:
+        if self.bench is None:
+            raise UserError("SMPI's algorithms are asked of SimGrid on a simulated platform: give "
+                            "--platform sim:NAME (collkit list --platform sim:NAME)")
+        return discover(self.library, Path(install.mpirun), self.bench)
+
+    def env_flags(self, env: dict[str, str]) -> list[str]:
+        raise UserError("smpirun takes SimGrid configuration items (--cfg=), not environment flags; "
+                        "run the program on a real MPI")

@@ -160,25 +160,22 @@ def mpi_info(pm) -> dict:
 
 
 def _cuda_aware(pm) -> dict:
-    from collkit.backends import gpu_mpi
+    from collkit.backends import backend_for
     from collkit.common.errors import UserError
     try:
-        return gpu_mpi.detect(pm.install).to_json()
+        return backend_for(pm.install).cuda_aware(pm.install).to_json()
     except UserError as exc:
         return {"aware": None, "how": str(exc)}
 
 
 def library_listing(pm) -> str:
     """The library's full parameter listing (metadata level `full`): ompi_info or
-    mpivars output, as the library prints it. Empty when the tool is missing."""
-    from collkit.backends import mpich, openmpi, run_tool
+    mpivars output, as the library prints it (its backend's `listing`). A line saying
+    why when the tool is missing or the MPI has none collkit reads."""
+    from collkit.backends import backend_for
     from collkit.common.errors import UserError
-    if pm.install.family not in ("openmpi", "mpich"):
-        return f"# not available: collkit reads no parameter listing of {pm.name}\n"
-    module, args = (openmpi, ["--parsable", "--all", "--level", "9"]) if pm.install.family == "openmpi" \
-        else (mpich, [])
     try:
-        return run_tool([str(module.find_tool(pm.install)), *args], env=pm.install.environment())
+        return backend_for(pm.install).listing(pm.install)
     except UserError as exc:
         return f"# not available: {exc}\n"
 

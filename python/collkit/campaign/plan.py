@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from collkit import backends
 from collkit.campaign import tuning as tunings
 from collkit.campaign.platform import Platform
 from collkit.campaign.points import Plan, Point
@@ -147,7 +148,7 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                     for size in spec.sizes:
                         base = _base(spec, coll, ranks, size)
                         if alg is None:
-                            readback = tuple(_default_readback(offer.mpi, coll))
+                            readback = backends.default_readback(offer.mpi, coll)
                             out.append(Point(backend="mpi", mpi=mpi, algorithm="default", readback=readback, **base))
                             continue
                         why = alg.unusable(ranks, base["count"], base["in_place"])
@@ -170,9 +171,10 @@ def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[P
         # Every MPI of the spec whose family reads this kind of file (an MPI
         # known by any name: mpich, mpich-5, ...); one collkit cannot force
         # would not read it either.
-        takers = [name for name, o in offers.items() if o.mpi == tf.library and not o.unforceable]
+        takers = [name for name, o in offers.items()
+                  if backends.backend_for(o.mpi).reads(tf.library) and not o.unforceable]
         if not takers:
-            kind = "an Open MPI rules file" if tf.library == "openmpi" else "an MPICH JSON selection file"
+            kind = backends.for_format(tf.library).tuning_file_kind
             raise UserError(f"backends.mpi 'tuned:{tf.name}' is {kind}, but the spec measures "
                             f"{', '.join(offers) or 'no MPI library'}, none of the {tf.library} family; add one "
                             f"to mpi = [...] (collkit mpis)")
@@ -182,51 +184,19 @@ def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[P
 
 
 def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None) -> list[Point]:
-    from collkit.backends import mpich, openmpi
-    out = []
-    if tf.library == "openmpi":
-        check_ompi_ids(tf, offer)
-    else:
-        # A user file replaces MPICH's whole built-in tree: a collective it does
-        # not cover aborts at its first call (MPI_Init's and collkit-bench's own
-        # collectives too, which only a run shows; docs/tuning-files.md).
-        lacking = [c for c in spec.collectives if mpich.CVAR_STEM.get(c, c.upper()).lower()
-                   not in tf.collectives]
-        if lacking:
-            raise UserError(f"{tf.source} has no rules for {', '.join(lacking)}, which the spec measures: "
-                            "MPICH aborts on a collective its selection file does not cover; add "
-                            f"\"collective={mpich.CVAR_STEM.get(lacking[0], lacking[0].upper()).lower()}\"")
+    backend = backends.backend_for(offer.mpi)
+    backend.check_tuning_file(tf, offer, spec.collectives)
     path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
-    lib = openmpi if tf.library == "openmpi" else mpich
-    env = tuple(sorted(lib.tuned_env(offer, path, dict(tf.companion)).items()))
+    env = tuple(sorted(backend.tuned_env(offer, path, dict(tf.companion)).items()))
+    out = []
     for ranks in spec.ranks:
         for coll in spec.collectives:
             for size in spec.sizes:
                 out.append(Point(backend="mpi", mpi=mpi, algorithm=tf.algorithm, env=env,
-                                 readback=tuple(lib.tuned_readback(coll)),
+                                 readback=tuple(backend.tuned_readback(coll)),
                                  tuning_file=f"{tunings.DIRECTORY}/{tf.name}", tuning_sha256=tf.sha256,
                                  **_base(spec, coll, ranks, size)))
     return out
-
-
-def check_ompi_ids(tf, offer) -> None:
-    """Every algorithm id of an Open MPI rules file is one this Open MPI has: an
-    unknown id is not checked when Open MPI parses the file, and makes the call
-    fail with MPI_ERR_ARG (0 means: tuned's fixed rules)."""
-    from collkit.backends.openmpi import tuned_param
-    from collkit.library.registry import COLLECTIVES
-    stems = {tuned_param(c): c for c in COLLECTIVES}
-    for coll, comms in tunings.rules(tf.data).items():
-        ours = stems.get(coll)
-        if ours is None:
-            continue    # a collective collkit does not measure: its ids are not listed here
-        ids = {int(a.native_id) for a in offer.for_collective(ours)} | {0}
-        for comm, msgs in comms:
-            for size, alg in msgs:
-                if alg not in ids:
-                    raise UserError(f"{tf.source}: {coll} at {comm} ranks, {size} B names algorithm {alg}, "
-                                    f"which {offer.library} does not have (ids: {', '.join(map(str, sorted(ids)))}; "
-                                    "0: the fixed rules)")
 
 
 def _nccl_points(spec: Spec, platform: Platform) -> list[Point]:
@@ -240,13 +210,6 @@ def _nccl_points(spec: Spec, platform: Platform) -> list[Point]:
     offer = nccl.discover()
     gpus_here = len(nccl.require_gpus()) if platform.slurm is None else None
     return nccl.points(spec, spec.mpis[0], offer, gpus_here, _base)
-
-
-def _default_readback(family: str, coll: str) -> tuple[str, ...]:
-    """The offer's family (smpi, a simulated platform's library, and MPIs
-    collkit cannot force have no MPI_T variables to read)."""
-    from collkit import backends
-    return tuple(backends.default_readback(family, coll))
 
 
 def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[str, str], ...]]]:
@@ -268,12 +231,6 @@ def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[
     return out
 
 
-def _parameter_env(family: str, name: str) -> str:
-    """The environment variable that sets a parameter: Open MPI reads MCA parameters as
-    OMPI_MCA_<name>, MPICH its CVARs and NCCL its variables under their own names."""
-    return f"OMPI_MCA_{name}" if family == "openmpi" else name
-
-
 def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[Point]:
     """Each point of a library with [parameters.NAME] once per setting: the values in its
     environment (so a setting is a launch of its own: the libraries read them at start-up),
@@ -289,16 +246,16 @@ def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[
             out.append(p)
             continue
         if table == "nccl":
-            family, known = "nccl", parameters.NCCL
+            known, variable = parameters.NCCL, str     # NCCL reads its variables under their own names
         else:
-            family, known = offers[table].mpi, offers[table].parameters
+            known, variable = offers[table].parameters, backends.backend_for(offers[table].mpi).parameter_variable
         for setting in settings[table]:
             if p.algorithm == "default":
                 out.append(p)     # the same id for every setting: build() keeps one
                 setting = tuple((k, v) for k, v in setting if not known[k].forced_only)
                 if not setting:
                     continue
-            env = dict(p.env) | {_parameter_env(family, k): v for k, v in setting}
+            env = dict(p.env) | {variable(k): v for k, v in setting}
             readback = tuple(dict.fromkeys(p.readback + tuple(k for k, _ in setting if known[k].readable)))
             out.append(replace(p, env=tuple(sorted(env.items())), readback=readback, params=setting))
     return out
@@ -395,8 +352,10 @@ def _check_names(spec: Spec, registry: list[Algorithm], offers: dict | None, pla
 
 def build(spec: Spec, platform: Platform, registry: list[Algorithm],
           discover: Callable | None = None, campaign_dir: Path | None = None) -> Plan:
-    """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer.
-    `campaign_dir`: where the campaign will live (its copies of tuning files)."""
+    """Resolve a spec into a plan. `discover(PlatformMPI)` returns a LibraryOffer (tests
+    give their own; by default the platform's backend asks the library,
+    backends.platform_offer). `campaign_dir`: where the campaign will live (its copies
+    of tuning files)."""
     for mpi in spec.mpis:
         platform.mpi(mpi)  # UserError when the platform lacks it
     # A spec's [[case]] tables each make their points, the union kept below (one per
@@ -406,13 +365,10 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
     strict = len(variants) == 1
     offers = None
     if "mpi" in spec.backends:
-        if discover is None and platform.simgrid is not None:
-            from collkit.backends import smpi
-            discover = lambda pm: smpi.discover(pm.name, pm.install.mpirun, pm.bench)  # noqa: E731
         if discover is None:
-            from collkit.backends import discover as lib_discover
-            discover = lambda pm: lib_discover(pm.install)  # noqa: E731
-        offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
+            offers = {mpi: backends.platform_offer(platform, mpi) for mpi in spec.mpis}
+        else:
+            offers = {mpi: discover(platform.mpi(mpi)) for mpi in spec.mpis}
         named = [s for s in spec.backends["mpi"] if tunings.is_tuned(s)]
         if named and not spec.tuning:
             # parse() of text alone cannot place a relative FILE: the spec must come from load()

@@ -8,8 +8,8 @@ Three kinds, all run under libcollkit-preload (which always profiles):
 * a library's own tuning file (an Open MPI rules file or an MPICH JSON selection
   file, told apart by content in campaign/tuning.py): the preload only profiles
   and the library reads the file, with the environment a campaign's
-  `tuned:FILE` points run under (backends/openmpi.py, backends/mpich.py
-  tuned_env), so that the trial measures what the campaign measured.
+  `tuned:FILE` points run under (the family's backend, `MPIBackend.tuned_env`,
+  backends/protocol.py), so that the trial measures what the campaign measured.
 
 Which of the two a --rules file is follows from its content: a tuning file holds
 only integers or a JSON object, a collkit rules file always has words."""
@@ -87,9 +87,10 @@ def _rules_choice(mpi: str, path: Path, label: str, text: str) -> Choice:
 
 
 def _tuning_choice(mpi: str, path: Path, label: str) -> Choice:
+    from collkit import backends
     tf = tuning.load(path, f"--rules {label}", "give a readable file")
     family = known.find(mpi).family
-    if tf.library != family:
+    if not backends.backend_for(family).reads(tf.library):
         raise UserError(f"--rules {label}: a tuning file for {tf.library}, but the program runs on {mpi} "
                         f"({family}); give --mpi NAME of a {tf.library} MPI (`collkit mpis`) or a file "
                         f"for {family}")
@@ -102,10 +103,11 @@ def _library_env(mpi: str, tf: tuning.TuningFile) -> dict[str, str]:
     tuned:FILE point (they depend on what the library offers: its algorithm
     parameters, the components ranked above coll/tuned)."""
     from collkit import backends
-    from collkit.backends import mpich, openmpi
-    from collkit.campaign.plan import check_ompi_ids
-    offer = backends.discover(known.find_install(mpi))
-    if tf.library == "openmpi":
-        check_ompi_ids(tf, offer)    # an id this Open MPI lacks fails the call, not the file's parse
-    lib = openmpi if tf.library == "openmpi" else mpich
-    return lib.tuned_env(offer, tf.source, dict(tf.companion))
+    install = known.find_install(mpi)
+    backend = backends.backend_for(install)
+    offer = backend.discover(install)
+    # which collectives the program calls is not known here: only the checks that
+    # hold for every collective (an Open MPI id this library lacks fails the call,
+    # not the file's parse)
+    backend.check_tuning_file(tf, offer, ())
+    return backend.tuned_env(offer, tf.source, dict(tf.companion))

@@ -32,13 +32,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collkit.backends import smpi
 from collkit.common.errors import UserError, did_you_mean
 from collkit.simulation import message_costs, simgrid_install
 from collkit.simulation.message_costs import MessageCosts
 from collkit.topology import synthetic
 
 SIM_PREFIX = "sim:"
-MPI_NAMES = ("smpi", "openmpi", "mpich")
+# the libraries a simulated platform holds: SMPI, and the ones it stands for by their selection logic
+MPI_NAMES = tuple(smpi.SELECTORS)
 PLACEMENTS = ("block", "cyclic")
 NETWORK_MODELS = ("CM02", "SMPI", "LV08")
 OWN_KEYS = ("placement", "allocation", "network_model", "crosstraffic", "cfg", "message_costs")   # the rest is the machine

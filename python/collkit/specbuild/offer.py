@@ -3,8 +3,9 @@ per collective the algorithms each library can be forced to run, and
 libcollkit's algorithms with their constraints.
 
 The MPI side is the LibraryOffer that `collkit list` prints and the planner
-resolves names against (backends.discover; SimGrid's names on a simulated
-platform, backends/smpi.py); libcollkit's side is the registry. Nothing here
+resolves names against, from the same discovery as campaign/plan.py's
+(backends.platform_offer: SimGrid's names on a simulated platform, the library's
+own tool elsewhere); libcollkit's side is the registry. Nothing here
 decides what is valid: evaluate.py asks the loader and the planner."""
 
 from __future__ import annotations
@@ -72,23 +73,13 @@ class PlatformOffer:
             or "no MPI"
 
 
-def _discover(platform: Platform, name: str) -> backends.LibraryOffer:
-    """The same discovery as campaign/plan.py's build() (a simulated platform's
-    libraries are SMPI's; the others are asked through their own tools)."""
-    pm = platform.mpi(name)
-    if platform.simgrid is not None:
-        from collkit.backends import smpi
-        return smpi.discover(pm.name, pm.install.mpirun, pm.bench)
-    return backends.discover(pm.install)
-
-
 def load(platform_arg: Path | None) -> PlatformOffer:
     """The platform of --platform (a file or sim:NAME), else this machine, and what it offers."""
     platform = platforms.for_campaign(platform_arg)
     mpis = []
     for name in platform.mpis:
         try:
-            offer = _discover(platform, name)
+            offer = backends.platform_offer(platform, name)
             mpis.append(MPIOffer(name, offer.library, offer,
                                  f"default only: {offer.unforceable}" if offer.unforceable else ""))
         except UserError as exc:

@@ -6,15 +6,17 @@ import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from collkit import backends
 from collkit.campaign.sizes import format_size
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.table import render
-from collkit.tune import data, decide, fit, mpich_device
+from collkit.tune import data, decide, fit, mpich_device, writers
 from collkit.tune.decide import DEFAULT, Candidate, Rule
 from collkit.tune.writers import sidecar
 
-FORMATS = ("openmpi", "mpich", "collkit")
+COLLKIT = "collkit"     # collkit's own rules (docs/preload.md), read by libcollkit-preload
+FORMATS = (*backends.tuning_formats(), COLLKIT)
 
 
 # ---------------------------------------------------------------- model
@@ -75,33 +77,23 @@ class Target:
     backend: str                          # "mpi" (the library's algorithms) or "collkit"
     candidates: dict[str, list[Candidate]]
     library: str                          # e.g. "Open MPI 4.1.4"
-    extra: object = None                  # OmpiInfo / (tree, names)
+    extra: object = None                  # the writer's library_state (tune/writers/__init__.py)
 
 
 def _library_target(fmt: str) -> Target:
-    from collkit.backends import discover
+    """A library's own algorithms as candidates, those its tuning file can name."""
     from collkit.mpis import known
-    mpi = known.find_family(fmt).install()
-    offer = discover(mpi)
+    backend = backends.for_format(fmt)
+    writer = writers.for_format(fmt)
+    mpi = known.find_family(backend.family).install()
+    offer = backend.discover(mpi)
+    state = writer.library_state(mpi)
     cands: dict[str, list[Candidate]] = {}
-    if fmt == "openmpi":
-        from collkit.backends import openmpi as ompi
-        from collkit.backends import run_tool
-        from collkit.tune.writers import openmpi as w
-        tool = ompi.find_tool(mpi)
-        info = ompi.parse(run_tool([str(tool), "--parsable", "--all", "--level", "9"], env=mpi.environment()))
-        for a in offer.algorithms:
-            c = Candidate(a.name, a.native, a.native_id, a.requires)
-            if w.expressible(a.collective, c):
-                cands.setdefault(a.collective, []).append(c)
-        return Target(fmt, mpi.name, "mpi", cands, offer.library, info)
-    from collkit.tune.writers import mpich as w
-    tree, names = w.builtin_tree(w.libmpi(mpi.mpirun))
     for a in offer.algorithms:
         c = Candidate(a.name, a.native, a.native_id, a.requires)
-        if w.expressible(a.collective, c, names):
+        if writer.expressible(a.collective, c, state):
             cands.setdefault(a.collective, []).append(c)
-    return Target(fmt, fmt, "mpi", cands, offer.library, (tree, names))
+    return Target(fmt, mpi.name, "mpi", cands, offer.library, state)
 
 
 def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False) -> Target:
@@ -116,7 +108,10 @@ def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False
         if len(with_default) > 1:
             raise UserError(f"the campaigns hold defaults of {' and '.join(with_default)}: say which library the "
                             "rules are for with --mpi")
-        mpi = with_default[0] if with_default else "openmpi"
+        measured = sorted({m.mpi for m in points})
+        # no default anywhere: the rules are for the campaigns' library (decide_rules then
+        # says that its default is missing)
+        mpi = with_default[0] if with_default else measured[0] if measured else ""
     cands: dict[str, list[Candidate]] = {}
     for a in registry.load():
         if a.traits.fp_rank_variant and not allow_fp_rank_variant:
@@ -125,7 +120,7 @@ def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False
             req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
             cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
     from collkit.tune.writers.collkit import library_of
-    return Target("collkit", mpi, "collkit", cands, library_of(mpi))
+    return Target(COLLKIT, mpi, "collkit", cands, library_of(mpi))
 
 
 def _header(argv: list[str], target: Target, dirs: list[Path]) -> list[str]:
@@ -149,7 +144,7 @@ def table(rules: list[Rule]) -> str:
 def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
     """--validate --resume: FILE stays as written; its validation goes on (tune/validate.py)."""
     from collkit.tune import validate as v
-    if not validate or fmt == "collkit":
+    if not validate or fmt == COLLKIT:
         raise UserError("--resume goes on with an interrupted --validate of an Open MPI or MPICH file: "
                         "add --validate (and --format openmpi or mpich)")
     if not out.is_file() or not sidecar.path(out).is_file():
@@ -165,22 +160,19 @@ def with_variants(target: Target, points) -> Target:
 
 
 def _variants(target: Target, points, collective: str) -> list[Candidate]:
-    """Measured parameter settings of the target's algorithms that its file can write: an
-    Open MPI rules file has a segment-size and a fanout column per rule, so a variant
-    whose every parameter fills one of them (backends/parameters.rules_column) is a
-    candidate of its own; other formats and parameters name no variant."""
-    from collkit.backends.openmpi import tuned_param
-    from collkit.backends.parameters import rules_column
+    """Measured parameter settings of the target's algorithms that its file can write as
+    rules of their own (the writer's variant_fits: an Open MPI rules file has a
+    segment-size and a fanout column per rule); collkit's rules name no variant."""
     from collkit.campaign.points import algorithm_of
-    if target.fmt != "openmpi":
+    writer = writers.for_format(target.fmt)
+    if writer is None:
         return []
     base = {c.name: c for c in target.candidates.get(collective, [])}
-    stem = f"coll_tuned_{tuned_param(collective)}_"
     out: dict[str, Candidate] = {}
     for m in points:
         c = base.get(algorithm_of(m.algorithm))
         if (m.collective == collective and m.params and c is not None and m.backend == "mpi"
-                and all(k.startswith(stem) and rules_column(k) for k, _ in m.params)):
+                and writer.variant_fits(collective, m.params)):
             out[m.algorithm] = replace(c, name=m.algorithm, params=m.params)
     return list(out.values())
 
@@ -199,10 +191,9 @@ def decide_rules(camp: data.Campaigns, target: Target) -> tuple[list[Rule], dict
     by_name = {(k[3], k[4]): f for k, f in models.items() if k[2] == target.backend}
     tuned = {m.collective for m in points if m.algorithm != DEFAULT}
     cands = {c: v for c, v in target.candidates.items() if c in tuned}
-    owned: dict = {}
-    if target.fmt == "mpich":
-        # MPICH's device collectives: a collective is either the file's or the device's
-        owned = mpich_device.ownership(points, cands)
+    # MPICH's device collectives: a collective is either the file's or the device's
+    writer = writers.for_format(target.fmt)
+    owned = writer.ownership(points, cands) if writer is not None else {}
     no_default = frozenset(c for c, o in owned.items() if o.take)
     rules = decide.Decider([m for m in points if m.collective in cands], cands, by_name, no_default).all_rules()
     if not rules:
@@ -215,7 +206,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
          repeats: int | None = None, resume: bool = False, allow_fp_rank_variant: bool = False) -> int:
     if fmt not in FORMATS:
         raise UserError(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
-    if allow_fp_rank_variant and fmt != "collkit":
+    if allow_fp_rank_variant and fmt != COLLKIT:
         raise UserError(f"--allow-fp-rank-variant lets collkit rules choose libcollkit algorithms whose "
                         f"floating-point results may differ across ranks; --format {fmt} names only the "
                         "library's own algorithms: drop it or use --format collkit")
@@ -226,7 +217,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     if validate:
         from collkit.tune import validate as v
         repeats = v.check_repeats(v.REPEATS if repeats is None else repeats)
-    if validate and fmt == "collkit":
+    if validate and fmt == COLLKIT:
         raise UserError("--validate runs a library with its own tuning file loaded: give --format openmpi or "
                         "mpich (a collkit rules file is run by `collkit preload --rules FILE`)")
     for path in (out, sidecar.path(out)):
@@ -235,20 +226,17 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     if not out.parent.is_dir():
         raise UserError(f"--out {out}: the directory {out.parent} does not exist; create it first")
     camp = data.load(dirs)
-    if fmt != "collkit" and mpi not in (None, fmt):
+    if fmt != COLLKIT and mpi not in (None, fmt):
         raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
-    target = (_collkit_target(camp.points, mpi, allow_fp_rank_variant) if fmt == "collkit"
+    target = (_collkit_target(camp.points, mpi, allow_fp_rank_variant) if fmt == COLLKIT
               else _library_target(fmt))
     target = with_variants(target, camp.points)
     rules, models, owned = decide_rules(camp, target)
     environment = mpich_device.environment(owned)
     header = _header(argv, target, dirs)
-    if fmt == "openmpi":
-        from collkit.tune.writers import openmpi as w
-        text = w.write(rules, target.candidates, target.extra, header)
-    elif fmt == "mpich":
-        from collkit.tune.writers import mpich as w
-        text = w.write(rules, target.candidates, target.extra[0], header)
+    writer = writers.for_format(fmt)
+    if writer is not None:
+        text = writer.write_file(rules, target.candidates, target.extra, header)
     else:
         from collkit.tune.writers import collkit as w
         text = w.write(rules, header, allow_fp_rank_variant)

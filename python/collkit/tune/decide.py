@@ -85,11 +85,11 @@ class Decision:
 
 
 def _allowed(c: Candidate, p: int) -> bool:
-    from collkit.backends import _met
+    from collkit.backends.offer import met
     for r in c.requires:
         if r in ("count_ge_ranks", "count_ge_pow2", "in_place", "one_rank_per_node"):
             continue
-        if not _met(r, p, 1 << 30, False, p):
+        if not met(r, p, 1 << 30, False, p):
             return False
     return True
 

@@ -3,62 +3,33 @@
 The correctness matrix through the library's own collectives (ck_matrix_library:
 tests/matrix.c calling MPI_* instead of libcollkit) runs twice at one rank count:
 
-* with the file loaded: every case must pass (for MPICH with
-  MPIR_CVAR_COLLECTIVE_FALLBACK=error and MPIR_CVAR_DEVICE_COLLECTIVES=none, so the
-  MPIR-level tree of the file is what selects, and an algorithm it names that cannot
-  run the call is an error rather than a silent substitute);
-* with a deliberately broken copy: it must fail. Open MPI: every algorithm id set to
-  99, which its parser accepts and its calls then reject (release builds report
-  nothing about a malformed file, so a run that still passed would mean the file was
-  never consulted). MPICH: one chosen algorithm renamed to a name MPICH does not
-  know, which its JSON loader refuses.
+* with the file loaded (the library's `MPIBackend.proof_env`, backends/protocol.py):
+  every case must pass; for MPICH with MPIR_CVAR_COLLECTIVE_FALLBACK=error and
+  MPIR_CVAR_DEVICE_COLLECTIVES=none, so the MPIR-level tree of the file is what selects,
+  and an algorithm it names that cannot run the call is an error rather than a silent
+  substitute;
+* with a deliberately broken copy (`MPIBackend.broken_copy`): it must fail. Open MPI:
+  every algorithm id set to 99, which its parser accepts and its calls then reject
+  (release builds report nothing about a malformed file, so a run that still passed
+  would mean the file was never consulted). MPICH: one chosen algorithm renamed to a
+  name MPICH does not know, which its JSON loader refuses.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.common.errors import UserError
+from collkit import backends
 from collkit.library import registry
 from collkit.mpis import known
-
-BROKEN_ID = "99"
 
 
 @dataclass(frozen=True)
 class Proof:
     ok: bool
     lines: tuple[str, ...]
-
-
-def environment(fmt: str, path: Path) -> dict[str, str]:
-    if fmt == "openmpi":
-        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve())}
-    return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path.resolve()),
-            "MPIR_CVAR_COLLECTIVE_FALLBACK": "error", "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
-
-
-def broken_copy(fmt: str, text: str) -> str:
-    if fmt == "openmpi":
-        out = []
-        for line in text.splitlines():
-            body, hash_, comment = line.partition("#")
-            f = body.split()
-            if len(f) == 4:
-                f[1] = BROKEN_ID
-                line = " ".join(f) + (f" #{comment}" if hash_ else "")
-            out.append(line)
-        return "\n".join(out) + "\n"
-    tree = json.loads(text)
-    dumped = json.dumps(tree)
-    # the first algorithm leaf: renamed, MPICH must refuse the file
-    start = dumped.index('"algorithm=MPIR_') + len('"algorithm=')
-    end = dumped.index('"', start)
-    return dumped[:start] + "MPIR_Collkit_intra_no_such_algorithm" + dumped[end:] + "\n"
 
 
 def _labels() -> list[str]:
@@ -70,13 +41,13 @@ def _labels() -> list[str]:
     return [f"{c}/{n}" for c, n in out.items()]
 
 
-def _matrix(fmt: str, path: Path, ranks: int, timeout: float) -> tuple[int, str]:
-    target = known.find_family(fmt)
+def _matrix(backend: backends.MPIBackend, path: Path, ranks: int, timeout: float) -> tuple[int, str]:
+    target = known.find_family(backend.family)
     mpi = target.install()
     prog = target.part("matrix_library")
     args = [x for lab in _labels() for x in ("--algorithm", lab)] + ["--level", "quick", "--no-invalid"]
     env = mpi.environment()
-    env.update(environment(fmt, path))
+    env.update(backend.proof_env(path))
     try:
         proc = subprocess.run(mpi.launch(ranks, prog, args), env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
@@ -92,17 +63,18 @@ def _matrix(fmt: str, path: Path, ranks: int, timeout: float) -> tuple[int, str]
 
 
 def check(fmt: str, path: Path, ranks: int, timeout: float = 600.0) -> Proof:
-    rc, summary = _matrix(fmt, path, ranks, timeout)
+    """Run the matrix with the file of format `fmt` at `path`, then with a broken copy."""
+    backend = backends.for_format(fmt)
+    rc, summary = _matrix(backend, path, ranks, timeout)
     lines = [f"{fmt} with {path.name} at {ranks} ranks: correctness matrix (every collective) "
              f"{'passes' if rc == 0 else f'FAILS (exit {rc})'}: {summary}"]
     broken = path.with_name(path.name + ".broken")
-    broken.write_text(broken_copy(fmt, path.read_text()))
+    broken.write_text(backend.broken_copy(path.read_text()))
     try:
-        rc2, summary2 = _matrix(fmt, broken, ranks, timeout)
+        rc2, summary2 = _matrix(backend, broken, ranks, timeout)
     finally:
         broken.unlink(missing_ok=True)
-    what = "every algorithm id set to 99" if fmt == "openmpi" else "one algorithm renamed to an unknown one"
-    lines.append(f"{fmt} with a broken copy ({what}): "
+    lines.append(f"{fmt} with a broken copy ({backend.broken_how}): "
                  f"{'fails as it must' if rc2 != 0 else 'PASSES: the file is not consulted'} "
                  f"(exit {rc2}: {summary2[:120]})")
     return Proof(rc == 0 and rc2 != 0, tuple(lines))

@@ -19,6 +19,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+from collkit import backends
 from collkit.analysis import stats
 from collkit.campaign.sizes import format_size
 from collkit.common import atomic
@@ -204,8 +205,9 @@ def write_specs(vdir: Path, src: dict, collectives: list[str], mpi: str, ranks: 
 
 def run(dirs: list[Path], tuned: Path, target, rules, repeats: int = REPEATS) -> int:
     check_repeats(repeats)
-    if target.fmt not in ("openmpi", "mpich"):
-        raise UserError("--validate runs a library with its tuning file loaded: --format openmpi or mpich")
+    formats = backends.tuning_formats()
+    if target.fmt not in formats:
+        raise UserError(f"--validate runs a library with its tuning file loaded: --format {' or '.join(formats)}")
     vdir = validation_dir(tuned)
     if vdir.exists():
         raise UserError(f"{vdir} already exists; remove it or write the tuning file elsewhere")

@@ -1,3 +1,23 @@
 """One writer per tuning-file format: openmpi.py (classic rules file, version 1),
 mpich.py (JSON selection file), collkit.py (the collkit rules format of docs/preload.md),
-sidecar.py (the provenance of every rule, for all formats)."""
+sidecar.py (the provenance of every rule, for all formats).
+
+The writers of the libraries' own formats share one interface, which `collkit tune`
+calls without asking which library it writes for: FORMAT (the format's name, as the
+library's backend gives it: backends/protocol.py), library_state(install) (what the
+writer needs from the installed library), expressible(collective, candidate, state),
+variant_fits(collective, params), ownership(points, candidates) and
+write_file(rules, candidates, state, header)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from collkit.tune.writers import mpich, openmpi
+
+LIBRARY_WRITERS: tuple[ModuleType, ...] = (openmpi, mpich)
+
+
+def for_format(fmt: str) -> ModuleType | None:
+    """The writer of a library's format, or None (collkit's own rules: writers/collkit.py)."""
+    return next((w for w in LIBRARY_WRITERS if w.FORMAT == fmt), None)

@@ -27,8 +27,14 @@ import copy
 import json
 from pathlib import Path
 
+from collkit.backends import mpich as backend
 from collkit.common.errors import UserError
+from collkit.mpis.install import MPIInstall
+from collkit.tune import mpich_device
 from collkit.tune.decide import DEFAULT, Candidate, Rule
+
+# The format this module writes: MPICH's backend names it (`collkit tune --format`).
+FORMAT = backend.MPICHBackend.tuning_format
 
 REDUCTIONS = {"allreduce", "reduce"}
 AVG_KEY = {"allreduce", "bcast", "reduce", "alltoall"}     # collectives whose csel key is avg_msg_size
@@ -82,9 +88,33 @@ def algorithm_name(collective: str, native: str) -> str:
     return f"MPIR_{COLL_FN[collective]}_intra_{native}"
 
 
-def expressible(collective: str, cand: Candidate, names: set[str]) -> bool:
+def library_state(install: MPIInstall) -> tuple[dict, set[str]]:
+    """What writing a file for this MPICH needs from it: (its built-in tree, the MPIR_*
+    names its libmpi has)."""
+    return builtin_tree(libmpi(install.mpirun))
+
+
+def expressible(collective: str, cand: Candidate, state: tuple[dict, set[str]]) -> bool:
+    """Whether a selection file can name the candidate in this MPICH (library_state's answer)."""
+    names = state[1]
     return collective in COLL_FN and cand.native not in PARAMETERISED \
         and algorithm_name(collective, cand.native) in names
+
+
+def variant_fits(collective: str, params: tuple[tuple[str, str], ...]) -> bool:
+    """A leaf names an algorithm and nothing else: no parameter setting is a rule of its own."""
+    return False
+
+
+def ownership(points, candidates: dict[str, list[Candidate]]) -> dict:
+    """Which collectives the file takes from the ch4 device (tune/mpich_device.py)."""
+    return mpich_device.ownership(points, candidates)
+
+
+def write_file(rules: list[Rule], candidates: dict[str, list[Candidate]], state: tuple[dict, set[str]],
+               header: list[str]) -> str:
+    """The file for `collkit tune` (library_state's answer as `state`)."""
+    return write(rules, candidates, state[0], header)
 
 
 def _intra(tree: dict, collective: str) -> dict:

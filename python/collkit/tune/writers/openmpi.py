@@ -18,7 +18,11 @@ from __future__ import annotations
 
 from collkit.backends import openmpi as ompi
 from collkit.backends.parameters import rules_column
+from collkit.mpis.install import MPIInstall
 from collkit.tune.decide import DEFAULT, Candidate, Rule
+
+# The format this module writes: Open MPI's backend names it (`collkit tune --format`).
+FORMAT = ompi.OpenMPIBackend.tuning_format
 
 COLL_IDS = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "gather": 9,
             "reduce": 11, "reduce_scatter": 13, "scatter": 15}
@@ -48,8 +52,29 @@ def segsize(collective: str, native: str) -> int:
     return ompi.SEGMENT_BYTES.get((collective, native), 0)
 
 
-def expressible(collective: str, cand: Candidate) -> bool:
+def library_state(install: MPIInstall) -> ompi.OmpiInfo:
+    """What writing a file for this Open MPI needs from it: ompi_info's parameters (the
+    fanouts forced runs use)."""
+    return ompi.parse(ompi.OpenMPIBackend().listing(install))
+
+
+def expressible(collective: str, cand: Candidate, info: ompi.OmpiInfo) -> bool:
+    """Whether a rules file can name the candidate: any id ompi_info lists but 0 (the
+    fixed rules), for a collective the file has an id for."""
     return collective in COLL_IDS and cand.native_id.isdigit() and int(cand.native_id) > 0
+
+
+def variant_fits(collective: str, params: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a measured parameter setting of a candidate can be written as a rule of its
+    own: every parameter fills one of the rule's columns (segment size, fanout;
+    backends/parameters.rules_column) and is the collective's own."""
+    stem = f"coll_tuned_{ompi.tuned_param(collective)}_"
+    return bool(params) and all(k.startswith(stem) and rules_column(k) for k, _ in params)
+
+
+def ownership(points, candidates: dict[str, list[Candidate]]) -> dict:
+    """Open MPI's coll/tuned decides every collective the file names: nothing to share."""
+    return {}
 
 
 def write(rules: list[Rule], candidates: dict[str, list[Candidate]], info: ompi.OmpiInfo,
@@ -91,3 +116,8 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], info: ompi.
         out.append(f"{beyond} 1 # comm size {beyond} and above: the library's own rules")
         out.append("0 0 0 0")
     return "\n".join(out) + "\n"
+
+
+# the writers' shared entry point (tune/writers/__init__.py): write() already takes
+# library_state's answer
+write_file = write
