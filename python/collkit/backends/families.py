@@ -73,3 +73,9 @@ def for_format(fmt: str) -> MPIBackend:
         raise UserError(f"no MPI library reads tuning files of format '{fmt}'; library formats: "
                         f"{', '.join(tuning_formats())}")
     return found
+
+
+def tuning_file_variables() -> tuple[str, ...]:
+    """The MPI_T control variables through which libraries name the tuning file they
+    read, whichever MPI a record comes from (campaign/record.py reads them back)."""
+    return tuple(b.tuning_file_variable for b in BACKENDS if b.tuning_file_variable)

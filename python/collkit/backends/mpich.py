@@ -367,6 +367,8 @@ class MPICHBackend(ToolBackend):
     runtime_switch = RUNTIME_SWITCH
     tuning_format = "mpich"
     tuning_file_kind = "an MPICH JSON selection file"
+    tuning_file_variable = TUNING_CVAR
+    own_variables = re.compile(r"MPIR_CVAR_[A-Z0-9_]{1,96}")
     broken_how = "one algorithm renamed to an unknown one"
 
     def find_tool(self, install: MPIInstall) -> Path:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.backends import gpu_mpi
+from collkit.backends import ompi_rules
 from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.backends.parameters import ompi_parameter
 from collkit.backends.protocol import RuntimeSwitch, ToolBackend
@@ -407,9 +408,8 @@ def check_ids(tf, offer: LibraryOffer) -> None:
     unknown id is not checked when Open MPI parses the file, and makes the call
     fail with MPI_ERR_ARG (0 means: tuned's fixed rules). `tf`: a campaign/tuning.py
     TuningFile."""
-    from collkit.campaign import tuning
     stems = {tuned_param(c): c for c in COLLECTIVES}
-    for coll, comms in tuning.rules(tf.data).items():
+    for coll, comms in ompi_rules.rules(tf.data).items():
         ours = stems.get(coll)
         if ours is None:
             continue    # a collective collkit does not measure: its ids are not listed here
@@ -462,6 +462,8 @@ class OpenMPIBackend(ToolBackend):
     runtime_switch = RUNTIME_SWITCH
     tuning_format = "openmpi"
     tuning_file_kind = "an Open MPI rules file"
+    tuning_file_variable = "coll_tuned_dynamic_rules_filename"
+    own_variables = re.compile(r"OMPI_MCA_[a-z0-9_]{1,96}")
     broken_how = f"every algorithm id set to {BROKEN_ID}"
 
     def find_tool(self, install: MPIInstall) -> Path:

@@ -32,6 +32,7 @@ A backend answers:
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,10 @@ class MPIBackend(ABC):
     runtime_switch: ClassVar[RuntimeSwitch]
     tuning_format: ClassVar[str] = ""      # the library's own tuning-file format (`collkit tune --format`)
     tuning_file_kind: ClassVar[str] = ""   # that file, in words ("an Open MPI rules file")
+    tuning_file_variable: ClassVar[str] = ""   # the MPI_T control variable naming that file (records read it back)
+    # the library's own environment variables, which a tuning file's companion settings
+    # (FILE.provenance.json's "environment") may set and nothing else may
+    own_variables: ClassVar[re.Pattern | None] = None
     broken_how: ClassVar[str] = ""         # how broken_copy breaks a file, in words
 
     # ---------------------------------------------------------- choosing

@@ -167,11 +167,12 @@ class Record:
                    cvars=dict(point.cvars), launch=launch, recorded=now())
         out["in_place"] = bool(out.get("in_place", point.in_place))
         if point.tuning_file:
-            # What the library reports its tuning-file variable to be (MPI_T), beside the copy launched
-            from collkit.campaign.tuning import FILE_VARIABLE
+            # What the library reports its tuning-file variable to be (MPI_T), beside the copy
+            # launched: whichever library's variable the point read back (a point reads its own)
+            from collkit.backends.families import tuning_file_variables
             effective = out.get("effective") if isinstance(out.get("effective"), dict) else {}
-            out.update(tuning_file=point.tuning_file, tuning_sha256=point.tuning_sha256,
-                       tuning_file_cvar=effective.get(FILE_VARIABLE.get(point.mpi, ""), ""))
+            named = next((effective[v] for v in tuning_file_variables() if v in effective), "")
+            out.update(tuning_file=point.tuning_file, tuning_sha256=point.tuning_sha256, tuning_file_cvar=named)
         if point.params:
             # The setting, and what the library reports it ran with: MPI_T's value where the
             # point read it back, None where the library reports nothing (NCCL, SimGrid).

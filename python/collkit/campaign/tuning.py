@@ -29,24 +29,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collkit.backends import mpich_selection, ompi_rules
+from collkit.backends.families import for_format
 from collkit.common.errors import UserError
 
 PREFIX = "tuned:"
 DIRECTORY = "tuning"     # inside the campaign directory
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 MAX_BYTES = 16 << 20     # far above any real rules file; a larger file is a mistake
-
-# Open MPI's coll/tuned collective ids (coll_base_functions.h), by the MPI call's
-# name: collkit's reduce_scatter is MPI_Reduce_scatter_block, id 13.
-OMPI_COLLECTIVE_IDS = {
-    0: "allgather", 1: "allgatherv", 2: "allreduce", 3: "alltoall", 4: "alltoallv", 5: "alltoallw",
-    6: "barrier", 7: "bcast", 8: "exscan", 9: "gather", 10: "gatherv", 11: "reduce",
-    12: "reduce_scatter", 13: "reduce_scatter_block", 14: "scan", 15: "scatter", 16: "scatterv",
-}
-
-# The control variable naming the file, read back through MPI_T into each record.
-FILE_VARIABLE = {"openmpi": "coll_tuned_dynamic_rules_filename",
-                 "mpich": "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"}
 
 _FIX_FORMAT = ("write an Open MPI rules file (rows of integers: collectives, then per collective its id "
                "and rules) or an MPICH JSON selection file ({\"collective=allreduce\": ...})")
@@ -75,120 +65,11 @@ class TuningFile:
                 "companion": dict(self.companion)}
 
 
+rules = ompi_rules.rules   # the parsed rules of an Open MPI file (read() checked it)
+
+
 def is_tuned(selection: str) -> bool:
     return selection.startswith(PREFIX)
-
-
-def _ompi_tokens(text: str) -> list[str] | None:
-    """The file's numbers in order, or None when a row holds anything else."""
-    tokens: list[str] = []
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if not all(re.fullmatch(r"-?\d+", w) for w in words):
-            return None
-        tokens += words
-    return tokens
-
-
-def _ompi_structure(tokens: list[str], where: str) -> tuple[str, ...]:
-    """Walk the nesting as Open MPI's parser does; UserError naming the first fault.
-    Returns the collectives the file has rules for."""
-    for t in tokens:
-        if len(t.lstrip("-")) > 1 and t.lstrip("-").startswith("0"):
-            # Open MPI reads with %li: a leading 0 makes the number octal.
-            raise UserError(f"{where}: '{t}' has a leading zero, which Open MPI reads as octal; "
-                            "write the number without it")
-    values = [int(t) for t in tokens]
-    pos = 0
-
-    def take(what: str) -> int:
-        nonlocal pos
-        if pos >= len(values):
-            raise UserError(f"{where}: the file ends where Open MPI expects {what}; "
-                            "complete the rules or correct the counts above")
-        pos += 1
-        return values[pos - 1]
-
-    covered: list[str] = []
-    ncoll = take("the number of collectives")
-    if ncoll < 1:
-        raise UserError(f"{where}: the file declares {ncoll} collectives; declare at least one")
-    for _ in range(ncoll):
-        cid = take("a collective id")
-        if cid not in OMPI_COLLECTIVE_IDS:
-            raise UserError(f"{where}: collective id {cid} is not one of Open MPI's "
-                            f"(0-{max(OMPI_COLLECTIVE_IDS)}); see docs/tuning-files.md")
-        name = OMPI_COLLECTIVE_IDS[cid]
-        if name in covered:
-            raise UserError(f"{where}: collective {name} (id {cid}) has rules twice; merge them")
-        covered.append(name)
-        ncomm = take(f"the number of communicator sizes of {name}")
-        if ncomm < 1:
-            raise UserError(f"{where}: {name} declares {ncomm} communicator sizes; declare at least one")
-        last_comm = 0
-        for _ in range(ncomm):
-            comm = take(f"a communicator size of {name}")
-            if comm < 1 or comm <= last_comm:
-                raise UserError(f"{where}: {name} communicator size {comm} is not above the previous "
-                                f"one ({last_comm}); sizes ascend from 1")
-            last_comm = comm
-            nmsg = take(f"the number of message rules of {name} at {comm} ranks")
-            if nmsg < 1:
-                raise UserError(f"{where}: {name} at {comm} ranks declares {nmsg} message rules; "
-                                "declare at least one")
-            last_size = -1
-            for i in range(nmsg):
-                size = take(f"a message size of {name} at {comm} ranks")
-                alg = take("an algorithm id")
-                take("a fan-in/out")
-                take("a segment size")
-                if i == 0 and size != 0:
-                    raise UserError(f"{where}: the first message rule of {name} at {comm} ranks starts at "
-                                    f"{size} B; Open MPI rejects the whole file unless it starts at 0")
-                if size <= last_size:
-                    raise UserError(f"{where}: {name} at {comm} ranks: message size {size} is not above "
-                                    f"the previous one ({last_size}); sizes ascend")
-                if alg < 0:
-                    raise UserError(f"{where}: {name} at {comm} ranks, {size} B: algorithm {alg} is "
-                                    "negative; use the ids `ompi_info --all` lists (0: the fixed rules)")
-                last_size = size
-    if pos != len(values):
-        raise UserError(f"{where}: {len(values) - pos} numbers follow the last rule; the counts above "
-                        "declare fewer rules than the file holds")
-    return tuple(covered)
-
-
-def rules(data: bytes) -> dict[str, list[tuple[int, list[tuple[int, int]]]]]:
-    """An Open MPI rules file as {collective: [(comm size, [(msg size, alg id)])]}
-    (already checked by read())."""
-    tokens = [int(t) for t in _ompi_tokens(data.decode("ascii")) or []]
-    out: dict[str, list[tuple[int, list[tuple[int, int]]]]] = {}
-    pos = 1
-    for _ in range(tokens[0]):
-        cid, ncomm = tokens[pos], tokens[pos + 1]
-        pos += 2
-        comms = []
-        for _ in range(ncomm):
-            comm, nmsg = tokens[pos], tokens[pos + 1]
-            pos += 2
-            msgs = []
-            for _ in range(nmsg):
-                msgs.append((tokens[pos], tokens[pos + 1]))
-                pos += 4
-            comms.append((comm, msgs))
-        out[OMPI_COLLECTIVE_IDS[cid]] = comms
-    return out
-
-
-def _mpich_structure(doc: object, where: str) -> tuple[str, ...] | None:
-    """The collectives of an MPICH selection file, or None when doc is not one."""
-    if not isinstance(doc, dict) or not doc or not all(isinstance(k, str) for k in doc):
-        return None
-    if not all(k.startswith("collective=") for k in doc):
-        bad = next(k for k in doc if not k.startswith("collective="))
-        raise UserError(f"{where}: top-level key '{bad}' is not 'collective=NAME'; MPICH aborts on it "
-                        "(every top-level key of a selection file names a collective)")
-    return tuple(k.split("=", 1)[1] for k in doc)
 
 
 def read(text_path: str, spec_dir: Path) -> TuningFile:
@@ -228,8 +109,6 @@ def load(path: Path, label: str, fix: str) -> TuningFile:
 
 
 SIDECAR = ".provenance.json"                 # tune/writers/sidecar.py: FILE + SIDECAR
-_COMPANION_KEY = {"mpich": re.compile(r"MPIR_CVAR_[A-Z0-9_]{1,96}"),
-                  "openmpi": re.compile(r"OMPI_MCA_[a-z0-9_]{1,96}")}
 _COMPANION_VALUE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
@@ -247,7 +126,7 @@ def companion(path: Path, library: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(env, dict):
         raise UserError(f"{side}: \"environment\" is not an object of variables; write the tuning file again")
     for key, value in env.items():
-        if not _COMPANION_KEY[library].fullmatch(str(key)) or not isinstance(value, str) \
+        if not for_format(library).own_variables.fullmatch(str(key)) or not isinstance(value, str) \
                 or not _COMPANION_VALUE.fullmatch(value):
             raise UserError(f"{side}: environment entry {key!r}: {value!r} is not a {library} setting "
                             "collkit applies (a library variable with a plain value); correct or remove it")
@@ -259,7 +138,7 @@ def is_library_file(text: str) -> bool:
     integers only) rather than something else, e.g. a collkit rules file, whose
     rows always hold words; read() then checks the claim."""
     stripped = text.strip()
-    return stripped.startswith("{") or bool(_ompi_tokens(text))
+    return stripped.startswith("{") or bool(ompi_rules.tokens(text))
 
 
 def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
@@ -270,12 +149,12 @@ def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
         except ValueError as exc:
             # MPICH would silently load an empty tree from it and assert on the first collective.
             raise UserError(f"{where}: not valid JSON ({exc}); an MPICH selection file must parse") from None
-        covered = _mpich_structure(doc, where)
+        covered = mpich_selection.structure(doc, where)
         if covered is None:
             raise UserError(f"{where}: a JSON file that is not an object of 'collective=NAME' keys; "
                             f"{_FIX_FORMAT}")
         return "mpich", covered
-    tokens = _ompi_tokens(text)
+    tokens = ompi_rules.tokens(text)
     if tokens is None:
         if "rule-file-version" in text:
             raise UserError(f"{where}: rules-file versions above 1 are read only by Open MPI >= 4.1.8 "
@@ -284,7 +163,7 @@ def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
                         f"{_FIX_FORMAT}")
     if not tokens:
         raise UserError(f"{where}: the file holds no rules; {_FIX_FORMAT}")
-    return "openmpi", _ompi_structure(tokens, where)
+    return "openmpi", ompi_rules.structure(tokens, where)
 
 
 def resolve(selections: tuple[str, ...], spec_dir: Path) -> tuple[TuningFile, ...]:
