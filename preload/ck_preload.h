@@ -58,15 +58,20 @@ typedef struct {
 } ckp_config;
 
 extern ckp_config ckp_cfg;
-/* The registry's algorithms per collective, in registry order. */
+
+/* The registry's algorithms per collective, in registry order (algorithms.c):
+ * the index a forcing, a rule and the report's columns name an algorithm by. */
 extern const ck_algorithm *ckp_algs[CK_NUM_COLLECTIVES][CKP_MAX_ALGS];
 extern int ckp_nalgs[CK_NUM_COLLECTIVES];
+void ckp_algs_index(void);
+/* The index of collective c's algorithm `name`, or -1. */
+int ckp_alg_find(ck_collective c, const char *name);
 
-/* Reads COLLKIT_ALGORITHMS, COLLKIT_RULES and COLLKIT_REPORT. Returns 0, or -1
- * with one line (naming the variable and the fix) in err. */
+/* Reads COLLKIT_ALGORITHMS, COLLKIT_RULES and COLLKIT_REPORT into ckp_cfg.
+ * Returns 0, or -1 with one line (naming the variable and the fix) in err. */
 int ckp_config_load(char *err, size_t errlen);
-/* Parses a rules file into ckp_cfg.rules; -1 with a message in err. */
-int ckp_rules_load(const char *path, char *err, size_t errlen);
+/* Parses a rules file into cfg's rules and setting; -1 with a message in err. */
+int ckp_rules_load(const char *path, ckp_config *cfg, char *err, size_t errlen);
 /* The algorithm index for this call, or -1 (library). */
 int ckp_choose(ck_collective c, int p, size_t bytes);
 
@@ -74,21 +79,48 @@ int ckp_choose(ck_collective c, int p, size_t bytes);
 int ckp_after_init(void);
 int ckp_before_finalize(void);
 
-/* The attribute key caching each communicator's helper duplicate (dispatch.c):
- * made at MPI_Init, released (with MPI_COMM_WORLD's and MPI_COMM_SELF's
- * duplicates) before PMPI_Finalize. */
-int ckp_keyval_create(void);
-void ckp_release_world(void);
+/* ---------------------------------------------------------------- shared state (shared.c) */
+
+/* Nonzero while this thread runs a libcollkit algorithm (the dispatcher sets
+ * it): libcollkit's own helpers may call MPI collectives (ck_nodes_get's
+ * allreduce on a split of the communicator), which with -Bsymbolic bind to
+ * this shim; they go to the library, neither chosen for (forcing an algorithm
+ * on them would recurse without end) nor profiled. */
+extern __attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
+
+/* What the shim keeps per communicator: one entry, cached as an attribute
+ * under one key and freed with the communicator. */
+typedef struct {
+    int size, rank, inter; /* an intercommunicator's: its local group's */
+    /* The algorithms' messages travel on this duplicate (dispatch.c), made at
+     * the dispatcher's first call on the communicator; MPI_COMM_NULL until
+     * then, and always for an intercommunicator. */
+    MPI_Comm dup;
+    /* The profile's label (profile.c, profile.h: ckp_comm_kind), once labelled. */
+    int labelled, kind, leader;
+} ckp_comm;
+
+/* At MPI_Init, when the dispatcher or the profile is on: the attribute key,
+ * and whether the program may call from several threads at once. */
+int ckp_comms_create(void);
+/* comm's entry, made on first use with its size, rank and inter; an MPI error
+ * code when it cannot be. */
+int ckp_comm_of(MPI_Comm comm, ckp_comm **out);
+/* Before PMPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's entries, the key. */
+void ckp_comms_release(void);
+/* MPI_THREAD_MULTIPLE was provided: calls may come from several threads at once. */
+extern int ckp_multi_threaded;
+/* Entries freed so far: a memo keyed by a communicator's handle is stale once
+ * this moves (a freed handle may come back as another communicator). */
+extern unsigned long ckp_comms_freed;
+
+/* ---------------------------------------------------------------- the dispatcher (dispatch.c) */
 
 /* The one dispatcher: the uniform argument list of every collective. bcast
  * passes its buffer, count and datatype as the receive side. */
 int ckp_dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype,
                  void *rbuf, int rcount, MPI_Datatype rtype, MPI_Op op, int root,
                  MPI_Comm comm);
-
-/* The bytes of one block (count times type size) on the side significant
- * at this rank (ro from ck_mpi_roles_of); what the rules and the profile count. */
-int ckp_block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes);
 
 /* The large-count interceptors' test (dispatch.c): 1 with int counts in
  * *sc / *rc when every count significant at this rank fits an int (one that is
@@ -126,8 +158,9 @@ static inline void ckp_set_ierr(MPI_Fint *ierr, int rc)
 /* ---------------------------------------------------------------- the profile (profile.c) */
 
 /* The collectives the profile counts: libcollkit's eight (ck_collective
- * values first), then those the shim only times (always the library). Names
- * in profile_file.PROFILED. */
+ * values first), then those the shim only times (always the library). The
+ * names written for them are profile_write.c's; Python knows the timing-only
+ * ones as TIMING_ONLY in collkit/program/profile_file.py. */
 typedef enum {
     CKP_P_BARRIER = CK_NUM_COLLECTIVES,
     CKP_P_ALLGATHERV,
@@ -169,10 +202,6 @@ static inline uint64_t ckp_profile_now(void)
 #endif
     return (uint64_t)(PMPI_Wtime() * 1e9);
 }
-/* Nonzero while this thread runs a libcollkit algorithm (dispatch.c): calls
- * made then are the algorithm's own, neither chosen for nor profiled. */
-extern __attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
-
 /* Before PMPI_Init*: the start of the MPI_Init..MPI_Finalize span. */
 void ckp_profile_mark_init(void);
 /* After PMPI_Init*: reads COLLKIT_PROFILE and COLLKIT_PROFILE_TRACE; 0, or

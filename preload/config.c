@@ -11,8 +11,6 @@
 #include <string.h>
 
 ckp_config ckp_cfg;
-const ck_algorithm *ckp_algs[CK_NUM_COLLECTIVES][CKP_MAX_ALGS];
-int ckp_nalgs[CK_NUM_COLLECTIVES];
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -20,17 +18,6 @@ static void fail(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static void index_registry(void)
-{
-    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) ckp_nalgs[c] = 0;
-    for (size_t i = 0; i < ck_algorithm_count(); i++) {
-        const ck_algorithm *a = ck_algorithm_at(i);
-        int c = (int)a->collective;
-        if (c >= 0 && c < CK_NUM_COLLECTIVES && ckp_nalgs[c] < CKP_MAX_ALGS)
-            ckp_algs[c][ckp_nalgs[c]++] = a;
-    }
 }
 
 /* Names of a collective's algorithms, for the fix in an error message. */
@@ -43,13 +30,6 @@ static void list_algs(ck_collective c, char *out, size_t len)
         if (n < 0) break;
         used += (size_t)n;
     }
-}
-
-static int find_alg(ck_collective c, const char *name)
-{
-    for (int k = 0; k < ckp_nalgs[c]; k++)
-        if (strcmp(ckp_algs[c][k]->name, name) == 0) return k;
-    return -1;
 }
 
 static const char *collective_list =
@@ -82,7 +62,7 @@ static int parse_algorithms(const char *spec, char *err, size_t errlen)
                  collective_list);
             return -1;
         }
-        int k = find_alg(c, alg);
+        int k = ckp_alg_find(c, alg);
         if (k < 0) {
             char names[1024];
             list_algs(c, names, sizeof names);
@@ -100,12 +80,12 @@ int ckp_config_load(char *err, size_t errlen)
 {
     memset(&ckp_cfg, 0, sizeof ckp_cfg);
     for (int c = 0; c < CK_NUM_COLLECTIVES; c++) ckp_cfg.forced[c] = -1;
-    index_registry();
+    ckp_algs_index();
     const char *algs = getenv("COLLKIT_ALGORITHMS");
     if (algs && *algs && parse_algorithms(algs, err, errlen) != 0) return -1;
     const char *rules = getenv("COLLKIT_RULES");
     if (rules && *rules) {
-        if (ckp_rules_load(rules, err, errlen) != 0) return -1;
+        if (ckp_rules_load(rules, &ckp_cfg, err, errlen) != 0) return -1;
         ckp_cfg.active = 1;
     }
     const char *report = getenv("COLLKIT_REPORT");

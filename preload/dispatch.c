@@ -21,78 +21,24 @@
 /* ---------------------------------------------------------------- helper communicator */
 
 /* The algorithms' point-to-point messages travel on a duplicate of the
- * program's communicator, made once (at the first collkit call on it, which
- * every rank reaches together) and cached as an attribute, so they never match
- * the program's own receives. The attribute's delete callback frees it with
- * the program's communicator. */
-typedef struct {
-    MPI_Comm dup; /* MPI_COMM_NULL for an intercommunicator */
-    int size, rank;
-    int inter;
-} ckp_comm_info;
-
-static int ckp_keyval = MPI_KEYVAL_INVALID;
-
-static int delete_info(MPI_Comm comm, int keyval, void *attr, void *extra)
+ * program's communicator, so they never match the program's own receives. It
+ * is made once, at the first collkit call on it (which every rank reaches
+ * together), and kept in the communicator's entry (shared.c), whose delete
+ * callback frees it with the program's communicator. */
+static int comm_info(MPI_Comm comm, ckp_comm **out)
 {
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    ckp_comm_info *info = attr;
-    if (info->dup != MPI_COMM_NULL) PMPI_Comm_free(&info->dup);
-    free(info);
-    return MPI_SUCCESS;
-}
-
-static int comm_info(MPI_Comm comm, ckp_comm_info **out)
-{
-    int found = 0;
-    void *attr = NULL;
-    int rc;
-    if (ckp_keyval == MPI_KEYVAL_INVALID) return MPI_ERR_KEYVAL;
-    rc = PMPI_Comm_get_attr(comm, ckp_keyval, &attr, &found);
+    ckp_comm *info;
+    int rc = ckp_comm_of(comm, &info);
     if (rc != MPI_SUCCESS) return rc;
-    if (found) {
-        *out = attr;
-        return MPI_SUCCESS;
-    }
-    ckp_comm_info *info = malloc(sizeof *info);
-    if (!info) return MPI_ERR_NO_MEM;
-    info->dup = MPI_COMM_NULL;
-    rc = PMPI_Comm_test_inter(comm, &info->inter);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &info->size);
-    /* An intercommunicator's rank is in the local group: never used, it falls back. */
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(comm, &info->rank);
-    if (rc == MPI_SUCCESS && !info->inter) rc = PMPI_Comm_dup(comm, &info->dup);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, ckp_keyval, info);
-    if (rc != MPI_SUCCESS) {
-        if (info->dup != MPI_COMM_NULL) PMPI_Comm_free(&info->dup);
-        free(info);
-        return rc;
+    if (!info->inter && info->dup == MPI_COMM_NULL) {
+        rc = PMPI_Comm_dup(comm, &info->dup);
+        if (rc != MPI_SUCCESS) {
+            info->dup = MPI_COMM_NULL;
+            return rc;
+        }
     }
     *out = info;
     return MPI_SUCCESS;
-}
-
-/* Made once at MPI_Init, before the program can start threads, so that
- * threads calling collectives on different communicators never race on it. */
-int ckp_keyval_create(void)
-{
-    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_info, &ckp_keyval, NULL);
-}
-
-/* MPI_COMM_WORLD's and MPI_COMM_SELF's duplicates are freed before
- * PMPI_Finalize, while freeing is still allowed. */
-void ckp_release_world(void)
-{
-    if (ckp_keyval == MPI_KEYVAL_INVALID) return;
-    int found = 0;
-    void *attr = NULL;
-    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, ckp_keyval, &attr, &found) == MPI_SUCCESS && found)
-        PMPI_Comm_delete_attr(MPI_COMM_WORLD, ckp_keyval);
-    if (PMPI_Comm_get_attr(MPI_COMM_SELF, ckp_keyval, &attr, &found) == MPI_SUCCESS && found)
-        PMPI_Comm_delete_attr(MPI_COMM_SELF, ckp_keyval);
-    PMPI_Comm_free_keyval(&ckp_keyval);
 }
 
 /* ---------------------------------------------------------------- buffers as bytes */
@@ -244,7 +190,7 @@ static int integer_type(MPI_Datatype dt)
  * input here agrees across ranks: count and dt are read only for reductions,
  * whose one count and datatype are significant and equal at every rank (the
  * interceptors pass them on both sides). */
-static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm_info *info,
+static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info,
                            size_t bytes, int count, MPI_Datatype dt, MPI_Op op, int root)
 {
     if (info->inter) return CKP_FB_INTERCOMM;
@@ -279,34 +225,6 @@ static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_com
     return -1;
 }
 
-/* Bytes of one block as every rank sees it (see the file's comment), read
- * on the side the descriptor says is significant at this rank. The profile
- * keys its calls by the same bytes (profile.c). */
-int ckp_block_bytes(const ck_mpi_roles *ro, const ck_mpi_args *m, size_t *bytes)
-{
-    const int count = ro->block_from_send ? m->scount : m->rcount;
-    int size = 0;
-    /* An empty block is empty at every rank (type signatures match), whatever
-     * its datatype: 0 bytes, every rank falls back alike, and the datatype of
-     * an empty side is never asked for its size. */
-    if (count == 0) {
-        *bytes = 0;
-        return MPI_SUCCESS;
-    }
-    int rc = PMPI_Type_size(ro->block_from_send ? m->stype : m->rtype, &size);
-    if (rc != MPI_SUCCESS) return rc;
-    *bytes = (size_t)count * (size_t)size;
-    return MPI_SUCCESS;
-}
-
-/* Nonzero while this thread runs a libcollkit algorithm. libcollkit's own
- * helpers may call MPI collectives (ck_nodes_get's allreduce on a split of
- * the communicator); with -Bsymbolic those bind to this shim, and forcing an
- * algorithm on them would recurse without end. They go to the library. */
-/* initial-exec: read on every call, and __tls_get_addr cost as much as the
- * profile's hash (the preload is loaded at start-up, so static TLS is there). */
-__attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
-
 static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
 {
@@ -320,7 +238,7 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         ckp_stat_call(c, CKP_LIBRARY, 0, PMPI_Wtime() - t0);
         return rc;
     }
-    ckp_comm_info *info;
+    ckp_comm *info;
     ck_mpi_roles ro;
     size_t bytes = 0;
     if (comm == MPI_COMM_NULL || comm_info(comm, &info) != MPI_SUCCESS)
@@ -339,10 +257,10 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         return rc;
     }
     /* ck_mpi_roles_of validates only the counts significant at this rank, and
-     * block_bytes reads the block on such a side: a failure here is an
+     * ck_mpi_block_bytes reads the block on such a side: a failure here is an
      * erroneous call at this rank, which the library reports as it would. */
     if (ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
-        ckp_block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
+        ck_mpi_block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
         return ck_pmpi_call(c, &m);
     int k = ckp_choose(c, info->size, bytes);
     int col = CKP_LIBRARY;

@@ -25,11 +25,11 @@
 
 int ckp_profile_on;
 int ckp_profile_tsc;
-ckp_profile_state ckp_prof;
+static ckp_profile_state prof;
 
 /* Programs that call collectives from several threads at once
- * (MPI_THREAD_MULTIPLE) take a spin lock around the table; others pay nothing. */
-static int multi_threaded;
+ * (MPI_THREAD_MULTIPLE: ckp_multi_threaded) take a spin lock around the
+ * table; others pay nothing. */
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 
 static double monotonic_s(void)
@@ -41,39 +41,17 @@ static double monotonic_s(void)
 
 void ckp_profile_mark_init(void)
 {
-    ckp_prof.init_start = monotonic_s();
+    prof.init_start = monotonic_s();
 }
 
 /* ---------------------------------------------------------------- communicators */
 
-/* Each communicator's label, size and rank, computed once and cached as an
- * attribute (freed with the communicator): a per-call Comm_compare and
- * group translation would cost more than the whole profile's budget. */
-static int pkeyval = MPI_KEYVAL_INVALID;
-/* The last communicator looked up, skipping the attribute lookup when a
- * program calls on one communicator in a row (single-threaded programs only:
- * the delete callback, which forgets it, runs on the freeing thread). */
-static MPI_Comm last_comm;
-static ckp_pcomm *last_pc;
-static void forget_memos(void);
-
-static int delete_pcomm(MPI_Comm comm, int keyval, void *attr, void *extra)
+/* Each communicator's label, computed once into its entry (shared.c, freed
+ * with it): a per-call Comm_compare and group translation would cost more
+ * than the whole profile's budget. */
+static int label_of(MPI_Comm comm, ckp_comm *pc)
 {
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    if (attr == last_pc) last_pc = NULL;
-    forget_memos();
-    free(attr);
-    return MPI_SUCCESS;
-}
-
-static int label_of(MPI_Comm comm, ckp_pcomm *pc)
-{
-    int cmp = MPI_UNEQUAL, rc = PMPI_Comm_test_inter(comm, &pc->inter);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &pc->size);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(comm, &pc->rank);
-    if (rc != MPI_SUCCESS) return rc;
+    int cmp = MPI_UNEQUAL, rc;
     pc->leader = -1;
     if (pc->inter) {
         pc->kind = CKP_COMM_INTER;
@@ -106,31 +84,15 @@ static int label_of(MPI_Comm comm, ckp_pcomm *pc)
     return rc;
 }
 
-static int pcomm_of(MPI_Comm comm, ckp_pcomm **out)
+static int pcomm_of(MPI_Comm comm, ckp_comm **out)
 {
-    int found = 0;
-    void *attr = NULL;
-    if (last_pc && comm == last_comm) {
-        *out = last_pc;
-        return MPI_SUCCESS;
-    }
-    int rc = PMPI_Comm_get_attr(comm, pkeyval, &attr, &found);
+    ckp_comm *pc;
+    int rc = ckp_comm_of(comm, &pc);
     if (rc != MPI_SUCCESS) return rc;
-    if (found) {
-        *out = attr;
-        if (!multi_threaded) {
-            last_comm = comm;
-            last_pc = attr;
-        }
-        return MPI_SUCCESS;
-    }
-    ckp_pcomm *pc = malloc(sizeof *pc);
-    if (!pc) return MPI_ERR_NO_MEM;
-    rc = label_of(comm, pc);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, pkeyval, pc);
-    if (rc != MPI_SUCCESS) {
-        free(pc);
-        return rc;
+    if (!pc->labelled) {
+        rc = label_of(comm, pc);
+        if (rc != MPI_SUCCESS) return rc;
+        pc->labelled = 1;
     }
     *out = pc;
     return MPI_SUCCESS;
@@ -151,7 +113,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-static int same_key(const ckp_class *e, const ckp_pcomm *pc, const ckp_call_key *k)
+static int same_key(const ckp_class *e, const ckp_comm *pc, const ckp_call_key *k)
 {
     return e->coll == k->coll && e->bytes == k->bytes && e->root == k->root &&
            e->in_place == k->in_place && e->comm_kind == pc->kind && e->comm_leader == pc->leader &&
@@ -160,28 +122,28 @@ static int same_key(const ckp_class *e, const ckp_pcomm *pc, const ckp_call_key 
 
 static void unclassified(uint64_t t0, uint64_t t1)
 {
-    ckp_prof.unclassified_calls++;
-    ckp_prof.unclassified_ticks += t1 - t0;
+    prof.unclassified_calls++;
+    prof.unclassified_ticks += t1 - t0;
 }
 
 static void count_in(ckp_class *e, uint64_t t0, uint64_t t1)
 {
     e->calls++;
     e->ticks += t1 - t0;
-    if (ckp_prof.trace_cap) {
-        if (ckp_prof.ntrace < ckp_prof.trace_cap) {
-            ckp_trace_call *t = &ckp_prof.trace[ckp_prof.ntrace++];
-            t->start = t0 > ckp_prof.zero ? t0 - ckp_prof.zero : 0;
+    if (prof.trace_cap) {
+        if (prof.ntrace < prof.trace_cap) {
+            ckp_trace_call *t = &prof.trace[prof.ntrace++];
+            t->start = t0 > prof.zero ? t0 - prof.zero : 0;
             t->ticks = (float)(t1 - t0);
             t->cls = e->number;
         } else {
-            ckp_prof.dropped++;
+            prof.dropped++;
         }
     }
 }
 
 /* The call's class (made on first use), or NULL when it went unclassified. */
-static ckp_class *record(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
+static ckp_class *record(const ckp_comm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
 {
     uint64_t h = mix(mix(mix((uint64_t)k->coll, k->bytes), (uint64_t)(k->root + 1)),
                      ((uint64_t)pc->kind << 32) ^ (uint64_t)(uint32_t)pc->leader);
@@ -190,13 +152,13 @@ static ckp_class *record(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0
     size_t i = (size_t)h & (CKP_PROFILE_SLOTS - 1);
     ckp_class *e;
     for (;;) {
-        e = &ckp_prof.slots[i];
+        e = &prof.slots[i];
         if (!e->calls) break;
         if (same_key(e, pc, k)) break;
         i = (i + 1) & (CKP_PROFILE_SLOTS - 1);
     }
     if (!e->calls) {
-        if (ckp_prof.nclasses >= CKP_PROFILE_CLASSES) {
+        if (prof.nclasses >= CKP_PROFILE_CLASSES) {
             unclassified(t0, t1);
             return NULL;
         }
@@ -210,8 +172,8 @@ static ckp_class *record(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0
         e->dt = k->dt;
         e->op = k->op;
         ckp_profile_names(e, k->dt, k->op);
-        e->number = (uint32_t)ckp_prof.nclasses;
-        ckp_prof.order[ckp_prof.nclasses++] = (uint32_t)i;
+        e->number = (uint32_t)prof.nclasses;
+        prof.order[prof.nclasses++] = (uint32_t)i;
     }
     count_in(e, t0, t1);
     return e;
@@ -219,17 +181,17 @@ static ckp_class *record(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0
 
 static void lock(void)
 {
-    if (multi_threaded)
+    if (ckp_multi_threaded)
         while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire)) {
         }
 }
 
 static void unlock(void)
 {
-    if (multi_threaded) atomic_flag_clear_explicit(&table_lock, memory_order_release);
+    if (ckp_multi_threaded) atomic_flag_clear_explicit(&table_lock, memory_order_release);
 }
 
-static ckp_class *keyed(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
+static ckp_class *keyed(const ckp_comm *pc, const ckp_call_key *k, uint64_t t0, uint64_t t1)
 {
     if (pc->inter) {
         /* An intercommunicator's root is MPI_ROOT / MPI_PROC_NULL and its
@@ -246,7 +208,7 @@ static ckp_class *keyed(const ckp_pcomm *pc, const ckp_call_key *k, uint64_t t0,
 
 void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_t t1)
 {
-    ckp_pcomm *pc;
+    ckp_comm *pc;
     lock();
     if (comm == MPI_COMM_NULL || pcomm_of(comm, &pc) != MPI_SUCCESS) unclassified(t0, t1);
     else (void)keyed(pc, k, t0, t1);
@@ -258,11 +220,13 @@ void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_
  * them costs less than the roles, the bytes and the table's hash (about 40
  * of the profile's first 160 ns a call, docs/benchmarks.md). A hit still
  * re-reads the block's type size, so a datatype freed and its handle reused
- * for another size is never counted under the old bytes; every memo is
- * forgotten when any profiled communicator is freed (its handle may come
- * back as another). Single-threaded programs only. */
+ * for another size is never counted under the old bytes; a memo made before
+ * a cached communicator was freed is never used (the handle may come back
+ * as another: ckp_comms_freed). Single-threaded programs only. */
 typedef struct {
-    int valid, sip, rip, scount, rcount, root, from_send;
+    int valid, sip, rip, scount, rcount, root;
+    ck_mpi_roles ro;     /* the call's roles here: the same for the same arguments */
+    unsigned long freed; /* ckp_comms_freed when made */
     MPI_Comm comm;
     MPI_Datatype stype, rtype;
     MPI_Op op;
@@ -272,30 +236,22 @@ typedef struct {
 
 static ckp_memo memo[CK_NUM_COLLECTIVES];
 
-static void forget_memos(void)
-{
-    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) memo[c].valid = 0;
-}
-
 static int memo_hit(const ckp_memo *mm, const ck_mpi_args *m)
 {
-    if (!(mm->valid && mm->comm == m->comm && mm->scount == m->scount && mm->rcount == m->rcount &&
-          mm->stype == m->stype && mm->rtype == m->rtype && mm->op == m->op && mm->root == m->root &&
-          mm->sip == (m->sbuf == MPI_IN_PLACE) && mm->rip == (m->rbuf == MPI_IN_PLACE)))
+    if (!(mm->valid && mm->freed == ckp_comms_freed && mm->comm == m->comm && mm->scount == m->scount &&
+          mm->rcount == m->rcount && mm->stype == m->stype && mm->rtype == m->rtype && mm->op == m->op &&
+          mm->root == m->root && mm->sip == (m->sbuf == MPI_IN_PLACE) && mm->rip == (m->rbuf == MPI_IN_PLACE)))
         return 0;
-    const int count = mm->from_send ? m->scount : m->rcount;
-    int size = 0;
-    if (count == 0) return mm->bytes == 0;
-    return PMPI_Type_size(mm->from_send ? m->stype : m->rtype, &size) == MPI_SUCCESS &&
-           (size_t)count * (size_t)size == mm->bytes;
+    size_t bytes = 0;
+    return ck_mpi_block_bytes(&mm->ro, m, &bytes) == MPI_SUCCESS && bytes == mm->bytes;
 }
 
-/* The eight: the same bytes as the rules (ck_mpi_roles_of, ckp_block_bytes),
+/* The eight: the same bytes as the rules (ck_mpi_roles_of, ck_mpi_block_bytes),
  * read on a side significant at this rank. */
 void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, uint64_t t1)
 {
-    ckp_pcomm *pc;
-    if (!multi_threaded && memo_hit(&memo[c], m)) {
+    ckp_comm *pc;
+    if (!ckp_multi_threaded && memo_hit(&memo[c], m)) {
         count_in(memo[c].e, t0, t1);
         return;
     }
@@ -310,7 +266,8 @@ void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, ui
     ck_mpi_roles ro = {0};
     if (!pc->inter) {
         const ck_collective_desc *d = ck_collective_describe(c);
-        if (ck_mpi_roles_of(c, m, pc->size, pc->rank, &ro) != 0 || ckp_block_bytes(&ro, m, &k.bytes) != MPI_SUCCESS) {
+        if (ck_mpi_roles_of(c, m, pc->size, pc->rank, &ro) != 0 ||
+            ck_mpi_block_bytes(&ro, m, &k.bytes) != MPI_SUCCESS) {
             unclassified(t0, t1);
             unlock();
             return;
@@ -322,9 +279,9 @@ void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, ui
         k.in_place = ck_collective_in_place_at(d, ip, pc->rank, m->root);
     }
     ckp_class *e = keyed(pc, &k, t0, t1);
-    if (e && !pc->inter && !multi_threaded) {
+    if (e && !pc->inter && !ckp_multi_threaded) {
         const ckp_memo mm = {1, m->sbuf == MPI_IN_PLACE, m->rbuf == MPI_IN_PLACE, m->scount, m->rcount, m->root,
-                             ro.block_from_send, m->comm, m->stype, m->rtype, m->op, k.bytes, e};
+                             ro, ckp_comms_freed, m->comm, m->stype, m->rtype, m->op, k.bytes, e};
         memo[c] = mm;
     }
     unlock();
@@ -365,13 +322,13 @@ static int parse_trace(const char *text, size_t *out)
 
 static void release_tables(void)
 {
-    free(ckp_prof.slots);
-    free(ckp_prof.order);
-    free(ckp_prof.trace);
-    ckp_prof.slots = NULL;
-    ckp_prof.order = NULL;
-    ckp_prof.trace = NULL;
-    ckp_prof.trace_cap = 0;
+    free(prof.slots);
+    free(prof.order);
+    free(prof.trace);
+    prof.slots = NULL;
+    prof.order = NULL;
+    prof.trace = NULL;
+    prof.trace_cap = 0;
 }
 
 int ckp_profile_setup(char *err, size_t errlen)
@@ -388,9 +345,9 @@ int ckp_profile_setup(char *err, size_t errlen)
         }
         return 0;
     }
-    if (strlen(dir) >= sizeof ckp_prof.dir - 32) {
+    if (strlen(dir) >= sizeof prof.dir - 32) {
         snprintf(err, errlen, "COLLKIT_PROFILE: the path is longer than %zu characters; fix: use a shorter one",
-                 sizeof ckp_prof.dir - 33);
+                 sizeof prof.dir - 33);
         return -1;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
@@ -404,25 +361,17 @@ int ckp_profile_setup(char *err, size_t errlen)
                               "COLLKIT_PROFILE_TRACE=100000", trace, CKP_TRACE_MAX);
         return -1;
     }
-    strcpy(ckp_prof.dir, dir);
-    ckp_prof.slots = calloc(CKP_PROFILE_SLOTS, sizeof *ckp_prof.slots);
-    ckp_prof.order = malloc(CKP_PROFILE_CLASSES * sizeof *ckp_prof.order);
-    ckp_prof.trace = cap ? malloc(cap * sizeof *ckp_prof.trace) : NULL;
-    if (!ckp_prof.slots || !ckp_prof.order || (cap && !ckp_prof.trace)) {
+    strcpy(prof.dir, dir);
+    prof.slots = calloc(CKP_PROFILE_SLOTS, sizeof *prof.slots);
+    prof.order = malloc(CKP_PROFILE_CLASSES * sizeof *prof.order);
+    prof.trace = cap ? malloc(cap * sizeof *prof.trace) : NULL;
+    if (!prof.slots || !prof.order || (cap && !prof.trace)) {
         release_tables();
         snprintf(err, errlen, "COLLKIT_PROFILE_TRACE=%zu: no memory for %zu bytes of trace; fix: a smaller "
                               "number of calls", cap, cap * sizeof(ckp_trace_call));
         return -1;
     }
-    ckp_prof.trace_cap = cap;
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_pcomm, &pkeyval, NULL) != MPI_SUCCESS) {
-        release_tables();
-        snprintf(err, errlen, "COLLKIT_PROFILE: could not create an attribute key (MPI error)");
-        return -1;
-    }
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
-    multi_threaded = provided == MPI_THREAD_MULTIPLE;
+    prof.trace_cap = cap;
     ckp_profile_tsc = invariant_tsc();
     ckp_profile_on = 1;
     return 0;
@@ -431,31 +380,22 @@ int ckp_profile_setup(char *err, size_t errlen)
 void ckp_profile_started(void)
 {
     if (!ckp_profile_on) return;
-    ckp_profile_write_start();
+    ckp_profile_write_start(&prof);
     /* The trace's zero, after the start file: the program's own time starts here. */
-    ckp_prof.wtime_zero = PMPI_Wtime();
-    ckp_prof.zero = ckp_profile_now();
+    prof.wtime_zero = PMPI_Wtime();
+    prof.zero = ckp_profile_now();
 }
 
 void ckp_profile_finish(void)
 {
     if (!ckp_profile_on) return;
-    ckp_prof.span = monotonic_s() - ckp_prof.init_start;
+    prof.span = monotonic_s() - prof.init_start;
     /* The ticks' length, from the whole run: PMPI_Wtime's resolution (ns)
      * over MPI_Init..MPI_Finalize. */
-    const uint64_t ticks = ckp_profile_now() - ckp_prof.zero;
-    const double seconds = PMPI_Wtime() - ckp_prof.wtime_zero;
-    ckp_prof.tick_s = ckp_profile_tsc && ticks > 0 && seconds > 0 ? seconds / (double)ticks : 1e-9;
-    ckp_profile_write_final();
+    const uint64_t ticks = ckp_profile_now() - prof.zero;
+    const double seconds = PMPI_Wtime() - prof.wtime_zero;
+    prof.tick_s = ckp_profile_tsc && ticks > 0 && seconds > 0 ? seconds / (double)ticks : 1e-9;
+    ckp_profile_write_final(&prof);
     ckp_profile_on = 0;
-    int found = 0;
-    void *attr = NULL;
-    /* Freed while freeing is still allowed; other communicators the program
-     * never freed keep their few bytes until exit. */
-    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, pkeyval, &attr, &found) == MPI_SUCCESS && found)
-        PMPI_Comm_delete_attr(MPI_COMM_WORLD, pkeyval);
-    if (PMPI_Comm_get_attr(MPI_COMM_SELF, pkeyval, &attr, &found) == MPI_SUCCESS && found)
-        PMPI_Comm_delete_attr(MPI_COMM_SELF, pkeyval);
-    PMPI_Comm_free_keyval(&pkeyval);
     release_tables();
 }

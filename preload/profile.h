@@ -1,5 +1,5 @@
-/* The profile's state, shared by profile.c (counting) and profile_write.c
- * (the per-rank JSON files). Nothing outside those two files reads it. */
+/* The profile's state: profile.c keeps it (counting) and hands it to
+ * profile_write.c (the per-rank JSON files). Nothing else reads it. */
 #ifndef COLLKIT_PRELOAD_PROFILE_H
 #define COLLKIT_PRELOAD_PROFILE_H
 
@@ -14,14 +14,10 @@
 /* The most calls COLLKIT_PROFILE_TRACE may keep per rank (160 MB at 16 bytes a call). */
 #define CKP_TRACE_MAX 10000000
 
+/* A communicator as the profile labels it (profile_file.py: comm): its
+ * entry's kind (ckp_comm, shared.c), and for CKP_COMM_OTHER its leader, the
+ * world rank of its rank 0 (-1 if outside the world). */
 typedef enum { CKP_COMM_WORLD = 0, CKP_COMM_SELF, CKP_COMM_INTER, CKP_COMM_OTHER } ckp_comm_kind;
-
-/* A communicator as the profile labels it (profile_file.py: comm). */
-typedef struct {
-    int kind;   /* ckp_comm_kind */
-    int leader; /* CKP_COMM_OTHER: world rank of its rank 0, -1 if outside the world */
-    int size, rank, inter;
-} ckp_pcomm;
 
 typedef struct {
     /* The key; calls == 0 marks an empty slot. */
@@ -62,11 +58,9 @@ typedef struct {
     long dropped;
 } ckp_profile_state;
 
-extern ckp_profile_state ckp_prof;
-
 /* profile_write.c */
 void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op);
-void ckp_profile_write_start(void);
-void ckp_profile_write_final(void);
+void ckp_profile_write_start(const ckp_profile_state *s);
+void ckp_profile_write_final(const ckp_profile_state *s);
 
 #endif

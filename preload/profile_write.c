@@ -6,7 +6,7 @@
  *   DIR/rank-<world rank>.json        at MPI_Finalize: the same and the
  *                                     span, the classes and the trace.
  * Each is written to a temporary name and renamed, so a file with its final
- * name is always whole. collkit.program.profile reads them. */
+ * name is always whole. collkit.program.rank_files reads them. */
 #include "ck_preload.h"
 #include "profile.h"
 
@@ -126,11 +126,11 @@ static void header(FILE *f, const char *stage)
     fprintf(f, ", \"pid\": %ld", (long)getpid());
 }
 
-static void classes(FILE *f)
+static void classes(FILE *f, const ckp_profile_state *s)
 {
     fputs(", \"classes\": [", f);
-    for (size_t n = 0; n < ckp_prof.nclasses; n++) {
-        const ckp_class *e = &ckp_prof.slots[ckp_prof.order[n]];
+    for (size_t n = 0; n < s->nclasses; n++) {
+        const ckp_class *e = &s->slots[s->order[n]];
         fputs(n ? ",\n  {" : "\n  {", f);
         fprintf(f, "\"collective\": \"%s\", \"comm\": ", coll_name(e->coll));
         switch (e->comm_kind) {
@@ -148,23 +148,23 @@ static void classes(FILE *f)
         if (e->root >= 0) fprintf(f, ", \"root\": %d", e->root);
         else fputs(", \"root\": null", f);
         fprintf(f, ", \"in_place\": %s, \"calls\": %ld, \"time_s\": %.9e}", e->in_place ? "true" : "false",
-                e->calls, (double)e->ticks * ckp_prof.tick_s);
+                e->calls, (double)e->ticks * s->tick_s);
     }
     fputs("]", f);
 }
 
-static void trace(FILE *f)
+static void trace(FILE *f, const ckp_profile_state *s)
 {
-    if (!ckp_prof.trace_cap) {
+    if (!s->trace_cap) {
         fputs(", \"trace\": null", f);
         return;
     }
-    fprintf(f, ", \"trace\": {\"max_calls\": %zu, \"dropped\": %ld, \"calls\": [", ckp_prof.trace_cap,
-            ckp_prof.dropped);
-    for (size_t i = 0; i < ckp_prof.ntrace; i++) {
-        const ckp_trace_call *t = &ckp_prof.trace[i];
+    fprintf(f, ", \"trace\": {\"max_calls\": %zu, \"dropped\": %ld, \"calls\": [", s->trace_cap,
+            s->dropped);
+    for (size_t i = 0; i < s->ntrace; i++) {
+        const ckp_trace_call *t = &s->trace[i];
         fprintf(f, "%s[%u, %.9f, %.6e]", i ? (i % 4 ? ", " : ",\n  ") : "\n  ", t->cls,
-                (double)t->start * ckp_prof.tick_s, (double)t->ticks * ckp_prof.tick_s);
+                (double)t->start * s->tick_s, (double)t->ticks * s->tick_s);
     }
     fputs("]}", f);
 }
@@ -172,13 +172,13 @@ static void trace(FILE *f)
 /* Written whole under a temporary name, then renamed: never half a file
  * under the final name. A failure is said on standard error; the program
  * goes on (collkit profile then finds the file missing). */
-static void write_file(const char *stage, const char *suffix, int final)
+static void write_file(const ckp_profile_state *s, const char *stage, const char *suffix, int final)
 {
     int rank = 0;
-    char path[sizeof ckp_prof.dir + 64], tmp[sizeof ckp_prof.dir + 64];
+    char path[sizeof s->dir + 64], tmp[sizeof s->dir + 64];
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    snprintf(path, sizeof path, "%s/rank-%d%s", ckp_prof.dir, rank, suffix);
-    snprintf(tmp, sizeof tmp, "%s/.rank-%d%s.tmp", ckp_prof.dir, rank, suffix);
+    snprintf(path, sizeof path, "%s/rank-%d%s", s->dir, rank, suffix);
+    snprintf(tmp, sizeof tmp, "%s/.rank-%d%s.tmp", s->dir, rank, suffix);
     FILE *f = fopen(tmp, "w");
     if (!f) {
         fprintf(stderr, "collkit-preload: COLLKIT_PROFILE: cannot write %s; the profile lacks rank %d\n", tmp, rank);
@@ -186,10 +186,10 @@ static void write_file(const char *stage, const char *suffix, int final)
     }
     header(f, stage);
     if (final) {
-        fprintf(f, ", \"span_s\": %.9f, \"unclassified\": {\"calls\": %ld, \"time_s\": %.9e}", ckp_prof.span,
-                ckp_prof.unclassified_calls, (double)ckp_prof.unclassified_ticks * ckp_prof.tick_s);
-        classes(f);
-        trace(f);
+        fprintf(f, ", \"span_s\": %.9f, \"unclassified\": {\"calls\": %ld, \"time_s\": %.9e}", s->span,
+                s->unclassified_calls, (double)s->unclassified_ticks * s->tick_s);
+        classes(f, s);
+        trace(f, s);
     }
     fputs("}\n", f);
     int bad = ferror(f);
@@ -200,12 +200,12 @@ static void write_file(const char *stage, const char *suffix, int final)
     }
 }
 
-void ckp_profile_write_start(void)
+void ckp_profile_write_start(const ckp_profile_state *s)
 {
-    write_file("start", ".start.json", 0);
+    write_file(s, "start", ".start.json", 0);
 }
 
-void ckp_profile_write_final(void)
+void ckp_profile_write_final(const ckp_profile_state *s)
 {
-    write_file("final", ".json", 1);
+    write_file(s, "final", ".json", 1);
 }

@@ -45,15 +45,16 @@ static int parse_range(char *s, unsigned long long maxv, unsigned long long *lo,
 }
 
 /* `KEY = VALUE`: the one setting the format has. 0, or -1 with a message. */
-static int parse_setting(char **fields, const char *path, int lineno, char *err, size_t errlen)
+static int parse_setting(ckp_config *cfg, char **fields, const char *path, int lineno, char *err,
+                         size_t errlen)
 {
     if (strcmp(fields[0], "allow_fp_rank_variant") != 0) {
         snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown setting '%s'; fix: the one setting is "
                  "allow_fp_rank_variant = true|false", path, lineno, fields[0]);
         return -1;
     }
-    if (strcmp(fields[2], "true") == 0) ckp_cfg.allow_fp_rank_variant = 1;
-    else if (strcmp(fields[2], "false") == 0) ckp_cfg.allow_fp_rank_variant = 0;
+    if (strcmp(fields[2], "true") == 0) cfg->allow_fp_rank_variant = 1;
+    else if (strcmp(fields[2], "false") == 0) cfg->allow_fp_rank_variant = 0;
     else {
         snprintf(err, errlen, "COLLKIT_RULES: %s:%d: allow_fp_rank_variant = '%s'; fix: true or false",
                  path, lineno, fields[2]);
@@ -62,20 +63,20 @@ static int parse_setting(char **fields, const char *path, int lineno, char *err,
     return 0;
 }
 
-static int add_rule(const ckp_rule *r, size_t *cap)
+static int add_rule(ckp_config *cfg, const ckp_rule *r, size_t *cap)
 {
-    if (ckp_cfg.nrules == *cap) {
+    if (cfg->nrules == *cap) {
         size_t ncap = *cap ? *cap * 2 : 16;
-        ckp_rule *n = realloc(ckp_cfg.rules, ncap * sizeof *n);
+        ckp_rule *n = realloc(cfg->rules, ncap * sizeof *n);
         if (!n) return -1;
-        ckp_cfg.rules = n;
+        cfg->rules = n;
         *cap = ncap;
     }
-    ckp_cfg.rules[ckp_cfg.nrules++] = *r;
+    cfg->rules[cfg->nrules++] = *r;
     return 0;
 }
 
-int ckp_rules_load(const char *path, char *err, size_t errlen)
+int ckp_rules_load(const char *path, ckp_config *cfg, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -97,7 +98,7 @@ int ckp_rules_load(const char *path, char *err, size_t errlen)
             fields[n++] = t;
         if (n == 0) continue;
         if (n == 3 && strcmp(fields[1], "=") == 0) {
-            if (parse_setting(fields, path, lineno, err, errlen) != 0) {
+            if (parse_setting(cfg, fields, path, lineno, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
@@ -136,8 +137,7 @@ int ckp_rules_load(const char *path, char *err, size_t errlen)
         r.bmax = (size_t)hi;
         r.alg = -1;
         if (strcmp(fields[3], "library") != 0) {
-            for (int k = 0; k < ckp_nalgs[r.coll]; k++)
-                if (strcmp(ckp_algs[r.coll][k]->name, fields[3]) == 0) r.alg = k;
+            r.alg = ckp_alg_find(r.coll, fields[3]);
             if (r.alg < 0) {
                 snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown %s algorithm '%s'; fix: a name from "
                          "`collkit algorithms` or library", path, lineno, fields[0], fields[3]);
@@ -145,7 +145,7 @@ int ckp_rules_load(const char *path, char *err, size_t errlen)
                 break;
             }
         }
-        if (add_rule(&r, &cap) != 0) {
+        if (add_rule(cfg, &r, &cap) != 0) {
             snprintf(err, errlen, "COLLKIT_RULES: %s: out of memory reading the rules", path);
             rc = -1;
             break;

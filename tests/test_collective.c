@@ -308,6 +308,56 @@ static void test_mpi_roles(void)
     CHECK(ck_mpi_roles_of(CK_BCAST, NULL, 4, 0, &r) == -1);
 }
 
+/* ck_mpi_block_bytes on the same calls, the two sides told apart by their
+ * sizes (5 shorts sent, 3 ints received): the block comes from the side the
+ * table above says, and a side that is not significant (NULL, -1,
+ * MPI_DATATYPE_NULL) or an empty block is never asked its datatype's size. */
+static void test_block_bytes(void)
+{
+    char sb[1], rb[1];
+    const size_t sent = 5 * sizeof(short), received = 3 * sizeof(int);
+    for (size_t i = 0; i < sizeof roles / sizeof *roles; i++) {
+        const ck_collective c = roles[i].c;
+        ck_mpi_args m = {sb, 5, MPI_SHORT, rb, 3, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD};
+        if (roles[i].in_place && c == CK_SCATTER) m.rbuf = MPI_IN_PLACE;
+        else if (roles[i].in_place) m.sbuf = MPI_IN_PLACE;
+        ck_mpi_roles r;
+        size_t bytes = 0;
+        CHECK(ck_mpi_roles_of(c, &m, 4, roles[i].rank, &r) == 0);
+        CHECK(ck_mpi_block_bytes(&r, &m, &bytes) == MPI_SUCCESS);
+        if (bytes != (roles[i].from_send ? sent : received)) {
+            fprintf(stderr, "block bytes of %s rank %d in_place %d: %zu\n", ck_collective_name(c), roles[i].rank,
+                    roles[i].in_place, bytes);
+            CHECK(!"ck_mpi_block_bytes reads the significant side");
+        }
+    }
+    /* p = 4, root 1: the sides these ranks do not read hold MPI's "anything". */
+    const struct {
+        ck_collective c;
+        int rank;
+        ck_mpi_args m;
+        size_t bytes;
+    } ignored[] = {
+        {CK_SCATTER, 2, {NULL, -1, MPI_DATATYPE_NULL, rb, 3, MPI_INT, MPI_OP_NULL, 1, MPI_COMM_WORLD},
+         received},
+        {CK_GATHER, 2, {sb, 5, MPI_SHORT, NULL, -1, MPI_DATATYPE_NULL, MPI_OP_NULL, 1, MPI_COMM_WORLD}, sent},
+        {CK_REDUCE, 2, {sb, 5, MPI_SHORT, NULL, -1, MPI_DATATYPE_NULL, MPI_SUM, 1, MPI_COMM_WORLD}, sent},
+        {CK_GATHER, 1, {MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, rb, 3, MPI_INT, MPI_OP_NULL, 1, MPI_COMM_WORLD},
+         received},
+        {CK_SCATTER, 1, {sb, 5, MPI_SHORT, MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, MPI_OP_NULL, 1, MPI_COMM_WORLD},
+         sent},
+        /* An empty block: 0 bytes even where its datatype is no datatype. */
+        {CK_BCAST, 2, {NULL, 0, MPI_DATATYPE_NULL, rb, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 1, MPI_COMM_WORLD}, 0},
+        {CK_ALLTOALL, 0, {sb, 0, MPI_DATATYPE_NULL, rb, 0, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, MPI_COMM_WORLD}, 0},
+    };
+    for (size_t i = 0; i < sizeof ignored / sizeof *ignored; i++) {
+        ck_mpi_roles r;
+        size_t bytes = 99;
+        CHECK(ck_mpi_roles_of(ignored[i].c, &ignored[i].m, 4, ignored[i].rank, &r) == 0);
+        CHECK(ck_mpi_block_bytes(&r, &ignored[i].m, &bytes) == MPI_SUCCESS && bytes == ignored[i].bytes);
+    }
+}
+
 /* Runs one call (algorithm a, or the library's collective of c when a is
  * NULL: through ck_library_call, or ck_pmpi_call with MPI's own arguments
  * when via_pmpi) on every rank and checks this rank's result; returns 0 or 1. */
@@ -408,6 +458,7 @@ int main(int argc, char **argv)
     test_names();
     test_datatypes();
     test_mpi_roles();
+    test_block_bytes();
     test_calls(MPI_COMM_WORLD);
     int gfailed = 0;
     MPI_Allreduce(&failed, &gfailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

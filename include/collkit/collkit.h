@@ -374,6 +374,14 @@ typedef struct {
 int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank,
                     ck_mpi_roles *roles);
 
+/* The bytes of one block of a call at this rank, as libcollkit-preload's
+ * rules and profile count it: the block's count times its datatype's size,
+ * read on the side `roles` (ck_mpi_roles_of at this rank) says is significant
+ * here, and equal on every rank by MPI's type-signature rule. A block of 0
+ * elements is 0 bytes whatever its datatype. MPI_SUCCESS, or the error of
+ * MPI_Type_size on that side's datatype. */
+int ck_mpi_block_bytes(const ck_mpi_roles *roles, const ck_mpi_args *args, size_t *bytes);
+
 /* ---------------------------------------------------------------- datatypes */
 
 /* The predefined datatypes the tools name: "int8", "int32", "int64",

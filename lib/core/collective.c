@@ -183,32 +183,83 @@ static int pmpi_alltoall(const ck_mpi_args *a)
 
 /* ---------------------------------------------------------------- the table */
 
-#define P CK_BLOCKS_P
-
-/* Fields: id, name, mpi_name, has_root, has_op, per_block, in_place,
- * send_blocks_root, send_blocks_other, recv_blocks_root, recv_blocks_other,
- * from_root, source_slot_is_dest, result_is_own_block, replicated,
- * busbw_const, busbw_per_p, call, library_call, pmpi_call. */
+/* Indexed by ck_collective, so a row cannot sit at another collective's
+ * place. Every field is written, 0 included: a row is all there is to know
+ * about its collective (collkit.h says what each field means). */
 static const ck_collective_desc descriptors[CK_NUM_COLLECTIVES] = {
-    {CK_BCAST, "bcast", "MPI_Bcast", 1, 0, 0, CK_IN_PLACE_NONE,
-     0, 0, 1, 1, 1, 0, 0, 1, 1.0, 0.0, call_bcast, lib_bcast, pmpi_bcast},
-    {CK_REDUCE, "reduce", "MPI_Reduce", 1, 1, 0, CK_IN_PLACE_SEND,
-     1, 1, 1, 0, 0, 0, 0, 0, 1.0, 0.0, call_reduce, lib_reduce, pmpi_reduce},
-    {CK_GATHER, "gather", "MPI_Gather", 1, 0, 1, CK_IN_PLACE_SEND,
-     1, 1, P, 0, 0, 0, 0, 0, 0.0, 1.0, call_gather, lib_gather, pmpi_gather},
-    {CK_SCATTER, "scatter", "MPI_Scatter", 1, 0, 1, CK_IN_PLACE_RECV,
-     P, 0, 1, 1, 1, 1, 0, 0, 0.0, 1.0, call_scatter, lib_scatter, pmpi_scatter},
-    {CK_ALLGATHER, "allgather", "MPI_Allgather", 0, 0, 1, CK_IN_PLACE_SEND,
-     1, 1, P, P, 0, 0, 0, 1, 0.0, 1.0, call_allgather, lib_allgather, pmpi_allgather},
-    {CK_REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter_block", 0, 1, 1, CK_IN_PLACE_SEND,
-     P, P, 1, 1, 0, 0, 1, 0, 0.0, 1.0, call_reduce_scatter, lib_reduce_scatter, pmpi_reduce_scatter},
-    {CK_ALLREDUCE, "allreduce", "MPI_Allreduce", 0, 1, 0, CK_IN_PLACE_SEND,
-     1, 1, 1, 1, 0, 0, 0, 1, 0.0, 2.0, call_allreduce, lib_allreduce, pmpi_allreduce},
-    {CK_ALLTOALL, "alltoall", "MPI_Alltoall", 0, 0, 1, CK_IN_PLACE_SEND,
-     P, P, P, P, 0, 1, 0, 0, 0.0, 1.0, call_alltoall, lib_alltoall, pmpi_alltoall},
+    [CK_BCAST] = {
+        .id = CK_BCAST, .name = "bcast", .mpi_name = "MPI_Bcast",
+        .has_root = 1, .has_op = 0, .per_block = 0, .in_place = CK_IN_PLACE_NONE,
+        .send_blocks_root = 0, .send_blocks_other = 0,
+        .recv_blocks_root = 1, .recv_blocks_other = 1,
+        .from_root = 1, .source_slot_is_dest = 0, .result_is_own_block = 0, .replicated = 1,
+        .busbw_const = 1.0, .busbw_per_p = 0.0,
+        .call = call_bcast, .library_call = lib_bcast, .pmpi_call = pmpi_bcast,
+    },
+    [CK_REDUCE] = {
+        .id = CK_REDUCE, .name = "reduce", .mpi_name = "MPI_Reduce",
+        .has_root = 1, .has_op = 1, .per_block = 0, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = 1, .send_blocks_other = 1,
+        .recv_blocks_root = 1, .recv_blocks_other = 0,
+        .from_root = 0, .source_slot_is_dest = 0, .result_is_own_block = 0, .replicated = 0,
+        .busbw_const = 1.0, .busbw_per_p = 0.0,
+        .call = call_reduce, .library_call = lib_reduce, .pmpi_call = pmpi_reduce,
+    },
+    [CK_GATHER] = {
+        .id = CK_GATHER, .name = "gather", .mpi_name = "MPI_Gather",
+        .has_root = 1, .has_op = 0, .per_block = 1, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = 1, .send_blocks_other = 1,
+        .recv_blocks_root = CK_BLOCKS_P, .recv_blocks_other = 0,
+        .from_root = 0, .source_slot_is_dest = 0, .result_is_own_block = 0, .replicated = 0,
+        .busbw_const = 0.0, .busbw_per_p = 1.0,
+        .call = call_gather, .library_call = lib_gather, .pmpi_call = pmpi_gather,
+    },
+    [CK_SCATTER] = {
+        .id = CK_SCATTER, .name = "scatter", .mpi_name = "MPI_Scatter",
+        .has_root = 1, .has_op = 0, .per_block = 1, .in_place = CK_IN_PLACE_RECV,
+        .send_blocks_root = CK_BLOCKS_P, .send_blocks_other = 0,
+        .recv_blocks_root = 1, .recv_blocks_other = 1,
+        .from_root = 1, .source_slot_is_dest = 1, .result_is_own_block = 0, .replicated = 0,
+        .busbw_const = 0.0, .busbw_per_p = 1.0,
+        .call = call_scatter, .library_call = lib_scatter, .pmpi_call = pmpi_scatter,
+    },
+    [CK_ALLGATHER] = {
+        .id = CK_ALLGATHER, .name = "allgather", .mpi_name = "MPI_Allgather",
+        .has_root = 0, .has_op = 0, .per_block = 1, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = 1, .send_blocks_other = 1,
+        .recv_blocks_root = CK_BLOCKS_P, .recv_blocks_other = CK_BLOCKS_P,
+        .from_root = 0, .source_slot_is_dest = 0, .result_is_own_block = 0, .replicated = 1,
+        .busbw_const = 0.0, .busbw_per_p = 1.0,
+        .call = call_allgather, .library_call = lib_allgather, .pmpi_call = pmpi_allgather,
+    },
+    [CK_REDUCE_SCATTER] = {
+        .id = CK_REDUCE_SCATTER, .name = "reduce_scatter", .mpi_name = "MPI_Reduce_scatter_block",
+        .has_root = 0, .has_op = 1, .per_block = 1, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = CK_BLOCKS_P, .send_blocks_other = CK_BLOCKS_P,
+        .recv_blocks_root = 1, .recv_blocks_other = 1,
+        .from_root = 0, .source_slot_is_dest = 0, .result_is_own_block = 1, .replicated = 0,
+        .busbw_const = 0.0, .busbw_per_p = 1.0,
+        .call = call_reduce_scatter, .library_call = lib_reduce_scatter, .pmpi_call = pmpi_reduce_scatter,
+    },
+    [CK_ALLREDUCE] = {
+        .id = CK_ALLREDUCE, .name = "allreduce", .mpi_name = "MPI_Allreduce",
+        .has_root = 0, .has_op = 1, .per_block = 0, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = 1, .send_blocks_other = 1,
+        .recv_blocks_root = 1, .recv_blocks_other = 1,
+        .from_root = 0, .source_slot_is_dest = 0, .result_is_own_block = 0, .replicated = 1,
+        .busbw_const = 0.0, .busbw_per_p = 2.0,
+        .call = call_allreduce, .library_call = lib_allreduce, .pmpi_call = pmpi_allreduce,
+    },
+    [CK_ALLTOALL] = {
+        .id = CK_ALLTOALL, .name = "alltoall", .mpi_name = "MPI_Alltoall",
+        .has_root = 0, .has_op = 0, .per_block = 1, .in_place = CK_IN_PLACE_SEND,
+        .send_blocks_root = CK_BLOCKS_P, .send_blocks_other = CK_BLOCKS_P,
+        .recv_blocks_root = CK_BLOCKS_P, .recv_blocks_other = CK_BLOCKS_P,
+        .from_root = 0, .source_slot_is_dest = 1, .result_is_own_block = 0, .replicated = 0,
+        .busbw_const = 0.0, .busbw_per_p = 1.0,
+        .call = call_alltoall, .library_call = lib_alltoall, .pmpi_call = pmpi_alltoall,
+    },
 };
-
-#undef P
 
 const ck_collective_desc *ck_collective_describe(ck_collective coll)
 {
@@ -383,6 +434,24 @@ int ck_mpi_roles_of(ck_collective coll, const ck_mpi_args *args, int p, int rank
      * still names its datatype there). */
     roles->block_from_send = !recv_sig;
     return 0;
+}
+
+/* The bytes the rules and the profile count a call by. An empty block is
+ * empty at every rank (type signatures match), so its datatype is never asked
+ * its size: an empty side may name MPI_DATATYPE_NULL, and every rank must
+ * come to 0 alike. */
+int ck_mpi_block_bytes(const ck_mpi_roles *roles, const ck_mpi_args *args, size_t *bytes)
+{
+    const int count = roles->block_from_send ? args->scount : args->rcount;
+    int size = 0;
+    if (count == 0) {
+        *bytes = 0;
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_Type_size(roles->block_from_send ? args->stype : args->rtype, &size);
+    if (rc != MPI_SUCCESS) return rc;
+    *bytes = (size_t)count * (size_t)size;
+    return MPI_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- datatypes */

@@ -1,0 +1,96 @@
+/* What the dispatcher (dispatch.c) and the profile (profile.c,
+ * profile_intercept.c) both keep: the per-thread re-entry guard, and one
+ * cache per communicator under one attribute key, freed with the
+ * communicator and torn down once before PMPI_Finalize. Each of them fills
+ * its own part of an entry; nothing here calls either. */
+#include "ck_preload.h"
+
+#include <stdlib.h>
+
+/* initial-exec: read on every call, and __tls_get_addr cost as much as the
+ * profile's hash (the preload is loaded at start-up, so static TLS is there). */
+__attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
+
+int ckp_multi_threaded;
+unsigned long ckp_comms_freed;
+
+static int keyval = MPI_KEYVAL_INVALID;
+/* The last communicator looked up, skipping the attribute lookup when a
+ * program calls on one communicator in a row (single-threaded programs only:
+ * the delete callback, which forgets it, runs on the freeing thread). */
+static MPI_Comm last_comm;
+static ckp_comm *last;
+
+static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+    (void)comm;
+    (void)kv;
+    (void)extra;
+    ckp_comm *c = attr;
+    if (c == last) last = NULL;
+    ckp_comms_freed++;
+    if (c->dup != MPI_COMM_NULL) PMPI_Comm_free(&c->dup);
+    free(c);
+    return MPI_SUCCESS;
+}
+
+/* Made once at MPI_Init, before the program can start threads, so that
+ * threads calling collectives on different communicators never race on it. */
+int ckp_comms_create(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    ckp_multi_threaded = provided == MPI_THREAD_MULTIPLE;
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_entry, &keyval, NULL);
+}
+
+int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
+{
+    int found = 0;
+    void *attr = NULL;
+    if (last && comm == last_comm) {
+        *out = last;
+        return MPI_SUCCESS;
+    }
+    if (keyval == MPI_KEYVAL_INVALID) return MPI_ERR_KEYVAL;
+    int rc = PMPI_Comm_get_attr(comm, keyval, &attr, &found);
+    if (rc != MPI_SUCCESS) return rc;
+    ckp_comm *c = attr;
+    if (!found) {
+        c = malloc(sizeof *c);
+        if (!c) return MPI_ERR_NO_MEM;
+        c->dup = MPI_COMM_NULL;
+        c->labelled = 0;
+        rc = PMPI_Comm_test_inter(comm, &c->inter);
+        if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &c->size);
+        /* An intercommunicator's size and rank are its local group's. */
+        if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(comm, &c->rank);
+        if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, keyval, c);
+        if (rc != MPI_SUCCESS) {
+            free(c);
+            return rc;
+        }
+    }
+    if (!ckp_multi_threaded) {
+        last_comm = comm;
+        last = c;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+/* MPI_COMM_WORLD's and MPI_COMM_SELF's entries (and the world's duplicate)
+ * are freed while freeing is still allowed; communicators the program never
+ * freed keep their few bytes until exit. */
+void ckp_comms_release(void)
+{
+    if (keyval == MPI_KEYVAL_INVALID) return;
+    int found = 0;
+    void *attr = NULL;
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, &attr, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
+    if (PMPI_Comm_get_attr(MPI_COMM_SELF, keyval, &attr, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    PMPI_Comm_free_keyval(&keyval);
+    last = NULL;
+}
