@@ -18,6 +18,7 @@ from collkit.common.errors import UserError
 from collkit.library import registry
 from collkit.mpis.install import MPIInstall
 from collkit.program import profile_file, spec_from_profile
+from collkit.program import predict
 from collkit.program.predict import predict_profile
 from program_fixture import call, profile, write
 
@@ -96,6 +97,23 @@ def test_without_rules_both_totals_are_the_default(tmp_path):
     pred = predict_profile(profile([AR8, BC]), standard(tmp_path), None)
     assert all(x.choice == "library" for x in pred.classes)
     assert pred.rules_total_s == pred.default_total_s and pred.wall_change_s == 0
+
+
+def test_forced_algorithms_predict_as_their_rules_everywhere(tmp_path):
+    """`collkit trial --algorithm` predicts forced algorithms as `C * * NAME`
+    would be, without a rules file; the table and JSON say which it was."""
+    forced = (("allreduce", "recursive_doubling"), ("bcast", "binomial_halving"))
+    c = standard(tmp_path)
+    by_force = predict_profile(profile([AR8, BC, BARRIER]), c, None, forced=forced)
+    by_rules = predict_profile(profile([AR8, BC, BARRIER]), c,
+                               rules(tmp_path, "allreduce * * recursive_doubling\nbcast * * binomial_halving\n"))
+    assert by_force.classes == by_rules.classes and by_force.rules_total_s == by_rules.rules_total_s
+    assert by_force.rules_total_s == pytest.approx(0.02 + 0.01 + 0.005) and by_force.has_choice
+    doc = by_force.to_json()
+    assert doc["rules"] is None and doc["forced"] == [list(a) for a in forced]
+    assert "forced: recursive_doubling" in predict.table(by_force) and "rules: " in predict.table(by_rules)
+    with pytest.raises(ValueError):
+        predict_profile(profile([AR8]), c, rules(tmp_path, RULES), forced=forced)
 
 
 def test_no_matching_rule_or_library_is_the_default(tmp_path):

@@ -257,12 +257,32 @@ def test_merge_max_and_sum_over_ranks(tmp_path):
     class whose root alone passed MPI_IN_PLACE is one class, in place."""
     def rank(r, calls, t, in_place):
         return rank_files.RankFile(rank=r, size=2, host="h", library_version="v", final=True, span_s=1.0, classes=[
-            {"collective": "reduce", "comm": "world", "comm_size": 2, "bytes": 8, "datatype": "MPI_INT",
-             "dtype": "int32", "op": "sum", "root": 0, "in_place": in_place, "calls": calls, "time_s": t}])
+            rank_files.RankClass(collective="reduce", comm="world", comm_size=2, bytes=8, datatype="MPI_INT",
+                                 dtype="int32", op="sum", root=0, in_place=in_place, calls=calls, time_s=t)])
     classes, trace = rank_files.merge({0: rank(0, 3, 0.25, True), 1: rank(1, 3, 0.5, False)}, 0)
     assert trace is None and len(classes) == 1
     c = classes[0]
     assert (c.calls, c.time_max_s, c.time_sum_s, c.ranks, c.in_place) == (3, 0.5, 0.75, 2, True)
+
+
+def test_rooted_classes_merge_over_in_place_the_others_do_not():
+    """Rooted: the registry's (has_root) and gatherv, scatterv (timing-only, not in
+    the registry); allgatherv and allreduce keep in place and out of place apart."""
+    def cls(coll, root, in_place):
+        return rank_files.RankClass(collective=coll, comm="world", comm_size=2, bytes=8, datatype="MPI_INT",
+                                    dtype="int32" if coll == "allreduce" else None,
+                                    op="sum" if coll == "allreduce" else None, root=root, in_place=in_place,
+                                    calls=1, time_s=0.1)
+    kinds = [("gatherv", 0), ("scatter", 1), ("allgatherv", None), ("allreduce", None)]
+    finals = {r: rank_files.RankFile(rank=r, size=2, host="h", library_version="v", final=True, span_s=1.0,
+                                     classes=[cls(c, root, r == 0) for c, root in kinds]) for r in (0, 1)}
+    classes, _ = rank_files.merge(finals, 0)
+    got = sorted((c.collective, c.in_place, c.ranks) for c in classes)
+    assert got == [("allgatherv", False, 1), ("allgatherv", True, 1), ("allreduce", False, 1),
+                   ("allreduce", True, 1), ("gatherv", True, 2), ("scatter", True, 2)]
+    assert [c for c in ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce",
+                        "alltoall", *profile_file.TIMING_ONLY) if profile_file.rooted(c)] == [
+        "bcast", "reduce", "gather", "scatter"]
 
 
 def test_mpi_from_the_launcher(tmp_path):

@@ -84,6 +84,22 @@ def test_replay_reports_every_class_with_its_calls_and_is_deterministic(capsys, 
 
 
 @needs_replay
+def test_the_table_shows_what_the_json_says(capsys, tmp_path):
+    prof = profile(tmp_path / "p.json")
+    r, _ = replay(capsys, prof)
+    rc, out, err = cli(capsys, prof, "--platform", PLATFORM)
+    assert rc == 0, err
+    assert out.startswith(f"replay of {prof} ({r['ranks']} ranks) on {PLATFORM} ({r['machine']}), rules: none")
+    rows = [ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in ("allreduce", "bcast",
+                                                                                    "alltoall")]
+    assert [(row[0], row[1], row[-1]) for row in rows] == [
+        (c["class"]["collective"], c["class"]["comm"], f"{c['simulated_s']:.6g}") for c in r["classes"]]
+    assert (f"measured {r['measured_total_s']:.6g} s, simulated {r['simulated_total_s']:.6g} s" in out
+            and f"simulated {r['simulated_span_s']:.6g} s" in out)
+    assert "alltoallv" in out and r["left_out"][0]["reason"] in out and "assumes: " in out
+
+
+@needs_replay
 def test_gaps_change_the_span_not_the_class_times(capsys, tmp_path):
     short, by_short = replay(capsys, profile(tmp_path / "short.json", gap=1e-3))
     long, by_long = replay(capsys, profile(tmp_path / "long.json", gap=1e-2))

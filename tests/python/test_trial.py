@@ -11,15 +11,15 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from collkit import cli
+from collkit.launch import watch
 from collkit.mpis import known
 from collkit.program import trial_choice as choices
-from collkit.program import output_check, profile_file, trial, trial_stats
+from collkit.program import output_check, predict, profile_file, trial, trial_stats
 from collkit.program.trial_stats import CHOICE, DEFAULT
 
 SH = shutil.which("sh")
@@ -46,22 +46,27 @@ class FakeRun:
 
 class FakeProgram:
     """run_profiled's stand-in: each variant's wall and collective times drawn
-    from its own distribution, its output from `output(variant, k)`."""
+    from its own distribution, its output from `output(variant, k)`; run
+    `stop_at` raises `stop` (run_profiled's TimedOut, or an interrupt)."""
 
-    def __init__(self, default=(1.0, 0.05), choice=(1.0, 0.05), output=None, fail_at=None, seed=1):
+    def __init__(self, default=(1.0, 0.05), choice=(1.0, 0.05), output=None, fail_at=None, seed=1,
+                 stop_at=None, stop=None):
         self.dist = {DEFAULT: default, CHOICE: choice}
         self.rng = random.Random(seed)
         self.output = output or (lambda variant, k: "result = 42\n")
         self.fail_at = fail_at
+        self.stop_at, self.stop = stop_at, stop
         self.calls: list[dict] = []
 
     def __call__(self, mpi, command, *, algorithms=(), rules=None, extra_env=None, trace=0, stdout=None,
-                 stderr=None):
+                 stderr=None, timeout=None):
         variant = CHOICE if (algorithms or rules or extra_env) else DEFAULT
         k = len(self.calls) + 1
         self.calls.append({"mpi": mpi, "command": command, "algorithms": algorithms, "rules": rules,
-                           "extra_env": extra_env, "variant": variant})
+                           "extra_env": extra_env, "variant": variant, "timeout": timeout})
         assert stdout is subprocess.PIPE
+        if self.stop_at == k:
+            raise self.stop
         if self.fail_at == k:
             stderr.write(b"app: segmentation fault in MPI_Allreduce\n")
             stderr.flush()
@@ -159,6 +164,27 @@ def test_a_failed_run_stops_the_trial_with_its_status_and_stderr_tail():
     assert "segmentation fault in MPI_Allreduce" in res.message and "\n" not in res.message
 
 
+def test_a_run_past_its_timeout_ends_the_trial_with_exit_2_and_the_runs_so_far():
+    fake = FakeProgram(stop_at=4, stop=watch.TimedOut(7.5))
+    res = _execute(_settings(runs=4, timeout=7.5), fake)
+    assert all(c["timeout"] == 7.5 for c in fake.calls) and len(fake.calls) == 4
+    assert res.status == trial.TIMED_OUT and res.exit_status == 2 and not res.comparisons
+    assert len(res.runs) == 3 and "\n" not in res.message
+    assert res.message.startswith("run 4 of 10 (default) ran past --timeout 7.5 s")
+    assert "longer --timeout" in res.message
+    # under the choice, the finding is the choice's
+    res = _execute(_settings(runs=4, timeout=7.5), FakeProgram(stop_at=3, stop=watch.TimedOut(7.5)))
+    assert "run 3 of 10 (choice)" in res.message and "choice makes the program hang" in res.message
+
+
+@pytest.mark.parametrize("stop, name", [(watch.Interrupted(2), "SIGINT"), (watch.Interrupted(15), "SIGTERM"),
+                                        (KeyboardInterrupt(), "an interrupt")])
+def test_an_interrupt_ends_the_trial_with_exit_2_and_names_the_signal(stop, name):
+    res = _execute(_settings(runs=4), FakeProgram(stop_at=2, stop=stop))
+    assert res.status == trial.INTERRUPTED and res.exit_status == 2 and len(res.runs) == 1
+    assert res.message.startswith(f"{name} arrived during run 2 of 10 (choice, warm-up)") and "\n" not in res.message
+
+
 # ------------------------------------------------------------------ output check
 def _check(regex=None, command=None, rtol=None):
     return output_check.from_options(regex, command, rtol)
@@ -235,21 +261,27 @@ def test_compare_command_reads_the_results_file(tmp_path):
 
 
 # ------------------------------------------------------------------ prediction
-def test_the_prediction_uses_the_first_default_run_and_forced_algorithms_as_rules(tmp_path):
+def test_the_prediction_uses_the_first_default_run_and_the_forced_algorithms(tmp_path):
     seen = []
 
-    def predict(profile, campaign, rules):
-        seen.append((profile.collective_time_s, campaign, Path(rules).read_text()))
-        return SimpleNamespace(default_total_s=0.5, default_total_ci=(0.45, 0.55), rules_total_s=0.3,
-                               rules_total_ci=(0.28, 0.33), measured_total_s=0.5, uncovered_s=0.01,
-                               wall_change_s=-0.2)
+    def predict_fn(profile, campaign, rules, forced=()):
+        seen.append((profile.collective_time_s, campaign, rules, forced))
+        return predict.Prediction(mpi="openmpi", campaign=campaign, rules=rules, wall_s=1.0, classes=(),
+                                  default_total_s=0.5, default_total_ci=(0.45, 0.55), rules_total_s=0.3,
+                                  rules_total_ci=(0.28, 0.33), measured_total_s=0.5, uncovered_s=0.01,
+                                  forced=forced)
     s = _settings(runs=4, campaign=tmp_path)
-    res = _execute(s, FakeProgram(), predict_fn=predict)
-    assert len(seen) == 1 and seen[0][1] == tmp_path and seen[0][2] == "allreduce * * ring\n"
+    res = _execute(s, FakeProgram(), predict_fn=predict_fn)
+    assert len(seen) == 1 and seen[0][1:] == (tmp_path, None, (("allreduce", "ring"),))
     assert seen[0][0] == pytest.approx(res.runs[0].collective_time_s)
     text = trial.report(s, res)
     assert "predicted" in text and "choice - default" in text and "wall time change" in text
-    assert trial.to_json(s, res)["prediction"]["wall_change_s"] == -0.2
+    # the JSON carries the prediction as `collkit predict --json` writes it, once
+    doc = trial.to_json(s, res)
+    assert doc["version"] == 2 and doc["prediction"] == res.prediction.to_json()
+    assert doc["prediction"]["wall_change_s"] == pytest.approx(-0.2)
+    assert doc["prediction"]["forced"] == [["allreduce", "ring"]] and doc["prediction"]["rules"] is None
+    assert doc["prediction"]["campaign"] == str(tmp_path)
 
 
 # ------------------------------------------------------------------ command line

@@ -40,6 +40,16 @@ def seconds(what: str, lo_exclusive: float, hi: float) -> Callable[[str], float]
     return parse
 
 
+# The longest any command waits for a program it starts: a batch job rarely
+# runs a week, so a longer limit is more likely a slip than a wish.
+LONGEST_WAIT_S = 7 * 86400.0
+
+
+def timeout(what: str = "--timeout") -> Callable[[str], float]:
+    """A program's time limit in seconds: finite, above 0, at most a week."""
+    return seconds(what, 0.0, LONGEST_WAIT_S)
+
+
 def nonempty_path(what: str) -> Callable[[str], Path]:
     """A path option that must name something: an empty string would mean the
     current directory, which is never what a user asked for."""

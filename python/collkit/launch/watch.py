@@ -26,9 +26,10 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from collkit.campaign.points import Point
 from collkit.campaign.sizes import format_size
@@ -47,6 +48,10 @@ Annotate = Callable[[Point, int], dict]
 
 
 # ------------------------------------------------------------------ processes
+TERM_GRACE_S = 3.0   # from SIGTERM to SIGKILL: a launcher's time to stop its ranks itself
+KILL_WAIT_S = 5.0    # after SIGKILL: what has not gone by then is stuck in the kernel
+
+
 def start(argv: Sequence[str], env: Mapping[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
     """Start a program in a session of its own (its own process group). With
     `log`, its stdout and stderr go to that file; without, both are text pipes."""
@@ -58,34 +63,165 @@ def start(argv: Sequence[str], env: Mapping[str, str] | None = None, log: Path |
                             text=True, env=None if env is None else dict(env), start_new_session=True)
 
 
+def _processes() -> dict[int, tuple[int, int, int]]:
+    """pid -> (parent pid, session, start time) of every process not yet ended,
+    from /proc; empty where there is no /proc (then only the group is known)."""
+    out: dict[int, tuple[int, int, int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) < 20 or fields[0] in ("Z", "X"):   # a zombie has ended: only its parent's wait is left
+            continue
+        out[int(name)] = (int(fields[1]), int(fields[3]), int(fields[19]))
+    return out
+
+
+def started_by(leader: int) -> dict[int, int]:
+    """pid -> start time of every live process a launch started: the leader's
+    descendants, whatever group or session they moved to (Open MPI's ranks
+    take process groups of their own, MPICH's hydra proxies and ranks sessions
+    of their own), and whatever is left in the leader's session (a daemon
+    whose parent exited). The start time tells a reused pid apart."""
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [leader]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    found |= {pid for pid, (_, session, _) in procs.items() if session == leader and pid != leader}
+    return {pid: procs[pid][2] for pid in found}
+
+
+def still_running(started: Mapping[int, int]) -> list[int]:
+    """The processes of `started` (started_by's) that have not ended."""
+    procs = _processes()
+    return sorted(pid for pid, t in started.items() if pid in procs and procs[pid][2] == t)
+
+
+def _wait_gone(started: Mapping[int, int], until: float) -> None:
+    while still_running(started) and time.monotonic() < until:
+        time.sleep(0.05)
+
+
 def kill_group(proc: subprocess.Popen) -> None:
     """Stop a launch and everything it started (mpirun, its daemons, the ranks):
-    SIGTERM to the process group, SIGKILL if it does not go, then SIGKILL to
-    whatever of the group outlived its leader."""
+    SIGTERM to the process group, so that the launcher stops its ranks itself
+    (and removes their shared memory); then SIGKILL to the group and to every
+    process the launch started (started_by: ranks in groups or sessions of
+    their own outlive a launcher killed before them) that has not gone within
+    TERM_GRACE_S. Returns once they have gone, or KILL_WAIT_S later. An
+    interrupt (KeyboardInterrupt) arriving meanwhile is raised once the stop
+    is complete: cut short, it would leave ranks that nothing can find."""
+    started = started_by(proc.pid)   # before any signal: an orphan has no parent to be found by
+    pending: KeyboardInterrupt | None = None
+    while True:
+        try:
+            _stop(proc, started)
+            break
+        except KeyboardInterrupt as exc:
+            pending = exc
+    if pending is not None:
+        raise pending
+
+
+def _stop(proc: subprocess.Popen, started: Mapping[int, int]) -> None:
+    grace = time.monotonic() + TERM_GRACE_S
     if proc.poll() is None:
-        for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+        _wait_gone(started, grace)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for pid in still_running(started):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+    _wait_gone(started, time.monotonic() + KILL_WAIT_S)
+
+
+def signal_name(number: int) -> str:
+    """A signal as people read it: SIGSEGV for 11, "signal 77" for a number without a name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def exit_reason(code: int) -> str:
+    """A return code in words; a negative one is the signal that killed the program."""
     if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
+        name = signal_name(-code)
+        return f"killed by {name}" if name.startswith("signal ") else f"killed by signal {name}"
     return f"exited with status {code}"
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived inside `interrupts()`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal_name(signum))
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal_name(self.signum)
+
+
+class TimedOut(Exception):
+    """A program ran past its time and was stopped with everything it started."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"ran past {seconds:g} s")
+        self.seconds = seconds
+
+
+@contextmanager
+def interrupts() -> Iterator[None]:
+    """Inside, SIGINT and SIGTERM raise Interrupted in the main thread, so that
+    the code waiting for a program stops it (kill_group) before collkit exits.
+    Only the first raises: the one line that tells what happened is said once.
+    SIGINT is set explicitly, since a shell starts background jobs with it
+    ignored. The previous handlers come back on the way out."""
+    raised: list[int] = []
+
+    def handler(signum, frame):  # noqa: ARG001
+        if not raised:
+            raised.append(signum)
+            raise Interrupted(signum)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @dataclass(frozen=True)
@@ -127,6 +263,39 @@ def run_captured(argv: Sequence[str], env: Mapping[str, str] | None, timeout: fl
     readers[1].join(timeout=5)
     proc.stdout.close()
     return Finished(code=code, stdout="".join(chunks), timed_out=timed_out)
+
+
+def run_watched(argv: Sequence[str], env: Mapping[str, str] | None, timeout: float | None, *,
+                stdout=None, stderr=None) -> Finished:
+    """Run a user's program (its launcher) in a session of its own, with
+    collkit's standard input, its output where the caller says (inherited by
+    default, as a program run from a shell; subprocess.PIPE collects stdout as
+    text), and stop it with everything it started (kill_group) at `timeout`
+    seconds (TimedOut) or on any exception while it runs (an interrupt, which
+    is raised again). OSError when the launcher cannot be started."""
+    proc = subprocess.Popen(list(argv), stdout=stdout, stderr=stderr, text=True, errors="replace",
+                            env=None if env is None else dict(env), start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)     # an interrupt meanwhile is raised after it, instead of TimedOut
+        _close_pipes(proc)
+        raise TimedOut(timeout) from None
+    except BaseException:
+        kill_group(proc)
+        _close_pipes(proc)
+        raise
+    return Finished(code=proc.returncode, stdout=out or "", timed_out=False)
+
+
+def _close_pipes(proc: subprocess.Popen) -> None:
+    """Close the pipes of a stopped program (what it wrote last is not wanted)."""
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 def stderr_tail(path: Path, lines: int = 15, chars: int = 2000) -> str:

@@ -1,5 +1,6 @@
 """``collkit predict``: a profiled program's time in collectives under its library's
-default and under a collkit rules file, from a campaign's per-point medians.
+default and under a collkit rules file (or forced algorithms, as `collkit trial
+--algorithm` runs them), from a campaign's per-point medians.
 
 Per class (profile_file.CallClass) the campaign point is spec_from_profile.point_of's
 (one home of that mapping). The default variant is the point "<mpi>:default" of the
@@ -73,7 +74,7 @@ class ClassPrediction:
 class Prediction:
     mpi: str
     campaign: Path
-    rules: Path | None
+    rules: Path | None                           # the rules file predicted
     wall_s: float                                # the profile's wall time
     classes: tuple[ClassPrediction, ...]         # sorted by profiled time, largest first
     default_total_s: float
@@ -82,6 +83,12 @@ class Prediction:
     rules_total_ci: tuple[float, float] | None
     measured_total_s: float                      # the profile's time in collectives
     uncovered_s: float                           # profiled time of uncovered classes, in both totals
+    forced: tuple[tuple[str, str], ...] = ()     # or the (collective, algorithm)s forced instead
+
+    @property
+    def has_choice(self) -> bool:
+        """Whether a choice (rules or forced algorithms) is predicted beside the default."""
+        return self.rules is not None or bool(self.forced)
 
     @property
     def wall_change_s(self) -> float:
@@ -94,7 +101,8 @@ class Prediction:
 
     def to_json(self) -> dict:
         return {"mpi": self.mpi, "campaign": str(self.campaign),
-                "rules": str(self.rules) if self.rules else None, "wall_s": self.wall_s,
+                "rules": str(self.rules) if self.rules else None,
+                "forced": [list(a) for a in self.forced], "wall_s": self.wall_s,
                 "measured_total_s": self.measured_total_s, "uncovered_s": self.uncovered_s,
                 "default_total_s": self.default_total_s, "default_total_ci": self.default_total_ci,
                 "rules_total_s": self.rules_total_s, "rules_total_ci": self.rules_total_ci,
@@ -180,11 +188,16 @@ def _total(parts: list[ClassPrediction], value, interval) -> tuple[float, tuple[
     return total, (sum(ci[0] for ci in cis), sum(ci[1] for ci in cis))
 
 
-def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) -> Prediction:
-    """The prediction for a profile from a campaign (and a rules file): the contract
-    `collkit trial` relies on. UserError (one line) on a campaign or rules file that
-    cannot be read, or a campaign without the profile's MPI."""
-    parsed = rules_choice.load_rules(rules, profile.mpi_name) if rules is not None else None
+def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
+                    forced: tuple[tuple[str, str], ...] = ()) -> Prediction:
+    """The prediction for a profile from a campaign (and a rules file, or
+    algorithms forced as `collkit trial --algorithm` forces them): the contract
+    `collkit trial` relies on. UserError (one line) on a campaign or rules file
+    that cannot be read, or a campaign without the profile's MPI."""
+    if rules is not None and forced:
+        raise ValueError("predict a rules file or forced algorithms, not both")
+    parsed = (rules_choice.load_rules(rules, profile.mpi_name) if rules is not None
+              else rules_choice.forced(forced) if forced else None)
     records = _records(campaign_dir)
     mpi = profile.mpi_name
     mpis = sorted({r.mpi for r in records if r.backend == "mpi"})
@@ -199,7 +212,7 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None) ->
     return Prediction(mpi=mpi, campaign=Path(campaign_dir), rules=Path(rules) if rules is not None else None,
                       wall_s=profile.wall_s, classes=tuple(parts), default_total_s=d_total, default_total_ci=d_ci,
                       rules_total_s=r_total, rules_total_ci=r_ci, measured_total_s=profile.class_time_sum_s,
-                      uncovered_s=sum(x.call.time_max_s for x in parts if not x.covered))
+                      uncovered_s=sum(x.call.time_max_s for x in parts if not x.covered), forced=tuple(forced))
 
 
 # ------------------------------------------------------------------ output
@@ -227,8 +240,9 @@ def table(pred: Prediction, width: int | None = None) -> str:
         c = x.call
         rows = [["default", _t(x.default_s), _ci(x.default_ci) if x.covered else "",
                  _t(x.default_total_s), _ci(x.default_total_ci) if x.covered else "(profiled)"]]
-        if pred.rules is not None:
-            rows.append([f"rules: {x.choice}", _t(x.rules_s), _ci(x.rules_ci) if x.covered else "",
+        if pred.has_choice:
+            variant = "rules" if pred.rules is not None else "forced"
+            rows.append([f"{variant}: {x.choice}", _t(x.rules_s), _ci(x.rules_ci) if x.covered else "",
                          _t(x.rules_total_s), _ci(x.rules_total_ci) if x.covered else "(profiled)"])
         head = f"{describe(c)}: {c.calls} calls, profiled {_t(c.time_max_s)}"
         note = textwrap.wrap(x.note, width - 4, initial_indent="  note: ", subsequent_indent="    ") if x.note else []
@@ -245,13 +259,13 @@ def table(pred: Prediction, width: int | None = None) -> str:
     out.append("")
     totals = (f"time in collectives: profiled {_t(pred.measured_total_s)}; predicted under the default "
               f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
-              + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if pred.rules else ""))
+              + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if pred.has_choice else ""))
     out += textwrap.wrap(totals, width)
     if pred.uncovered_s > 0:
         n = sum(1 for x in pred.classes if not x.covered)
         out += textwrap.wrap(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} "
                              "stands unchanged in both totals", width)
-    if pred.rules is not None:
+    if pred.has_choice:
         pct = pred.wall_change_pct
         sign = "+" if pred.wall_change_s >= 0 else "-"
         out += textwrap.wrap(f"implied change of wall time: {sign}{_t(abs(pred.wall_change_s))}"

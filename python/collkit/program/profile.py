@@ -1,7 +1,12 @@
 """``collkit profile``: run an unmodified MPI program under libcollkit-preload
 with COLLKIT_PROFILE set, and merge what its ranks wrote into one profile
 (profile_file.py). ``run_profiled`` is the same run for other commands
-(`collkit trial` profiles each of its runs with it)."""
+(`collkit trial` profiles each of its runs with it).
+
+The launcher runs in a session of its own under launch/watch.py's watchdog:
+at --timeout, or when SIGINT or SIGTERM reaches collkit, every process it
+started is stopped (its ranks too, in whatever group they put themselves)
+before collkit says so in one line and exits with status 2."""
 
 from __future__ import annotations
 
@@ -11,8 +16,6 @@ import filecmp
 import math
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -22,8 +25,10 @@ from pathlib import Path
 
 from collkit import __version__
 from collkit.apply.preload import PreloadSettings, env_flags, library_path
+from collkit.common import argtypes
 from collkit.common.errors import UserError
 from collkit.common.table import render_sections, terminal_width
+from collkit.launch import watch
 from collkit.mpis import known
 from collkit.program import profile_file, rank_files
 from collkit.program.profile_file import Profile
@@ -52,15 +57,10 @@ def _scratch() -> Path:
 
 def _status(returncode: int) -> tuple[int, str]:
     """The exit status as a shell reports it, and why it is a failure ('' if not)."""
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return 128 - returncode, f"the launcher was killed by {name}"
-    if returncode:
-        return returncode, f"the launcher exited with status {returncode}"
-    return 0, ""
+    if returncode == 0:
+        return 0, ""
+    return (128 - returncode if returncode < 0 else returncode,
+            f"the launcher {'was ' if returncode < 0 else ''}{watch.exit_reason(returncode)}")
 
 
 def _ranks_text(ranks: list[int]) -> str:
@@ -90,19 +90,23 @@ def _merge(found: rank_files.Found, *, mpi: known.KnownMPI, command: list[str], 
         mpi_span_s=max((f.span_s for f in found.finals.values()), default=0.0), classes=classes, trace=tr,
         unclassified_calls=max((f.unclassified_calls for f in found.finals.values()), default=0),
         unclassified_time_max_s=max((f.unclassified_s for f in found.finals.values()), default=0.0),
-        busiest_rank_s=max((math.fsum(c["time_s"] for c in f.classes) + f.unclassified_s
+        busiest_rank_s=max((math.fsum(c.time_s for c in f.classes) + f.unclassified_s
                             for f in found.finals.values()), default=0.0))
 
 
 def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, str], ...] = (),
                  rules: Path | None = None, extra_env: dict[str, str] | None = None, trace: int = 0,
-                 stdout=None, stderr=None) -> RunResult:
+                 stdout=None, stderr=None, timeout: float | None = None) -> RunResult:
     """Run `command` (a launcher and its arguments) once with the preload of
     MPI `mpi` profiling, forcing `algorithms` or reading `rules` if given.
     extra_env goes into the launcher's environment and to every rank (as the
-    preload's own variables do). The profile is incomplete when the launcher
-    fails or is killed, or a rank wrote no final file; a launcher that is not
-    there, or a run in which no rank reached MPI_Init, is a UserError."""
+    preload's own variables do); its output goes to `stdout` and `stderr`
+    (the caller's by default; subprocess.PIPE collects stdout in the result).
+    The profile is incomplete when the launcher fails or is killed, or a rank
+    wrote no final file; a launcher that is not there, or a run in which no
+    rank reached MPI_Init, is a UserError. At `timeout` seconds the launch is
+    stopped with everything it started (watch.TimedOut), and so it is when an
+    exception (an interrupt, watch.Interrupted) arrives while it runs."""
     if not command:
         raise UserError("nothing to run: give the launcher command after `--`, "
                         "e.g. collkit profile -- mpirun -n 4 ./app")
@@ -120,12 +124,12 @@ def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, s
         argv = [command[0], *env_flags(k.family, variables), *command[1:]]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(argv, env=env, stdout=stdout, stderr=stderr, text=True, errors="replace")
+            done = watch.run_watched(argv, env, timeout, stdout=stdout, stderr=stderr)
         except (FileNotFoundError, PermissionError, NotADirectoryError):
             raise UserError(f"launcher '{command[0]}' not found or not executable; give its full path "
                             "after `--`") from None
         wall_s = time.perf_counter() - t0
-        exit_status, failure = _status(proc.returncode)
+        exit_status, failure = _status(done.code)
         found = rank_files.collect(folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -137,8 +141,7 @@ def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, s
         raise UserError(f"{failure} before any rank got past MPI_Init; run `{' '.join(command)}` alone to see why")
     profile = _merge(found, mpi=k, command=command, exit_status=exit_status, failure=failure, wall_s=wall_s,
                      trace=trace)
-    out = proc.stdout if isinstance(proc.stdout, str) else ""
-    return RunResult(profile=profile, exit_status=exit_status, wall_s=wall_s, stdout=out)
+    return RunResult(profile=profile, exit_status=exit_status, wall_s=wall_s, stdout=done.stdout)
 
 
 def resolve_mpi(name: str | None, command: list[str]) -> str:
@@ -231,7 +234,17 @@ def run(ns: argparse.Namespace) -> int:
     out = Path(ns.out)
     if not out.parent.is_dir():
         raise UserError(f"--out {ns.out}: the folder {out.parent} does not exist; create it or write elsewhere")
-    result = run_profiled(mpi, command, trace=trace)
+    with watch.interrupts():
+        try:
+            result = run_profiled(mpi, command, trace=trace, timeout=ns.timeout)
+        except watch.TimedOut as e:
+            raise UserError(f"the program ran past --timeout {e.seconds:g} s and was stopped with every process "
+                            "it started; no profile written. Give a longer --timeout, or find where it hangs "
+                            "(run it alone)") from None
+        except watch.Interrupted as e:
+            raise UserError(f"{e.name} arrived: the program was stopped with every process it started; no "
+                            "profile written. Run it again to profile it (with --timeout S to bound a run that "
+                            "may hang)") from None
     profile_file.dump(result.profile, out)
     print(table(result.profile))
     p = result.profile
@@ -253,7 +266,9 @@ examples:
   collkit profile --mpi mpich --trace --out app.json -- /path/to/mpich/bin/mpirun -n 8 ./app
 --mpi may be left out when the launcher is a known MPI's (or only one MPI is known).
 A program that fails still leaves a profile, marked incomplete, and collkit exits
-with the program's status. Format: docs/application-loop.md."""
+with the program's status. At --timeout, or on Ctrl-C (SIGINT) or SIGTERM, every
+process of the program is stopped, no profile is written, and collkit exits with
+status 2. Format: docs/application-loop.md."""
 
 
 def add_parser(sub) -> None:
@@ -265,6 +280,8 @@ def add_parser(sub) -> None:
     p.add_argument("--trace", nargs="?", type=int, const=DEFAULT_TRACE, metavar="N",
                    help=f"also keep the first N calls of each rank in order, with their times "
                         f"(default N {DEFAULT_TRACE}, 16 bytes a call; for `collkit replay`)")
+    p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
+                   help="stop the program, every process it started, after S seconds (default: no limit)")
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
                    help="the launcher, its arguments, the program and its arguments")
     p.set_defaults(func=run)

@@ -58,24 +58,39 @@ from pathlib import Path
 
 from collkit.common import atomic
 from collkit.common.errors import UserError
+from collkit.library import registry
 from collkit.library.registry import COLLECTIVES
 
 FORMAT = "collkit-profile"
 VERSION = 1
-ROOTED = ("bcast", "reduce", "gather", "scatter")
-REDUCTIONS = ("reduce", "allreduce", "reduce_scatter")
-DTYPES = ("int8", "int32", "int64", "float", "double")
 # Collectives the preload only times (no algorithm of collkit's covers them).
 TIMING_ONLY = ("barrier", "allgatherv", "alltoallv", "gatherv", "scatterv", "reduce_scatter_v", "scan",
                "exscan")
+MAX_RANKS = 1 << 24
+
+# What a collective is (rooted, a reduction) and which datatypes a reduction's
+# class names are the registry's (libcollkit's descriptors), read on use:
+# importing this module needs no build.
 
 
 def is_profiled(collective: object) -> bool:
-    """A collective a profile may name: the eight libcollkit implements (the
-    registry's, read on use: importing this module needs no build) and the
-    timing-only ones."""
+    """A collective a profile may name: the eight libcollkit implements and the timing-only ones."""
     return collective in TIMING_ONLY or collective in COLLECTIVES
-MAX_RANKS = 1 << 24
+
+
+def rooted(collective: str) -> bool:
+    """One of the eight with a root (bcast, reduce, gather, scatter)."""
+    return collective in COLLECTIVES and registry.collective(collective).has_root
+
+
+def reduction(collective: str) -> bool:
+    """One of the eight with an op (reduce, allreduce, reduce_scatter)."""
+    return collective in COLLECTIVES and registry.collective(collective).has_op
+
+
+def dtypes() -> tuple[str, ...]:
+    """The names a reduction class's dtype may have (int8 int32 int64 float double)."""
+    return registry.datatype_names()
 
 
 @dataclass(frozen=True)
@@ -242,8 +257,8 @@ def _call_class(raw: dict, where: str) -> CallClass:
         raise _Bad(f"{where}: unknown collective '{coll}'")
     comm_size = _count(raw, "comm_size", where, 1, MAX_RANKS)
     dtype = _optional(raw, "dtype", str, where)
-    if dtype is not None and dtype not in DTYPES:
-        raise _Bad(f"{where}: dtype '{dtype}' is not one of {', '.join(DTYPES)}")
+    if dtype is not None and dtype not in dtypes():
+        raise _Bad(f"{where}: dtype '{dtype}' is not one of {', '.join(dtypes())}")
     root = _optional(raw, "root", int, where)
     if root is not None and not 0 <= root < comm_size:
         raise _Bad(f"{where}: root {root} is not a rank of a {comm_size}-rank communicator")

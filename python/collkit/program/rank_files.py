@@ -23,18 +23,48 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.program.profile_file import (DTYPES, MAX_RANKS, CallClass, RankTrace, Trace,
-                                           is_profiled)
+from collkit.program.profile_file import MAX_RANKS, CallClass, RankTrace, Trace, dtypes, is_profiled, rooted
 
 RANK_FORMAT = "collkit-profile-rank"
-# Rooted collectives: only the root may pass MPI_IN_PLACE, so the others
-# cannot tell such a call from another; their classes merge over it.
-ROOTED_ANY = ("bcast", "reduce", "gather", "scatter", "gatherv", "scatterv")
+# The rooted collectives the registry does not describe (the preload only times them).
+ROOTED_V = ("gatherv", "scatterv")
 _NAME = re.compile(r"rank-(\d+)(\.start)?\.json")
 
 
 class _Bad(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class RankClass:
+    """One class as one rank counted it."""
+    collective: str
+    comm: str
+    comm_size: int
+    bytes: int
+    datatype: str
+    dtype: str | None
+    op: str | None
+    root: int | None
+    in_place: bool
+    calls: int
+    time_s: float
+
+    @property
+    def key(self) -> tuple:
+        """What makes classes of several ranks one: a rooted collective's
+        non-roots cannot tell a call in which the root passed MPI_IN_PLACE
+        from another, so its classes merge over the in-place flag."""
+        in_place = None if self.collective in ROOTED_V or rooted(self.collective) else self.in_place
+        return (self.collective, self.comm, self.comm_size, self.bytes, self.dtype, self.op, self.root, in_place)
+
+
+@dataclass(frozen=True)
+class RankCalls:
+    """One rank's trace as it wrote it: (class index into its own classes, start_s, duration_s)."""
+    max_calls: int
+    dropped: int
+    calls: tuple[tuple[int, float, float], ...]
 
 
 @dataclass
@@ -45,10 +75,10 @@ class RankFile:
     library_version: str
     final: bool
     span_s: float = 0.0
-    classes: list[dict] = field(default_factory=list)
+    classes: list[RankClass] = field(default_factory=list)
     unclassified_calls: int = 0
     unclassified_s: float = 0.0
-    trace: dict | None = None
+    trace: RankCalls | None = None
 
 
 def _num(obj: dict, key: str, kind=float):
@@ -62,7 +92,7 @@ def _num(obj: dict, key: str, kind=float):
     return float(v) if kind is float else v
 
 
-def _class(raw: object) -> dict:
+def _class(raw: object) -> RankClass:
     if not isinstance(raw, dict):
         raise _Bad("a class is not an object")
     if not is_profiled(raw.get("collective")):
@@ -73,7 +103,7 @@ def _class(raw: object) -> dict:
     for key in ("dtype", "op"):
         if raw.get(key) is not None and not isinstance(raw.get(key), str):
             raise _Bad(f"class '{key}' is not a string or null")
-    if raw.get("dtype") is not None and raw["dtype"] not in DTYPES:
+    if raw.get("dtype") is not None and raw["dtype"] not in dtypes():
         raise _Bad(f"unknown dtype {raw['dtype']!r}")
     size = _num(raw, "comm_size", int)
     root = raw.get("root")
@@ -81,10 +111,9 @@ def _class(raw: object) -> dict:
         raise _Bad("class 'root' is not a rank of its communicator")
     if not isinstance(raw.get("in_place"), bool):
         raise _Bad("class 'in_place' is not true or false")
-    _num(raw, "bytes", int)
-    _num(raw, "calls", int)
-    _num(raw, "time_s")
-    return raw
+    return RankClass(collective=raw["collective"], comm=raw["comm"], comm_size=size, bytes=_num(raw, "bytes", int),
+                     datatype=raw["datatype"], dtype=raw.get("dtype"), op=raw.get("op"), root=root,
+                     in_place=raw["in_place"], calls=_num(raw, "calls", int), time_s=_num(raw, "time_s"))
 
 
 def read(path: Path) -> RankFile:
@@ -123,14 +152,13 @@ def read(path: Path) -> RankFile:
         calls = tr.get("calls") if isinstance(tr, dict) else None
         if not isinstance(calls, list):
             raise _Bad("'trace' has no list of calls")
-        _num(tr, "max_calls", int)
-        _num(tr, "dropped", int)
         for c in calls:
             if (not isinstance(c, list) or len(c) != 3 or not isinstance(c[0], int)
                     or not 0 <= c[0] < len(classes)
                     or not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in c[1:])):
                 raise _Bad("a traced call is not [class index, start_s, duration_s]")
-        rf.trace = tr
+        rf.trace = RankCalls(max_calls=_num(tr, "max_calls", int), dropped=_num(tr, "dropped", int),
+                             calls=tuple((i, float(start), float(d)) for i, start, d in calls))
     return rf
 
 
@@ -172,21 +200,16 @@ def collect(folder: Path) -> Found:
     return found
 
 
-def _key(c: dict) -> tuple:
-    in_place = None if c["collective"] in ROOTED_ANY else c["in_place"]
-    return (c["collective"], c["comm"], c["comm_size"], c["bytes"], c["dtype"], c["op"], c["root"], in_place)
-
-
 def merge(finals: dict[int, RankFile], trace_cap: int) -> tuple[tuple[CallClass, ...], Trace | None]:
     """Classes over the ranks (calls and time: the most on one rank, and the
     time's sum), sorted by time_max_s, and each rank's trace pointing into them."""
     per_rank: dict[tuple, dict[int, list]] = {}
     for rank in sorted(finals):
         for c in finals[rank].classes:
-            slot = per_rank.setdefault(_key(c), {}).setdefault(rank, [0, 0.0, c["datatype"], False])
-            slot[0] += c["calls"]
-            slot[1] += c["time_s"]
-            slot[3] = slot[3] or c["in_place"]
+            slot = per_rank.setdefault(c.key, {}).setdefault(rank, [0, 0.0, c.datatype, False])
+            slot[0] += c.calls
+            slot[1] += c.time_s
+            slot[3] = slot[3] or c.in_place
     merged: list[tuple[tuple, CallClass]] = []
     for key, ranks in per_rank.items():
         coll, comm, size, nbytes, dtype, op, root, in_place = key
@@ -206,7 +229,7 @@ def merge(finals: dict[int, RankFile], trace_cap: int) -> tuple[tuple[CallClass,
         rf = finals[rank]
         if rf.trace is None:
             continue
-        to_merged = [index[_key(c)] for c in rf.classes]
-        calls = tuple((to_merged[i], float(s), float(d)) for i, s, d in rf.trace["calls"][:trace_cap])
-        ranks_out.append(RankTrace(rank=rank, dropped=rf.trace["dropped"], calls=calls))
+        to_merged = [index[c.key] for c in rf.classes]
+        calls = tuple((to_merged[i], start, d) for i, start, d in rf.trace.calls[:trace_cap])
+        ranks_out.append(RankTrace(rank=rank, dropped=rf.trace.dropped, calls=calls))
     return classes, Trace(max_calls_per_rank=trace_cap, ranks=tuple(ranks_out))

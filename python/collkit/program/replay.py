@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.backends import smpi
@@ -26,7 +27,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.launch import simgrid, watch
 from collkit.program import profile_file, replay_input
-from collkit.program.rules_choice import load_rules
+from collkit.program.rules_choice import Choice, load_rules
 from collkit.simulation import settings as sim, simgrid_install
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -124,67 +125,116 @@ def _class_cells(c: profile_file.CallClass) -> list[str]:
             "-" if c.root is None else str(c.root), "yes" if c.in_place else "no"]
 
 
+_CLASS_KEYS = ("collective", "comm", "comm_size", "bytes", "dtype", "datatype", "op", "root", "in_place")
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    """One replayed class: what ran it, and its calls and time measured and simulated."""
+    call: profile_file.CallClass
+    choice: Choice
+    calls: int                 # replayed (the busiest rank's count)
+    simulated_s: float         # the busiest rank's sum over its calls
+    measured_calls: int        # the same calls in the trace
+    measured_s: float
+
+    def to_json(self) -> dict:
+        c = self.call
+        return {"class": {k: getattr(c, k) for k in _CLASS_KEYS}, "runs": self.choice.runs,
+                "rule": self.choice.rule, "fallback": self.choice.fallback, "calls": self.calls,
+                "profiled_calls": c.calls, "measured_s": self.measured_s, "measured_calls": self.measured_calls,
+                "profiled_time_max_s": c.time_max_s, "simulated_s": self.simulated_s}
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    call: profile_file.CallClass
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"class": _class_cells(self.call), "reason": self.reason,
+                "profiled_time_max_s": self.call.time_max_s}
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A replay's outcome: what `--json` prints (to_json) and the table shows."""
+    profile: profile_file.Profile
+    platform: str                       # --platform as given
+    machine: str
+    rules: str | None                   # --rules as given
+    classes: tuple[ClassResult, ...]    # most simulated time first
+    left_out: tuple[LeftOut, ...]
+    notes: tuple[str, ...]
+    simulated_span_s: float
+    measured_span_s: float
+
+    @property
+    def simulated_total_s(self) -> float:
+        return sum(x.simulated_s for x in self.classes)
+
+    @property
+    def measured_total_s(self) -> float:
+        return sum(x.measured_s for x in self.classes)
+
+    def to_json(self) -> dict:
+        prof = self.profile
+        return {
+            "profile": str(prof.path), "platform": self.platform, "machine": self.machine,
+            "rules": self.rules, "ranks": prof.ranks,
+            "profiled_on": {"mpi": prof.mpi_name, "library_version": prof.mpi_library_version,
+                            "nodes": prof.nodes, "hosts": list(prof.hosts), "wall_s": prof.wall_s,
+                            "mpi_span_s": prof.mpi_span_s},
+            "classes": [x.to_json() for x in self.classes],
+            "simulated_total_s": self.simulated_total_s, "measured_total_s": self.measured_total_s,
+            "simulated_span_s": self.simulated_span_s, "measured_span_s": self.measured_span_s,
+            "left_out": [x.to_json() for x in self.left_out],
+            "notes": list(self.notes), "assumes": list(ASSUMES), "leaves_out": list(LEAVES_OUT),
+        }
+
+
 def report(p: replay_input.Plan, platform_arg: str, plat: platforms.Platform, rules_path: str | None,
-           span: float, per: list[tuple[int, float]]) -> dict:
+           span: float, per: list[tuple[int, float]]) -> Replayed:
     prof = p.profile
-    classes = []
-    for rc, (calls, t), (m_calls, m_t) in zip(p.classes, per, p.measured):
-        c = prof.classes[rc.index]
-        classes.append({"class": {k: getattr(c, k) for k in ("collective", "comm", "comm_size", "bytes", "dtype",
-                                                            "datatype", "op", "root", "in_place")},
-                        "runs": rc.choice.runs, "rule": rc.choice.rule, "fallback": rc.choice.fallback,
-                        "calls": calls, "profiled_calls": c.calls, "measured_s": m_t, "measured_calls": m_calls,
-                        "profiled_time_max_s": c.time_max_s, "simulated_s": t})
-    classes.sort(key=lambda x: -x["simulated_s"])
-    return {
-        "profile": str(prof.path), "platform": platform_arg, "machine": plat.simgrid.machine.name,
-        "rules": rules_path, "ranks": prof.ranks,
-        "profiled_on": {"mpi": prof.mpi_name, "library_version": prof.mpi_library_version,
-                        "nodes": prof.nodes, "hosts": list(prof.hosts), "wall_s": prof.wall_s,
-                        "mpi_span_s": prof.mpi_span_s},
-        "classes": classes,
-        "simulated_total_s": sum(x["simulated_s"] for x in classes),
-        "measured_total_s": sum(x["measured_s"] for x in classes),
-        "simulated_span_s": span, "measured_span_s": p.measured_span_s,
-        "left_out": [{"class": _class_cells(prof.classes[i]), "reason": why,
-                      "profiled_time_max_s": prof.classes[i].time_max_s} for i, why in p.left_out],
-        "notes": list(p.notes), "assumes": list(ASSUMES), "leaves_out": list(LEAVES_OUT),
-    }
+    classes = [ClassResult(call=prof.classes[rc.index], choice=rc.choice, calls=calls, simulated_s=t,
+                           measured_calls=m_calls, measured_s=m_t)
+               for rc, (calls, t), (m_calls, m_t) in zip(p.classes, per, p.measured)]
+    classes.sort(key=lambda x: -x.simulated_s)
+    return Replayed(profile=prof, platform=platform_arg, machine=plat.simgrid.machine.name, rules=rules_path,
+                    classes=tuple(classes), left_out=tuple(LeftOut(prof.classes[i], why) for i, why in p.left_out),
+                    notes=tuple(p.notes), simulated_span_s=span, measured_span_s=p.measured_span_s)
 
 
 def _s(x: float) -> str:
     return f"{x:.6g}"
 
 
-def print_report(r: dict) -> None:
-    po = r["profiled_on"]
-    print(f"replay of {r['profile']} ({r['ranks']} ranks) on {r['platform']} ({r['machine']}), "
-          f"rules: {r['rules'] or 'none (the library everywhere)'}")
-    print(f"profiled on: {po['mpi']} ({po['library_version'].splitlines()[0][:80] if po['library_version'] else '?'}),"
-          f" {po['nodes']} node(s) {', '.join(po['hosts'][:4])}; wall {_s(po['wall_s'])} s, "
-          f"MPI_Init..Finalize {_s(po['mpi_span_s'])} s")
+def print_report(r: Replayed) -> None:
+    prof = r.profile
+    version = prof.mpi_library_version.splitlines()[0][:80] if prof.mpi_library_version else "?"
+    print(f"replay of {prof.path} ({prof.ranks} ranks) on {r.platform} ({r.machine}), "
+          f"rules: {r.rules or 'none (the library everywhere)'}")
+    print(f"profiled on: {prof.mpi_name} ({version}),"
+          f" {prof.nodes} node(s) {', '.join(prof.hosts[:4])}; wall {_s(prof.wall_s)} s, "
+          f"MPI_Init..Finalize {_s(prof.mpi_span_s)} s")
     rows = []
-    for x in r["classes"]:
-        c = x["class"]
-        runs = x["runs"] if not x["fallback"] else f"library ({x['rule']}: {x['fallback']})"
-        rows.append([c["collective"], c["comm"], str(c["comm_size"]), format_size(c["bytes"]),
-                     c["dtype"] or c["datatype"], c["op"] or "-", "-" if c["root"] is None else str(c["root"]),
-                     "yes" if c["in_place"] else "no", runs, str(x["calls"]), _s(x["measured_s"]),
-                     _s(x["simulated_s"])])
+    for x in r.classes:
+        runs = x.choice.runs if not x.choice.fallback else f"library ({x.choice.rule}: {x.choice.fallback})"
+        rows.append([*_class_cells(x.call), runs, str(x.calls), _s(x.measured_s), _s(x.simulated_s)])
     print(render(["collective", "comm", "p", "bytes", "datatype", "op", "root", "in place", "runs", "calls",
                   "measured s", "simulated s"], rows, right={2, 3, 9, 10, 11}))
-    print(f"total in replayed collectives (busiest rank per class): measured {_s(r['measured_total_s'])} s, "
-          f"simulated {_s(r['simulated_total_s'])} s")
-    print(f"span of the replayed calls, gaps included: measured {_s(r['measured_span_s'])} s, "
-          f"simulated {_s(r['simulated_span_s'])} s")
-    if r["left_out"]:
+    print(f"total in replayed collectives (busiest rank per class): measured {_s(r.measured_total_s)} s, "
+          f"simulated {_s(r.simulated_total_s)} s")
+    print(f"span of the replayed calls, gaps included: measured {_s(r.measured_span_s)} s, "
+          f"simulated {_s(r.simulated_span_s)} s")
+    if r.left_out:
         print("left out (profiled time, busiest rank):")
-        for x in r["left_out"]:
-            print(f"  {' '.join(x['class'])}: {_s(x['profiled_time_max_s'])} s; {x['reason']}")
-    for n in r["notes"]:
+        for x in r.left_out:
+            print(f"  {' '.join(_class_cells(x.call))}: {_s(x.call.time_max_s)} s; {x.reason}")
+    for n in r.notes:
         print(f"note: {n}")
-    print("assumes: " + "; ".join(r["assumes"]))
-    print("leaves out: " + "; ".join(r["leaves_out"]))
+    print("assumes: " + "; ".join(ASSUMES))
+    print("leaves out: " + "; ".join(LEAVES_OUT))
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -208,7 +258,7 @@ def run(ns: argparse.Namespace) -> int:
             return 1
     r = report(p, ns.platform, plat, ns.rules, span, per)
     if ns.json:
-        print(json.dumps(r, indent=1))
+        print(json.dumps(r.to_json(), indent=1))
     else:
         print_report(r)
     return 0

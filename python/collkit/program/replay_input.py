@@ -48,7 +48,7 @@ from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.library import registry
 from collkit.program.rules_choice import Choice, Rules, choose
-from collkit.program.profile_file import REDUCTIONS, Profile
+from collkit.program.profile_file import Profile, reduction
 
 FORMAT = "collkit-replay"
 VERSION = 1
@@ -90,7 +90,7 @@ def _why_not(c, ranks: int) -> str:
         return "0 bytes: moves nothing"
     if c.comm == "world" and c.comm_size != ranks:
         return f"a world class of {c.comm_size} ranks in a {ranks}-rank profile"
-    if c.collective in REDUCTIONS:
+    if reduction(c.collective):
         if c.dtype is None:
             return f"datatype {c.datatype} has no collkit equivalent"
         if c.op not in OPS:
@@ -207,8 +207,8 @@ def plan(profile: Profile, rules: Rules | None) -> Plan:
 
 def _class_line(p: Plan, rc: ReplayClass) -> str:
     c = p.profile.classes[rc.index]
-    dtype = c.dtype if c.collective in REDUCTIONS else "int8"
-    op = c.op if c.collective in REDUCTIONS else "-"
+    dtype = c.dtype if reduction(c.collective) else "int8"
+    op = c.op if reduction(c.collective) else "-"
     root = c.root if c.root is not None else -1
     return f"class {c.collective} {rc.comm} {c.bytes} {dtype} {op} {root} {int(c.in_place)} {rc.choice.runs}\n"
 

@@ -12,17 +12,16 @@ from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
 from collkit.library import registry
-from collkit.program.profile_file import REDUCTIONS, ROOTED, CallClass
+from collkit.program.profile_file import CallClass, reduction, rooted
 from collkit.tune.writers import collkit as rules_format
 
 LIBRARY = "library"
 CK_MAX_COUNT = 2**31 - 1        # lib/core: per-message counts travel as int
-FLOAT_DTYPES = ("float", "double")
 
 
 @dataclass(frozen=True)
 class Rules:
-    path: Path
+    path: Path | None                 # None: algorithms forced, not a file (forced())
     lines: tuple[rules_format.Line, ...]
     allow_fp_rank_variant: bool
 
@@ -65,6 +64,13 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
     return Rules(path=p, lines=tuple(lines), allow_fp_rank_variant=rules_format.allows_fp_rank_variant(text))
 
 
+def forced(algorithms: tuple[tuple[str, str], ...]) -> Rules:
+    """The rules equivalent to forcing these (collective, algorithm)s, as `collkit
+    trial --algorithm` does: `C * * NAME` for each, the preload's fallbacks applying."""
+    return Rules(path=None, lines=tuple(rules_format.Line(c, (0, None), (0, None), a) for c, a in algorithms),
+                 allow_fp_rank_variant=False)
+
+
 # The preload's fallback reasons (its report's names) in words.
 REASON_TEXT = {
     "intercommunicator": "the call is on an intercommunicator",
@@ -82,12 +88,12 @@ def _fallback(alg: registry.Algorithm, c: CallClass, allow_fp: bool) -> str:
     """preload/dispatch.c fallback_reason for a class ("" when the algorithm runs)."""
     if c.comm == "inter":
         return "intercommunicator"
-    if c.collective in ROOTED and (c.root is None or not 0 <= c.root < c.comm_size):
+    if rooted(c.collective) and (c.root is None or not 0 <= c.root < c.comm_size):
         return "root"
     if c.bytes == 0 or c.bytes > CK_MAX_COUNT:
         return "count"
     k = alg.constraints
-    if c.collective in REDUCTIONS:
+    if reduction(c.collective):
         if c.dtype is None:
             return "datatype"
         if c.op == "user" and k.commutative_op:
@@ -95,7 +101,7 @@ def _fallback(alg: registry.Algorithm, c: CallClass, allow_fp: bool) -> str:
             return "op-not-commutative"
         if c.bytes // registry.datatype_size(c.dtype) < k.min_count:
             return "count"
-        if alg.traits.fp_rank_variant and c.dtype in FLOAT_DTYPES and not allow_fp:
+        if alg.traits.fp_rank_variant and registry.datatype(c.dtype).is_float and not allow_fp:
             return "fp-rank-variant"
     elif c.bytes < k.min_count:
         return "count"

@@ -76,21 +76,21 @@ def point_of(c: CallClass) -> PointOf | str:
         return "an intercommunicator: collkit-bench measures one group of ranks"
     if c.bytes == 0:
         return "0 bytes: nothing to measure"
-    reduction = c.collective in profile_file.REDUCTIONS
+    reduction = profile_file.reduction(c.collective)
     dtype = c.dtype if reduction else MOVEMENT_DTYPE
     op = c.op if reduction else "sum"   # the spec's default op: data movement has none
     if reduction and c.op not in specs.OPS:
         return (f"op {c.op}: a user op, which collkit-bench cannot run" if c.op == "user"
                 else f"op {c.op}: collkit-bench runs {', '.join(specs.OPS)}")
     if dtype is None:
-        return f"datatype {c.datatype}: collkit-bench fills {', '.join(profile_file.DTYPES)} in reductions"
+        return f"datatype {c.datatype}: collkit-bench fills {', '.join(profile_file.dtypes())} in reductions"
     esize = registry.datatype_size(dtype)
     if c.bytes % esize:
         return f"{c.bytes} B is not a whole number of {dtype} elements (a damaged class)"
     if c.bytes // esize > specs.MAX_COUNT:
         return f"{c.bytes // esize} {dtype} elements: above MPI's int count limit"
     root = 0
-    if c.collective in profile_file.ROOTED:
+    if profile_file.rooted(c.collective):
         if c.root is None:
             return "a rooted collective without its root in the profile"
         root = c.root

@@ -13,7 +13,11 @@ choice, that the choice breaks the program is the finding, and under the
 default the machine or the program is broken; either way the remaining runs
 would measure nothing worth their time. Nothing from the failed run counts; the
 trial exits with its status (1 where the launcher said 0 but the profile is
-incomplete). A difference in the output stops it too, with exit status 1."""
+incomplete). A difference in the output stops it too, with exit status 1.
+
+A run past --timeout (seconds per run), SIGINT or SIGTERM stops that run with
+every process it started (run_profiled, launch/watch.py) and the trial with
+it: one line, exit status 2, and the JSON with the runs measured until then."""
 
 from __future__ import annotations
 
@@ -30,22 +34,28 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from collkit.common import atomic
+from collkit.common import argtypes, atomic
 from collkit.common.errors import UserError
 from collkit.common.table import render, terminal_width
+from collkit.launch import watch
 from collkit.mpis import known
 from collkit.program import trial_choice as choices
 from collkit.program import output_check, profile_file
+from collkit.program.predict import Prediction
 from collkit.program.trial_stats import (CHOICE, DEFAULT, MAX_RUNS, MIN_RUNS, Comparison, balanced_order,
                                          compare)
 
 FORMAT = "collkit-trial"
-VERSION = 1
+VERSION = 2      # 2: "prediction" is `collkit predict --json`'s object; "timeout_s"
 MAX_WARMUP = 10
 STDERR_TAIL = 300     # characters of a failed run's standard error in its one line
 
-RunFn = Callable[..., object]        # run_profiled's signature (program/profile.py)
-PredictFn = Callable[..., object]    # predict_profile's signature (program/predict.py)
+RunFn = Callable[..., object]            # run_profiled's signature (program/profile.py)
+PredictFn = Callable[..., Prediction]    # predict_profile's signature (program/predict.py)
+
+# TrialResult.status
+COMPLETE, OUTPUT_CHANGED, RUN_FAILED = "complete", "output changed", "run failed"
+TIMED_OUT, INTERRUPTED = "timed out", "interrupted"     # both: one line and exit status 2
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class TrialSettings:
     check: output_check.OutputCheck = field(default_factory=output_check.OutputCheck)
     campaign: Path | None = None
     profile: Path | None = None                # the profile the prediction uses
+    timeout: float | None = None               # seconds per run; None: no limit
 
 
 @dataclass(frozen=True)
@@ -75,12 +86,12 @@ class RunRecord:
 
 @dataclass
 class TrialResult:
-    status: str = "complete"          # "complete" | "output changed" | "run failed"
+    status: str = COMPLETE            # COMPLETE, OUTPUT_CHANGED, RUN_FAILED, TIMED_OUT or INTERRUPTED
     exit_status: int = 0
     message: str = ""
     runs: list[RunRecord] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
-    prediction: object | None = None
+    prediction: Prediction | None = None
     reference_values: int = 0         # how many values the output check compares per run
 
     def measured(self, variant: str, attr: str) -> list[float]:
@@ -107,76 +118,95 @@ def _variant_args(settings: TrialSettings, variant: str) -> dict:
     return {"algorithms": c.algorithms, "rules": c.rules, "extra_env": dict(c.extra_env) or None}
 
 
-def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> object:
-    """The prediction for the choice; forced algorithms become the equivalent rules."""
+def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> Prediction:
+    """The prediction for the choice: its collkit rules file or its forced algorithms."""
     c = settings.choice
-    if c.rules is not None:
-        return predict_fn(profile, settings.campaign, c.rules)
-    with tempfile.TemporaryDirectory(prefix="collkit-trial-") as tmp:
-        rules = Path(tmp) / "forced.rules"
-        rules.write_text(choices.forced_rules_text(c.algorithms))
-        return predict_fn(profile, settings.campaign, rules)
+    return predict_fn(profile, settings.campaign, c.rules, forced=c.algorithms)
+
+
+def _stopped(where: str, variant: str, exc: BaseException) -> tuple[str, str]:
+    """The status and the one line of a trial stopped by a run's timeout or an interrupt."""
+    if isinstance(exc, watch.TimedOut):
+        fix = ("the default runs finish, so the choice makes the program hang or crawl: leave it out, or give "
+               "a longer --timeout if such a run may take that long" if variant == CHOICE else
+               "give a longer --timeout (seconds per run), or find where the program hangs")
+        return TIMED_OUT, (f"{where} ran past --timeout {exc.seconds:g} s and was stopped with every process it "
+                           f"started; {fix}")
+    name = exc.name if isinstance(exc, watch.Interrupted) else "an interrupt"
+    return INTERRUPTED, (f"{name} arrived during {where}: the program was stopped with every process it started "
+                         "and the trial ends here; run the trial again to finish it")
 
 
 def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None = None,
             progress: TextIO = sys.stderr) -> TrialResult:
+    """The runs in plan order, the output check and the verdicts. A run past
+    settings.timeout (watch.TimedOut) or an interrupt (KeyboardInterrupt, as
+    watch.Interrupted is for SIGINT and SIGTERM) ends the trial with TIMED_OUT
+    or INTERRUPTED, exit status 2, and the runs measured until then."""
     result = TrialResult()
-    if settings.campaign is not None and settings.profile is not None:
-        result.prediction = _predict(settings, predict_fn,
-                                     profile_file.load(settings.profile, need_complete=True))
-    reference: list[str] | None = None
-    defaults_checked = 0
-    steps = plan(settings)
-    for k, (variant, warm) in enumerate(steps, 1):
-        label = f"run {k} of {len(steps)} ({variant}{', warm-up' if warm else ''})"
-        with tempfile.TemporaryFile() as err:
-            res = run_fn(settings.mpi, list(settings.command), stdout=subprocess.PIPE, stderr=err,
-                         **_variant_args(settings, variant))
-            prof = getattr(res, "profile", None)
-            if res.exit_status != 0 or prof is None or not prof.complete:
-                why = (f"exit status {res.exit_status}" if res.exit_status != 0 else
-                       f"incomplete profile ({prof.incomplete_reason if prof else 'none written'})")
-                tail = _tail(err)
-                result.status, result.exit_status = "run failed", res.exit_status or 1
-                result.message = f"{label} failed: {why}" + (f"; its standard error ends: {tail}" if tail else "")
-                return result
-        record = RunRecord(index=k, variant=variant, warmup=warm, wall_s=float(res.wall_s),
-                           collective_time_s=prof.collective_time_s)
-        print(f"[trial] {label}: {record.wall_s:.3f} s, {record.collective_time_s:.3f} s in collectives",
-              file=progress, flush=True)
-        if settings.check.active:
-            try:
-                values = settings.check.values(settings.check.text(res.stdout or ""))
-            except output_check.CompareCommandFailed as exc:
-                result.status, result.exit_status = "run failed", 1
-                result.message = f"after {label}: {exc}"
-                return result
-            defaults_checked += variant == DEFAULT
-            if reference is None:
-                if not values:
-                    raise UserError(f"the output check found no values in the first default run's output "
-                                    f"({settings.check.describe()}); correct --compare-regex or "
-                                    "--compare-command")
-                reference = values
-                result.reference_values = len(values)
-            else:
-                diff = settings.check.difference(reference, values)
-                if diff is not None:
-                    hint = ""
-                    if variant == DEFAULT:
-                        hint = ("; the default runs differ among themselves, so the check compares values "
-                                "that change from run to run (times?): narrow --compare-regex or give "
-                                "--compare-rtol")
-                    elif defaults_checked == 1:
-                        hint = ("; only one default run so far, so values that change from run to run "
-                                "(times?) would look the same: if the output has such, narrow --compare-regex")
-                    result.status, result.exit_status = "output changed", 1
-                    result.message = f"{label}: {diff}{hint}"
-                    result.runs.append(record)
+    where, variant = "the prediction before the first run", DEFAULT
+    try:
+        if settings.campaign is not None and settings.profile is not None:
+            result.prediction = _predict(settings, predict_fn,
+                                         profile_file.load(settings.profile, need_complete=True))
+        reference: list[str] | None = None
+        defaults_checked = 0
+        steps = plan(settings)
+        for k, (variant, warm) in enumerate(steps, 1):
+            where = label = f"run {k} of {len(steps)} ({variant}{', warm-up' if warm else ''})"
+            with tempfile.TemporaryFile() as err:
+                res = run_fn(settings.mpi, list(settings.command), stdout=subprocess.PIPE, stderr=err,
+                             timeout=settings.timeout, **_variant_args(settings, variant))
+                prof = getattr(res, "profile", None)
+                if res.exit_status != 0 or prof is None or not prof.complete:
+                    why = (f"exit status {res.exit_status}" if res.exit_status != 0 else
+                           f"incomplete profile ({prof.incomplete_reason if prof else 'none written'})")
+                    tail = _tail(err)
+                    result.status, result.exit_status = RUN_FAILED, res.exit_status or 1
+                    result.message = (f"{label} failed: {why}"
+                                      + (f"; its standard error ends: {tail}" if tail else ""))
                     return result
-        result.runs.append(record)
-        if settings.campaign is not None and result.prediction is None and variant == DEFAULT:
-            result.prediction = _predict(settings, predict_fn, prof)
+            record = RunRecord(index=k, variant=variant, warmup=warm, wall_s=float(res.wall_s),
+                               collective_time_s=prof.collective_time_s)
+            print(f"[trial] {label}: {record.wall_s:.3f} s, {record.collective_time_s:.3f} s in collectives",
+                  file=progress, flush=True)
+            if settings.check.active:
+                try:
+                    values = settings.check.values(settings.check.text(res.stdout or ""))
+                except output_check.CompareCommandFailed as exc:
+                    result.status, result.exit_status = RUN_FAILED, 1
+                    result.message = f"after {label}: {exc}"
+                    return result
+                defaults_checked += variant == DEFAULT
+                if reference is None:
+                    if not values:
+                        raise UserError(f"the output check found no values in the first default run's output "
+                                        f"({settings.check.describe()}); correct --compare-regex or "
+                                        "--compare-command")
+                    reference = values
+                    result.reference_values = len(values)
+                else:
+                    diff = settings.check.difference(reference, values)
+                    if diff is not None:
+                        hint = ""
+                        if variant == DEFAULT:
+                            hint = ("; the default runs differ among themselves, so the check compares values "
+                                    "that change from run to run (times?): narrow --compare-regex or give "
+                                    "--compare-rtol")
+                        elif defaults_checked == 1:
+                            hint = ("; only one default run so far, so values that change from run to run "
+                                    "(times?) would look the same: if the output has such, narrow --compare-regex")
+                        result.status, result.exit_status = OUTPUT_CHANGED, 1
+                        result.message = f"{label}: {diff}{hint}"
+                        result.runs.append(record)
+                        return result
+            result.runs.append(record)
+            if settings.campaign is not None and result.prediction is None and variant == DEFAULT:
+                result.prediction = _predict(settings, predict_fn, prof)
+    except (watch.TimedOut, KeyboardInterrupt) as exc:
+        result.status, result.message = _stopped(where, variant, exc)
+        result.exit_status = 2
+        return result
     result.comparisons = [
         compare("wall time", result.measured(DEFAULT, "wall_s"), result.measured(CHOICE, "wall_s")),
         compare("time in collectives", result.measured(DEFAULT, "collective_time_s"),
@@ -222,37 +252,31 @@ def report(settings: TrialSettings, result: TrialResult, width: int | None = Non
         lines.append(render(["seconds", "variant", "predicted", "95% interval", "measured median"], rows,
                             right={2, 4}, width=width))
     if settings.check.active:
-        state = "unchanged" if result.status == "complete" else "CHANGED" if result.status == "output changed" \
+        state = "unchanged" if result.status == COMPLETE else "CHANGED" if result.status == OUTPUT_CHANGED \
             else "checked until the failure"
         n = result.reference_values
         lines += textwrap.wrap(f"output: {state} ({n} value{'' if n == 1 else 's'}: {settings.check.describe()})",
                                width, subsequent_indent="  ")
     else:
         lines.append("output: not checked (give --compare-regex or --compare-command)")
-    verdict = result.comparisons[0].verdict if result.status == "complete" else result.status
+    verdict = result.comparisons[0].verdict if result.status == COMPLETE else result.status
     lines += textwrap.wrap(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""), width,
                            subsequent_indent="  ")
     return "\n".join(lines)
 
 
 def to_json(settings: TrialSettings, result: TrialResult) -> dict:
-    pred = result.prediction
     return {
         "format": FORMAT, "version": VERSION,
         "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": list(settings.command), "cwd": os.getcwd(), "mpi": settings.mpi,
         "choice": settings.choice.to_json(), "runs_per_variant": settings.runs, "warmup": settings.warmup,
+        "timeout_s": settings.timeout,
         "status": result.status, "exit_status": result.exit_status, "message": result.message,
         "output_check": settings.check.describe() if settings.check.active else None,
         "runs": [r.to_json() for r in result.runs],
         "comparisons": [c.to_json() for c in result.comparisons],
-        "prediction": None if pred is None else {
-            "campaign": str(settings.campaign), "default_total_s": pred.default_total_s,
-            "default_total_ci_s": list(pred.default_total_ci) if pred.default_total_ci else None,
-            "rules_total_s": pred.rules_total_s,
-            "rules_total_ci_s": list(pred.rules_total_ci) if pred.rules_total_ci else None,
-            "measured_total_s": pred.measured_total_s, "uncovered_s": pred.uncovered_s,
-            "wall_change_s": pred.wall_change_s},
+        "prediction": None if result.prediction is None else result.prediction.to_json(),
     }
 
 
@@ -298,7 +322,7 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
             profile = Path(ns.profile)
             profile_file.load(profile, need_complete=True)
     return TrialSettings(mpi=mpi, command=command, choice=choice, runs=ns.runs, warmup=ns.warmup,
-                         check=check, campaign=campaign, profile=profile)
+                         check=check, campaign=campaign, profile=profile, timeout=ns.timeout)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -312,11 +336,14 @@ def run(ns: argparse.Namespace) -> int:
     predict_fn = None
     if settings.campaign is not None:
         from collkit.program.predict import predict_profile as predict_fn
-    result = execute(settings, run_profiled, predict_fn)
+    with watch.interrupts():     # SIGINT and SIGTERM stop the run's every process (run_profiled)
+        result = execute(settings, run_profiled, predict_fn)
     if ns.json is not None:
         atomic.write_json(Path(ns.json), to_json(settings, result))
+    if result.status in (TIMED_OUT, INTERRUPTED):
+        raise UserError(result.message)
     print(report(settings, result))
-    if result.status == "run failed":
+    if result.status == RUN_FAILED:
         print(f"collkit trial: {result.message}", file=sys.stderr)
     return result.exit_status
 
@@ -337,7 +364,8 @@ examples:
   collkit trial --runs 8 --algorithm allreduce=ring --campaign app-campaign -- mpirun -n 4 ./app
   collkit trial --runs 10 --mpi mpich --rules tuned.json --compare-command 'cat out.txt' -- mpiexec -n 4 ./app
 Exit status: 0 when every run finished with its output unchanged (whatever the verdict),
-1 when the output changed, a failed run's own status when one failed, 2 on bad options.
+1 when the output changed, a failed run's own status when one failed, 2 on bad options,
+a run past --timeout, or Ctrl-C (SIGINT) or SIGTERM (each stops every process of the run).
 See docs/application-loop.md."""
 
 
@@ -366,6 +394,9 @@ def add_parser(sub) -> None:
     p.add_argument("--profile", metavar="FILE",
                    help="the profile the prediction uses (default: the first default run's)")
     p.add_argument("--json", metavar="FILE", help="write every run's numbers and the verdicts as JSON")
+    p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
+                   help="stop a run, every process it started, and the trial after S seconds of that run "
+                        "(default: no limit)")
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
                    help="the launcher, its arguments, the program and its arguments")
     p.set_defaults(func=run)
