@@ -180,10 +180,11 @@ void ckm_mixed_run(const ck_algorithm *a, ckm_call_fn call, ckm_refuses_fn refus
     if (MPI_Type_create_resized(ck_datatype_mpi(dtype), 0, 2 * extent, &strided) != MPI_SUCCESS ||
         MPI_Type_commit(&strided) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 3);
-    /* 1 and p + 1, and a count past CK_SCATTERED_MIN_BYTES (4 KiB of
-     * doubles per block): where an algorithm moves blocks in place through
-     * datatypes of their addresses (alltoall/bruck), with the caller's types. */
-    const size_t counts[] = {1, (size_t)p + 1, 520};
+    /* 1 and p + 1, and a count past CK_SCATTERED_MIN_BYTES (16 KiB of
+     * doubles per block, scattered.h): where an algorithm moves blocks in
+     * place through datatypes of their addresses (alltoall/bruck,
+     * allgather/bruck), with the caller's types. */
+    const size_t counts[] = {1, (size_t)p + 1, 2056};
     const int roots[] = {0, p - 1};
     const int nroots = d->has_root && p > 1 ? 2 : 1;
     uint64_t seed = 7;

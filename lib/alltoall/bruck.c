@@ -91,7 +91,7 @@ static int exchange_in_place(char *work, char *rbuf, unsigned char *in_rbuf, int
             in_rbuf[j] ^= 1;
             nb++;
         }
-        ck_scattered s = {NULL, MPI_DATATYPE_NULL}, r = {NULL, MPI_DATATYPE_NULL};
+        ck_scattered s = {NULL, 1, MPI_DATATYPE_NULL, 0}, r = {NULL, 1, MPI_DATATYPE_NULL, 0};
         rc = ck_scattered_make(nb, from, disp, count, dt, &s);
         if (rc == MPI_SUCCESS) rc = ck_scattered_make(nb, to, disp, count, dt, &r);
         if (rc == MPI_SUCCESS)

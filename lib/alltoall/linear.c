@@ -18,7 +18,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
 {
     int rc, rank, size, n = 0;
     MPI_Aint extent;
-    MPI_Request *reqs = NULL;
+    ck_reqs reqs = {0};
     ck_tmp tmp = {0};
     const void *src;
 
@@ -28,21 +28,17 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
 
     CK_SPAN_BEGIN("exchange");
     if (size > 1) {
-        reqs = malloc(sizeof *reqs * 2 * (size_t)(size - 1));
-        if (reqs == NULL) {
-            rc = MPI_ERR_NO_MEM;
-            goto out;
-        }
+        CK_TRY(ck_reqs_alloc(&reqs, 2 * (size_t)(size - 1)));
         for (int i = 1; i < size; i++) {
             int from = (rank - i + size) % size;
             CK_TRY(ck_irecv(ck_elem(rbuf, (size_t)from * count, extent), count, dt, from,
-                            tag, comm, &reqs[n]));
+                            tag, comm, &reqs.v[n]));
             n++;
         }
         for (int i = 1; i < size; i++) {
             int to = (rank + i) % size;
             CK_TRY(ck_isend(ck_elem(src, (size_t)to * count, extent), count, dt, to, tag,
-                            comm, &reqs[n]));
+                            comm, &reqs.v[n]));
             n++;
         }
     }
@@ -51,10 +47,10 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     if (sbuf != MPI_IN_PLACE)
         CK_TRY(ck_copy(ck_elem(sbuf, (size_t)rank * count, extent),
                        ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
-    CK_TRY(ck_waitall(n, reqs));
+    CK_TRY(ck_waitall(n, reqs.v));
     CK_SPAN_END("exchange");
 out:
-    free(reqs);
+    ck_reqs_free(&reqs);
     ck_tmp_free(&tmp);
     return rc;
 }

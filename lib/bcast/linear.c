@@ -10,16 +10,10 @@
 #include "../core/ck_core.h"
 #include "collkit/spans.h"
 
-/* Up to this many receivers the root's requests live on the stack, so the
- * common sizes allocate nothing per call (Open MPI keeps a per-communicator
- * request array for the same reason); beyond it, one malloc per call. */
-#define CK_BCAST_LINEAR_STACK_REQS 64
-
 int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size, posted = 0;
-    MPI_Request stack_reqs[CK_BCAST_LINEAR_STACK_REQS];
-    MPI_Request *reqs = stack_reqs;
+    ck_reqs reqs = {0};   /* the common sizes allocate nothing per call (ck_reqs) */
     CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
 
@@ -34,14 +28,11 @@ int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm
         rc = ck_recv(buf, count, dt, root, tag, comm);
         CK_SPAN_END("step");
     } else {
-        if (size - 1 > CK_BCAST_LINEAR_STACK_REQS) {
-            reqs = malloc(sizeof *reqs * (size_t)(size - 1));
-            if (reqs == NULL) rc = MPI_ERR_NO_MEM;
-        }
-        for (int r = 0; r < size && reqs != NULL; r++) {
+        rc = ck_reqs_alloc(&reqs, (size_t)(size - 1));
+        for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
             if (r == root) continue;
             CK_SPAN_BEGIN_STEP("step", r < root ? r : r - 1);
-            rc = ck_isend(buf, count, dt, r, tag, comm, &reqs[posted]);
+            rc = ck_isend(buf, count, dt, r, tag, comm, &reqs.v[posted]);
             CK_SPAN_END("step");
             if (rc != MPI_SUCCESS) break;
             posted++;
@@ -50,12 +41,12 @@ int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm
          * for, so that none outlives this call: their receivers run the same
          * schedule, so every one is matched. The first error is reported. */
         if (posted > 0) {
-            int wrc = ck_waitall(posted, reqs);
+            int wrc = ck_waitall(posted, reqs.v);
             if (rc == MPI_SUCCESS) rc = wrc;
         }
     }
     CK_SPAN_END("fan_out");
 out:
-    if (reqs != stack_reqs) free(reqs);
+    ck_reqs_free(&reqs);
     return rc;
 }

@@ -131,21 +131,17 @@ int ck_root_fan(int fan_in, void *blocks, void *own, size_t count, MPI_Datatype 
 {
     int rc, n = 0;
     MPI_Aint extent;
-    MPI_Request *reqs = NULL;
+    ck_reqs reqs = {0};
     CK_TRY(ck_type_extent(dt, &extent));
     if (size > 1) {
-        reqs = malloc(sizeof *reqs * (size_t)(size - 1));
-        if (reqs == NULL) {
-            rc = MPI_ERR_NO_MEM;
-            goto out;
-        }
+        CK_TRY(ck_reqs_alloc(&reqs, (size_t)(size - 1)));
         for (int i = 1; i < size; i++) {
             int r = ck_abs_rank(i, root, size);
             char *blk = ck_elem(blocks, (size_t)r * count, extent);
             if (fan_in)
-                CK_TRY(ck_irecv(blk, count, dt, r, tag, comm, &reqs[n]));
+                CK_TRY(ck_irecv(blk, count, dt, r, tag, comm, &reqs.v[n]));
             else
-                CK_TRY(ck_isend(blk, count, dt, r, tag, comm, &reqs[n]));
+                CK_TRY(ck_isend(blk, count, dt, r, tag, comm, &reqs.v[n]));
             n++;
         }
     }
@@ -153,9 +149,9 @@ int ck_root_fan(int fan_in, void *blocks, void *own, size_t count, MPI_Datatype 
     char *mine = ck_elem(blocks, (size_t)root * count, extent);
     if (own != MPI_IN_PLACE)
         CK_TRY(fan_in ? ck_copy(own, mine, count, dt) : ck_copy(mine, own, count, dt));
-    CK_TRY(ck_waitall(n, reqs));
+    CK_TRY(ck_waitall(n, reqs.v));
 out:
-    free(reqs);
+    ck_reqs_free(&reqs);
     return rc;
 }
 

@@ -43,6 +43,18 @@ int ck_sendrecv(const void *sbuf, size_t scount, int dst,
                          comm, MPI_STATUS_IGNORE));
 }
 
+int ck_reqs_alloc(ck_reqs *r, size_t n)
+{
+    r->v = n <= CK_STACK_REQS ? r->stack : malloc(n * sizeof *r->v);
+    return r->v != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+void ck_reqs_free(ck_reqs *r)
+{
+    if (r->v != r->stack) free(r->v);
+    r->v = NULL;
+}
+
 int ck_isend(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag,
              MPI_Comm comm, MPI_Request *req)
 {

@@ -13,7 +13,9 @@ int ck_scattered_make(int nb, char *const *blocks, MPI_Aint *disp, size_t count,
                       ck_scattered *out)
 {
     out->base = NULL;
+    out->count = 1;
     out->type = MPI_DATATYPE_NULL;
+    out->made = 0;
     if (count > CK_MAX_COUNT || nb < 1) return MPI_ERR_COUNT;
     int rc = MPI_SUCCESS, low = 0;
     for (int i = 0; i < nb && rc == MPI_SUCCESS; i++) {
@@ -25,6 +27,7 @@ int ck_scattered_make(int nb, char *const *blocks, MPI_Aint *disp, size_t count,
     for (int i = 0; i < nb; i++) disp[i] = MPI_Aint_diff(disp[i], origin);
     rc = MPI_Type_create_hindexed_block(nb, (int)count, disp, dt, &out->type);
     if (rc != MPI_SUCCESS) return rc;
+    out->made = 1;
     rc = MPI_Type_commit(&out->type);
     if (rc != MPI_SUCCESS) {
         ck_scattered_free(out);
@@ -34,10 +37,21 @@ int ck_scattered_make(int nb, char *const *blocks, MPI_Aint *disp, size_t count,
     return MPI_SUCCESS;
 }
 
+int ck_scattered_run(void *start, size_t count, MPI_Datatype dt, ck_scattered *out)
+{
+    if (count > CK_MAX_COUNT) return MPI_ERR_COUNT;
+    out->base = start;
+    out->count = (int)count;
+    out->type = dt;
+    out->made = 0;
+    return MPI_SUCCESS;
+}
+
 void ck_scattered_free(ck_scattered *s)
 {
-    if (s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
+    if (s->made && s->type != MPI_DATATYPE_NULL) MPI_Type_free(&s->type);
     s->type = MPI_DATATYPE_NULL;
+    s->made = 0;
     s->base = NULL;
 }
 
@@ -46,8 +60,8 @@ int ck_sendrecv_scattered(const ck_scattered *send, int dst, const ck_scattered 
 {
     ck_local_work_flush();
     CK_SPAN_BEGIN("comm");
-    int rc = MPI_Sendrecv(send->base, 1, send->type, dst, tag, recv->base, 1, recv->type, src, tag,
-                          comm, MPI_STATUS_IGNORE);
+    int rc = MPI_Sendrecv(send->base, send->count, send->type, dst, tag, recv->base, recv->count, recv->type,
+                          src, tag, comm, MPI_STATUS_IGNORE);
     CK_SPAN_END("comm");
     return rc;
 }

@@ -12,10 +12,12 @@
 
 #include "ck_core.h"
 
-/* At least this many bytes per step (all blocks of one message) before a
- * datatype of addresses pays for itself over packing into a contiguous
- * buffer (measured: docs/benchmarks.md, "Bruck without the extra copies"). */
-#define CK_SCATTERED_MIN_BYTES 4096
+/* At least this many bytes per message before a datatype of addresses pays
+ * for itself over packing into a contiguous buffer: at 2 ranks, Bruck's
+ * alltoall with 4 KiB steps was 1.1 times slower through datatypes than
+ * packed, with 32 KiB steps 1.2 times faster (docs/benchmarks.md, "Same
+ * schedule, no slower"). */
+#define CK_SCATTERED_MIN_BYTES 16384
 
 /* Whether a message of nb blocks of count elements of dt is worth sending
  * from (or receiving into) scattered places rather than packed. Decided from
@@ -28,11 +30,16 @@ int ck_scattered_pays(int nb, size_t count, MPI_Datatype dt);
  * to it. disp is scratch of nb entries. Free the type with MPI_Type_free. */
 typedef struct {
     void *base;
+    int count;              /* of type: 1 for a made datatype, the elements of a run */
     MPI_Datatype type;
+    int made;               /* the type is ours to free */
 } ck_scattered;
 
 int ck_scattered_make(int nb, char *const *blocks, MPI_Aint *disp, size_t count, MPI_Datatype dt,
                       ck_scattered *out);
+/* One contiguous run of count elements of dt at start, in the same form (no
+ * datatype made: a message whose blocks happen to be adjacent). */
+int ck_scattered_run(void *start, size_t count, MPI_Datatype dt, ck_scattered *out);
 void ck_scattered_free(ck_scattered *s);
 
 /* One exchange of two such messages (ck_sendrecv's counterpart: the local
