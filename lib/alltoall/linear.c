@@ -18,7 +18,7 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
 {
     int rc, rank, size, n = 0;
     MPI_Aint extent;
-    ck_reqs reqs = {0};
+    MPI_Request stack[CK_STACK_REQS], *reqs = NULL;
     ck_tmp tmp = {0};
     const void *src;
 
@@ -28,17 +28,18 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
 
     CK_SPAN_BEGIN("exchange");
     if (size > 1) {
-        CK_TRY(ck_reqs_alloc(&reqs, 2 * (size_t)(size - 1)));
+        reqs = ck_reqs_get(stack, 2 * (size_t)(size - 1));
+        if (reqs == NULL) CK_TRY(MPI_ERR_NO_MEM);
         for (int i = 1; i < size; i++) {
             int from = (rank - i + size) % size;
             CK_TRY(ck_irecv(ck_elem(rbuf, (size_t)from * count, extent), count, dt, from,
-                            tag, comm, &reqs.v[n]));
+                            tag, comm, &reqs[n]));
             n++;
         }
         for (int i = 1; i < size; i++) {
             int to = (rank + i) % size;
             CK_TRY(ck_isend(ck_elem(src, (size_t)to * count, extent), count, dt, to, tag,
-                            comm, &reqs.v[n]));
+                            comm, &reqs[n]));
             n++;
         }
     }
@@ -47,10 +48,10 @@ int ck_alltoall_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
     if (sbuf != MPI_IN_PLACE)
         CK_TRY(ck_copy(ck_elem(sbuf, (size_t)rank * count, extent),
                        ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
-    CK_TRY(ck_waitall(n, reqs.v));
+    CK_TRY(ck_waitall(n, reqs));
     CK_SPAN_END("exchange");
 out:
-    ck_reqs_free(&reqs);
+    ck_reqs_put(stack, reqs);
     ck_tmp_free(&tmp);
     return rc;
 }

@@ -13,7 +13,7 @@
 int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int rc, rank, size, posted = 0;
-    ck_reqs reqs = {0};   /* the common sizes allocate nothing per call (ck_reqs) */
+    MPI_Request stack[CK_STACK_REQS], *reqs = NULL;   /* the common sizes allocate nothing per call */
     CK_TRY(ck_check_bcast(buf, count, dt, root, comm, &rank, &size));
     if (count == 0 || size == 1) return MPI_SUCCESS;
 
@@ -28,11 +28,12 @@ int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm
         rc = ck_recv(buf, count, dt, root, tag, comm);
         CK_SPAN_END("step");
     } else {
-        rc = ck_reqs_alloc(&reqs, (size_t)(size - 1));
+        reqs = ck_reqs_get(stack, (size_t)(size - 1));
+        rc = reqs != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
         for (int r = 0; r < size && rc == MPI_SUCCESS; r++) {
             if (r == root) continue;
             CK_SPAN_BEGIN_STEP("step", r < root ? r : r - 1);
-            rc = ck_isend(buf, count, dt, r, tag, comm, &reqs.v[posted]);
+            rc = ck_isend(buf, count, dt, r, tag, comm, &reqs[posted]);
             CK_SPAN_END("step");
             if (rc != MPI_SUCCESS) break;
             posted++;
@@ -41,12 +42,12 @@ int ck_bcast_linear(void *buf, size_t count, MPI_Datatype dt, int root, MPI_Comm
          * for, so that none outlives this call: their receivers run the same
          * schedule, so every one is matched. The first error is reported. */
         if (posted > 0) {
-            int wrc = ck_waitall(posted, reqs.v);
+            int wrc = ck_waitall(posted, reqs);
             if (rc == MPI_SUCCESS) rc = wrc;
         }
     }
     CK_SPAN_END("fan_out");
 out:
-    ck_reqs_free(&reqs);
+    ck_reqs_put(stack, reqs);
     return rc;
 }

@@ -151,19 +151,15 @@ int ck_irecv(void *buf, size_t count, MPI_Datatype dt, int src, int tag,
              MPI_Comm comm, MPI_Request *req);
 int ck_waitall(int n, MPI_Request *reqs);
 
-/* Requests for up to n messages: on the caller's stack up to CK_STACK_REQS
- * (Open MPI keeps a per-communicator request array, MPICH a small on-stack
- * one, for the same reason: at small p a malloc and a free per call are a
- * tenth of an 8-byte call's own work), else one malloc. Zero-initialise;
- * the struct must stay where it is while v is in use; ck_reqs_free is safe
- * at any time. */
-#define CK_STACK_REQS 64
-typedef struct {
-    MPI_Request *v;
-    MPI_Request stack[CK_STACK_REQS];
-} ck_reqs;
-int ck_reqs_alloc(ck_reqs *r, size_t n);
-void ck_reqs_free(ck_reqs *r);
+/* Requests for up to n messages: the caller's array `stack` of CK_STACK_REQS
+ * when n fits (Open MPI keeps a per-communicator request array, MPICH a small
+ * on-stack one, for the same reason: at small p a malloc and a free per call
+ * cost a fifth of an 8-byte call's own work), else one malloc; NULL when out
+ * of memory. The stack array is left uninitialised (zeroing it would cost
+ * as much as the malloc). ck_reqs_put(stack, NULL) is safe. */
+#define CK_STACK_REQS 32
+MPI_Request *ck_reqs_get(MPI_Request *stack, size_t n);
+void ck_reqs_put(MPI_Request *stack, MPI_Request *reqs);
 
 /* ------------------------------------------------------------- math */
 

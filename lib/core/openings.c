@@ -131,17 +131,18 @@ int ck_root_fan(int fan_in, void *blocks, void *own, size_t count, MPI_Datatype 
 {
     int rc, n = 0;
     MPI_Aint extent;
-    ck_reqs reqs = {0};
+    MPI_Request stack[CK_STACK_REQS], *reqs = NULL;
     CK_TRY(ck_type_extent(dt, &extent));
     if (size > 1) {
-        CK_TRY(ck_reqs_alloc(&reqs, (size_t)(size - 1)));
+        reqs = ck_reqs_get(stack, (size_t)(size - 1));
+        if (reqs == NULL) CK_TRY(MPI_ERR_NO_MEM);
         for (int i = 1; i < size; i++) {
             int r = ck_abs_rank(i, root, size);
             char *blk = ck_elem(blocks, (size_t)r * count, extent);
             if (fan_in)
-                CK_TRY(ck_irecv(blk, count, dt, r, tag, comm, &reqs.v[n]));
+                CK_TRY(ck_irecv(blk, count, dt, r, tag, comm, &reqs[n]));
             else
-                CK_TRY(ck_isend(blk, count, dt, r, tag, comm, &reqs.v[n]));
+                CK_TRY(ck_isend(blk, count, dt, r, tag, comm, &reqs[n]));
             n++;
         }
     }
@@ -149,9 +150,9 @@ int ck_root_fan(int fan_in, void *blocks, void *own, size_t count, MPI_Datatype 
     char *mine = ck_elem(blocks, (size_t)root * count, extent);
     if (own != MPI_IN_PLACE)
         CK_TRY(fan_in ? ck_copy(own, mine, count, dt) : ck_copy(mine, own, count, dt));
-    CK_TRY(ck_waitall(n, reqs.v));
+    CK_TRY(ck_waitall(n, reqs));
 out:
-    ck_reqs_free(&reqs);
+    ck_reqs_put(stack, reqs);
     return rc;
 }
 

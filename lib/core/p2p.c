@@ -43,16 +43,14 @@ int ck_sendrecv(const void *sbuf, size_t scount, int dst,
                          comm, MPI_STATUS_IGNORE));
 }
 
-int ck_reqs_alloc(ck_reqs *r, size_t n)
+MPI_Request *ck_reqs_get(MPI_Request *stack, size_t n)
 {
-    r->v = n <= CK_STACK_REQS ? r->stack : malloc(n * sizeof *r->v);
-    return r->v != NULL ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return n <= CK_STACK_REQS ? stack : malloc(n * sizeof *stack);
 }
 
-void ck_reqs_free(ck_reqs *r)
+void ck_reqs_put(MPI_Request *stack, MPI_Request *reqs)
 {
-    if (r->v != r->stack) free(r->v);
-    r->v = NULL;
+    if (reqs != stack) free(reqs);
 }
 
 int ck_isend(const void *buf, size_t count, MPI_Datatype dt, int dst, int tag,
