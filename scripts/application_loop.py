@@ -2,6 +2,9 @@
 """The whole loop of issue #30 on real programs that no one here wrote:
 profile -> spec --from-profile -> run -> tune -> predict -> trial -> replay,
 each step the `collkit` command a user types, its outputs kept in one directory.
+The trial always runs: where the rules keep the library everywhere it forces
+the campaign's fastest libcollkit algorithm of the collective the program spent
+most time in (forced_choice), and the summary says so (trial_choice).
 
     .venv/bin/python scripts/application_loop.py --program hpcc --mpi openmpi \
         --ranks 4 --runs 8 --out build/app-loop [--replay sim:fattree-small]
@@ -113,6 +116,40 @@ def collkit(*args: str, cwd: Path | None = None, check: bool = True) -> subproce
     return proc
 
 
+def forced_choice(records: Path, classes: list[dict]) -> tuple[str, str, str]:
+    """When the rules keep the library everywhere, the trial still tries something:
+    (collective, algorithm, why). The collective is the one the profiled classes
+    spent most time in among those the campaign measured libcollkit on; the
+    algorithm, of those measured ok at every size the campaign measured that
+    collective at (so every class of it can run it), the one with the smallest
+    sum of medians. Calls it cannot run still go to the library (the preload's
+    fallback)."""
+    last: dict[str, dict] = {}
+    for line in records.read_text().splitlines():
+        rec = json.loads(line)
+        last[rec["id"]] = rec       # a re-measured point's last record stands for it
+    ok = [r for r in last.values() if r["backend"] == "collkit" and r["status"] == "ok"]
+    spent: dict[str, float] = {}
+    for c in classes:
+        spent[c["collective"]] = spent.get(c["collective"], 0.0) + c["time_max_s"]
+    measured = {r["collective"] for r in ok}
+    if not measured:
+        raise SystemExit("application_loop: the campaign measured no libcollkit algorithm ok: nothing to try")
+    coll = max(sorted(measured), key=lambda c: spent.get(c, 0.0))
+    sizes = {r["bytes"] for r in ok if r["collective"] == coll}
+    medians: dict[str, dict[int, list[float]]] = {}
+    for r in ok:
+        if r["collective"] == coll:
+            medians.setdefault(r["algorithm"], {}).setdefault(r["bytes"], []).append(r["stats_us"]["median"])
+    # the most sizes covered first, then the smallest sum of each size's mean median
+    alg = min(sorted(medians), key=lambda a: (-len(medians[a]),
+                                              sum(sum(v) / len(v) for v in medians[a].values())))
+    covered = "every size" if set(medians[alg]) == sizes else f"{len(medians[alg])} of {len(sizes)} sizes"
+    why = (f"the rules keep the library everywhere, so the trial forces {coll}={alg}: {coll} took the most "
+           f"profiled time, and {alg} was the campaign's fastest libcollkit {coll} measured at {covered}")
+    return coll, alg, why
+
+
 def launcher(mpi: str, ranks: int, prog: Program, run_dir: Path) -> list[str]:
     sys.path.insert(0, str(ROOT / "python"))
     from collkit.mpis import known
@@ -160,16 +197,19 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     pred = collkit("predict", str(profile), "--campaign", str(campaign), "--rules", str(rules), "--json")
     summary["predict"] = json.loads(pred.stdout)
 
-    chosen = [ln for ln in summary["rules"] if ln.split()[-1] != "library"]
-    prog.prepare(run_dir, ranks)     # the trial's first run starts from the same state as the profile's
-    if chosen:
-        trial_json = out / "trial.json"
-        collkit("trial", "--runs", str(runs), "--mpi", mpi, "--rules", str(rules), *prog.compare,
-                "--campaign", str(campaign), "--profile", str(profile), "--json", str(trial_json),
-                "--", *cmd, cwd=run_dir)
-        summary["trial"] = json.loads(trial_json.read_text())
+    from collkit.tune.writers import collkit as rules_format     # python/ is on sys.path (launcher)
+    if any(ln.choice != "library" for ln in rules_format.parse(rules.read_text())):
+        choice = ["--rules", str(rules)]
+        summary["trial_choice"] = {"kind": "rules", "forced": None, "why": "the rules tune wrote"}
     else:
-        summary["trial"] = None      # the rules keep the library everywhere: nothing to try
+        coll, alg, why = forced_choice(campaign / "records.jsonl", prof["classes"])
+        choice = ["--algorithm", f"{coll}={alg}"]
+        summary["trial_choice"] = {"kind": "forced", "forced": f"{coll}={alg}", "why": why}
+    prog.prepare(run_dir, ranks)     # the trial's first run starts from the same state as the profile's
+    trial_json = out / "trial.json"
+    collkit("trial", "--runs", str(runs), "--mpi", mpi, *choice, *prog.compare, "--campaign", str(campaign),
+            "--profile", str(profile), "--json", str(trial_json), "--", *cmd, cwd=run_dir)
+    summary["trial"] = json.loads(trial_json.read_text())
 
     if replay:
         rep = collkit("replay", str(profile), "--platform", replay, "--rules", str(rules), "--json")
@@ -220,11 +260,13 @@ def markdown(paths: list[Path]) -> str:
                    + f", rules {_ms(pred['rules_total_s'])} ms" + (f" [{_ms(rci[0])}, {_ms(rci[1])}]" if rci else "")
                    + f" (profiled classes: {_ms(pred['measured_total_s'])} ms, of which {_ms(pred['uncovered_s'])} ms "
                    f"not covered); implied wall change {pred['wall_change_pct']:+.2f} %.\n")
-        if not trial:
+        if not trial:    # a summary from before the trial was always run
             out.append("Trial: not run, the rules keep the library's default everywhere.\n")
             continue
+        choice = s.get("trial_choice") or {}
+        forced = f"; {choice['why']}" if choice.get("kind") == "forced" else ""
         out.append(f"Trial ({trial['runs_per_variant']} runs a variant after {trial['warmup']} warm-up each, "
-                   f"output check: {trial['output_check']}): {trial['status']}.\n")
+                   f"output check: {trial['output_check']}{forced}): {trial['status']}.\n")
         out.append("| measure | default median [95 %] | choice median [95 %] | ratio | p | verdict |")
         out.append("| --- | --- | --- | ---: | ---: | --- |")
         for c in trial["comparisons"]:
@@ -270,9 +312,14 @@ def main() -> int:
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     s = loop(prog, a.mpi, a.ranks, a.runs, out, a.min_share, a.replay, a.quick)
     p = s["predict"]
+    t, choice = s["trial"], s["trial_choice"]
+    verdicts = ", ".join(f"{c['measure']} {c['verdict']}" for c in t["comparisons"])
     print(f"{prog.name} on {a.mpi}, {a.ranks} ranks: wall {s['profile']['wall_s']:.3f} s, in collectives "
           f"{s['profile']['collective_time_s']:.4f} s; predicted default {p['default_total_s']:.4f} s, "
-          f"rules {p['rules_total_s']:.4f} s; summary in {out / 'summary.json'}")
+          f"rules {p['rules_total_s']:.4f} s; trial of {choice['forced'] or 'the rules'}: {t['status']} "
+          f"({verdicts}); summary in {out / 'summary.json'}")
+    if choice["kind"] == "forced":
+        print(f"  {choice['why']}")
     return 0
 
 

@@ -10,12 +10,19 @@
 # entries labelled "full" (more rank counts, each preload algorithm forced
 # alone) and the Python tests marked `full` (the long program runs). --full
 # runs everything (docs/testing.md, "Two test runs").
+#
+# Nothing that setup.sh --tests installs may go missing unseen: a Python test
+# whose dependency is missing is an error, not a skip, naming it
+# (COLLKIT_TESTS_REQUIRE_ALL, tests/python/needs.py), and a tree without a ctest
+# entry that configure-time detection adds only where its dependency is there
+# fails its step (docs/testing.md, "The Python tests").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FULL=0
 [[ ${1:-} == --full ]] && FULL=1
 bash scripts/setup.sh --tests || exit $?
 
+export COLLKIT_TESTS_REQUIRE_ALL=1
 JOBS=$(nproc)
 RESULTS=build/test-results
 rm -rf "$RESULTS"
@@ -45,6 +52,33 @@ ctest_tree() {  # ctest_tree <tree>
         --output-junit "$PWD/$RESULTS/ctest-$1.xml"
 }
 
+# The ctest entries that exist only where their dependency was found when the
+# tree was configured (tests/preload/CMakeLists.txt): each must be there.
+# Columns: tree, entry, whether setup.sh installs the dependency with apt (as
+# root only: elsewhere the entry is not required), the dependency.
+detected_entries() {
+    local tree entry how what count apt=0 bad=0
+    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null && apt=1
+    while read -r tree entry how what; do
+        [[ $how == apt && $apt == 0 ]] && continue
+        count=$(ctest --test-dir "build/$tree" -N -R "^${entry}\$" | sed -n 's/^Total Tests: //p')
+        if [[ $count != 1 ]]; then
+            printf 'build/%s has no ctest entry %s: %s is missing; install it with make setup-tests ' \
+                "$tree" "$entry" "$what"
+            printf '(bash scripts/setup.sh --tests), then reconfigure: cmake build/%s\n' "$tree"
+            bad=1
+        fi
+    done <<'ENTRIES'
+openmpi preload_sweep_fortran_use_mpi apt gfortran with Open MPI's Fortran wrapper (mpifort.openmpi)
+openmpi preload_sweep_fortran_mpif apt gfortran with Open MPI's Fortran wrapper (mpifort.openmpi)
+openmpi preload_sweep_hpcc apt hpcc
+mpich preload_sweep_fortran_mpif apt gfortran with MPICH's Fortran binding (build/mpich-fortran)
+mpich preload_sweep_mpi4py always mpi4py and its tests (.mpich/bin/python, build/mpi4py-*/test)
+ENTRIES
+    return "$bad"
+}
+
+step "ctest entries of the dependencies setup installs" detected_entries
 step "matrix under Open MPI" ctest_tree openmpi
 step "matrix under MPICH" ctest_tree mpich
 step "sanitizers (ASan+UBSan)" bash scripts/sanitize.sh

@@ -1,9 +1,7 @@
-"""The programs of the known MPIs' builds (collkit.mpis.known) that tests run,
-and the skip markers where none is built."""
+"""The programs of the known MPIs' builds (collkit.mpis.known) that tests run
+(their markers: needs.py)."""
 
 from pathlib import Path
-
-import pytest
 
 from collkit.common.errors import UserError
 from collkit.mpis import known
@@ -22,9 +20,6 @@ def ck_trace() -> Path | None:
         return known.any_build("trace")
     except UserError:
         return None
-
-
-needs_ck_trace = pytest.mark.skipif(ck_trace() is None, reason="ck_trace is not built (collkit mpis)")
 
 
 def cache_with(root: Path, broken: tuple[str, ...] = (), keep: tuple[str, ...] = ("openmpi",)) -> Path:

@@ -1,21 +1,21 @@
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+import cli_runner
+import needs
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(*names): dependencies of the test (tests/python/needs.py)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the test's fixtures start (a module's Slurm cluster among them)."""
+    for m in item.iter_markers("needs"):
+        needs.check(*m.args)
 
 
 @pytest.fixture
 def collkit():
-    """Run the installed CLI as a user would, returning the CompletedProcess."""
-
-    def run(*args, env=None, timeout=900):
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        return subprocess.run([sys.executable, "-m", "collkit", *args], capture_output=True,
-                              text=True, env=full_env, timeout=timeout, cwd=REPO)
-
-    return run
+    """Run the CLI as a user would (cli_runner.collkit: in the repository unless cwd= is given)."""
+    return cli_runner.collkit

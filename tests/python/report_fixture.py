@@ -5,12 +5,12 @@ times (for the comparison), and headless Chromium driven from its command line."
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from cli_runner import collkit
 
 FAKES = Path(__file__).parent / "fakes"
 REPO = Path(__file__).resolve().parents[2]
@@ -31,19 +31,14 @@ INVALID = "bcast/collkit/openmpi/bine/p6/512B/"
 CRASH = "allreduce/collkit/openmpi/ring/p6/2048B"
 
 
-def collkit(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, env=dict(os.environ, **(env or {})),
-                          capture_output=True, text=True, timeout=300)
-
-
 def make_campaign(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "spec.toml").write_text(SPEC)
     (root / "platform.toml").write_text(
         f'name = "fake"\n[mpi.openmpi]\nmpirun = "{FAKES / "fake_mpirun"}"\nargs = []\nenv = {{}}\n'
         f'bench = "{FAKES / "fake_bench"}"\n')
-    out = collkit(root, "run", "spec.toml", "--platform", "platform.toml", "--out", "base",
-                  env={"FAKE_INVALID": INVALID, "FAKE_CRASH": CRASH, "FAKE_STATE": str(root / "fake-state")})
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "base",
+                  env={"FAKE_INVALID": INVALID, "FAKE_CRASH": CRASH, "FAKE_STATE": str(root / "fake-state")}, cwd=root)
     assert out.returncode == 1, out.stdout + out.stderr     # an invalid point: exit 1, campaign complete
     return root / "base"
 

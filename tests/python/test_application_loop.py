@@ -5,7 +5,9 @@ under MPICH. What is asserted is behaviour: a complete profile with the
 program's calls, a campaign that measured them, rules, a prediction for every
 profiled class, a trial whose output check held (the program's results did
 not change under the tuned algorithms), and for hpcc a replay on a simulated
-machine. Never a timing."""
+machine. The trial always runs: where tuning keeps the library everywhere, the
+driver forces the campaign's fastest libcollkit algorithm (forced_choice, its own
+test below), so its verdict and output check are always asserted. Never a timing."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import needs
+from cli_runner import one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "scripts" / "application_loop.py"
@@ -43,15 +48,25 @@ def _check_common(s: dict, expected_collectives: set[str]) -> None:
     assert covered, "the campaign covered none of the profiled classes"
     assert pred["default_total_s"] > 0 and pred["rules_total_s"] > 0
     assert s["rules"], "tune wrote no rule"
-    if s["trial"] is not None:
-        t = s["trial"]
-        # the trial ran both variants to the end: the output check held on every run
-        assert t["status"] == "complete" and t["output_check"], t["message"]
-        assert {r["variant"] for r in t["runs"]} == {"default", "choice"}
+    t, choice = s["trial"], s["trial_choice"]
+    # the trial ran both variants to the end: the output check held on every run
+    assert t["status"] == "complete" and t["exit_status"] == 0 and t["output_check"], t["message"]
+    assert {r["variant"] for r in t["runs"]} == {"default", "choice"}
+    assert sum(not r["warmup"] for r in t["runs"]) == 2 * t["runs_per_variant"]
+    assert [c["measure"] for c in t["comparisons"]] == ["wall time", "time in collectives"]
+    assert all(c["verdict"] in ("faster", "slower", "tie") and 0 <= c["p"] <= 1 for c in t["comparisons"])
+    if choice["kind"] == "rules":
+        assert t["choice"]["kind"] == "collkit-rules" and choice["forced"] is None
+    else:       # the rules keep the library everywhere: the driver forced one algorithm, and says so
+        assert choice["kind"] == "forced" and t["choice"]["kind"] == "algorithms", choice
+        assert ["=".join(a) for a in t["choice"]["algorithms"]] == [choice["forced"]]
+        assert "the rules keep the library everywhere" in choice["why"]
 
 
 @pytest.mark.full   # half a minute: make test-full (the mpi4py loop below stays in make test)
-@pytest.mark.skipif(application_loop.PROGRAMS["hpcc"].missing() is not None, reason="hpcc not installed")
+@needs.hpcc
+@needs.openmpi
+@needs.simgrid_programs
 def test_hpcc_under_open_mpi_through_the_whole_loop(tmp_path):
     s = _run(tmp_path, "--program", "hpcc", "--mpi", "openmpi", "--replay", "sim:fattree-2to1")
     _check_common(s, {"bcast", "allreduce", "alltoall", "reduce"})
@@ -59,8 +74,8 @@ def test_hpcc_under_open_mpi_through_the_whole_loop(tmp_path):
     assert rep["classes"] and rep["simulated_total_s"] > 0
 
 
-@pytest.mark.skipif(application_loop.PROGRAMS["mpi4py-cco"].missing() is not None,
-                    reason="mpi4py's tests missing (bash scripts/setup.sh --tests)")
+@needs.mpi4py_tests
+@needs.mpich
 def test_mpi4py_collective_tests_under_mpich_through_the_whole_loop(tmp_path):
     s = _run(tmp_path, "--program", "mpi4py-cco", "--mpi", "mpich")
     _check_common(s, {"allreduce", "bcast", "gather", "scatter", "allgather", "alltoall"})
@@ -69,5 +84,34 @@ def test_mpi4py_collective_tests_under_mpich_through_the_whole_loop(tmp_path):
 def test_the_driver_refuses_an_mpi_the_program_does_not_link_to(tmp_path):
     proc = subprocess.run([sys.executable, str(DRIVER), "--program", "hpcc", "--mpi", "mpich",
                            "--out", str(tmp_path)], capture_output=True, text=True)
-    assert proc.returncode == 2 and "runs on openmpi" in proc.stderr
+    one_line_error(proc, "runs on openmpi", prefix="application_loop: ")
     assert shutil.which("hpcc") is None or not any(tmp_path.iterdir())
+
+
+def _rec(alg, nbytes, median, *, coll="allreduce", backend="collkit", status="ok", point=""):
+    return {"id": f"{coll}/{backend}/{alg}/{nbytes}{point}", "collective": coll, "backend": backend,
+            "algorithm": alg, "bytes": nbytes, "status": status, "stats_us": {"median": median}}
+
+
+def test_the_forced_choice_is_the_fastest_algorithm_of_the_busiest_measured_collective(tmp_path):
+    """What the trial forces when the rules keep the library everywhere."""
+    records = tmp_path / "records.jsonl"
+    recs = [_rec("default", 8, 1.0, backend="mpi"),
+            _rec("ring", 8, 5.0), _rec("ring", 4096, 50.0),
+            _rec("recursive_doubling", 8, 3.0), _rec("recursive_doubling", 4096, 60.0),
+            _rec("bine_latency", 8, 1.0),                              # fastest, but at one size of two
+            _rec("rabenseifner", 8, 9.0), _rec("rabenseifner", 4096, 1.0, status="failed"),
+            _rec("linear", 64, 1.0, coll="bcast"),
+            _rec("linear", 16, 1.0, coll="alltoall")]
+    # a re-measured point: its last record stands for it
+    recs += [_rec("ring", 4096, 40.0)]
+    records.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    classes = [{"collective": "alltoall", "time_max_s": 0.5}, {"collective": "allreduce", "time_max_s": 0.3},
+               {"collective": "allreduce", "time_max_s": 0.3}, {"collective": "bcast", "time_max_s": 0.1},
+               {"collective": "barrier", "time_max_s": 9.0}]           # not measured: never chosen
+    coll, alg, why = application_loop.forced_choice(records, classes)
+    assert (coll, alg) == ("allreduce", "ring"), why          # 0.6 s in allreduce; ring 5 + 40 < 3 + 60 µs
+    assert "allreduce=ring" in why and "every size" in why and "the rules keep the library everywhere" in why
+    with pytest.raises(SystemExit, match="no libcollkit algorithm"):
+        records.write_text(json.dumps(_rec("default", 8, 1.0, backend="mpi")) + "\n")
+        application_loop.forced_choice(records, classes)

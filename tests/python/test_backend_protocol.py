@@ -6,12 +6,12 @@ installed libraries."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import needs
 from collkit import backends
 from collkit.backends import mpich, openmpi, smpi
 from collkit.backends.protocol import DefaultOnlyBackend
@@ -246,26 +246,12 @@ int main(int argc, char **argv) {
 """
 
 
-def _mpicc(install: MPIInstall) -> Path:
-    run = Path(install.mpirun)
-    for cand in (run.parent / "mpicc.openmpi", run.parent / "mpicc"):
-        if cand.is_file():
-            return cand
-    found = shutil.which("mpicc.openmpi" if install.family == "openmpi" else "mpicc")
-    if not found:
-        pytest.skip(f"no MPI C compiler next to {run}")
-    return Path(found)
-
-
-@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", needs.each_mpi())
 def test_live_runtime_switch_is_what_the_library_does(name, tmp_path):
     """At 4 ranks and 1024 ints recursive doubling calls the op twice per rank, the ring
     three times: which one ran after the write shows whether it took effect."""
-    from collkit.mpis.known import find_install
-    try:
-        install = find_install(name)
-    except UserError as exc:
-        pytest.skip(f"{name} is not installed here: {exc}")
+    from collkit.mpis import known
+    install = known.find_install(name)
     backend = backends.backend_for(install)
     offer = backend.discover(install)
     start = _native(offer, "allreduce", "recursive_doubling")
@@ -273,7 +259,7 @@ def test_live_runtime_switch_is_what_the_library_does(name, tmp_path):
     variable, value = backend.switch_setting(offer, target)
     prog = tmp_path / "switch"
     (tmp_path / "switch.c").write_text(SWITCH_C)
-    subprocess.run([str(_mpicc(install)), "-O1", "-o", str(prog), str(tmp_path / "switch.c")], check=True,
+    subprocess.run([known.find(name).mpicc, "-O1", "-o", str(prog), str(tmp_path / "switch.c")], check=True,
                    capture_output=True, timeout=120)
     env = install.environment()
     # The start-up algorithm in the environment (MPICH's too: recursive doubling runs

@@ -6,16 +6,18 @@ environment to see that the forced algorithm is the one that runs."""
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import needs
+from cli_runner import one_line_error
 from collkit import backends
 from collkit.backends import mpich, openmpi
 from collkit.common.errors import UserError
+from collkit.mpis import known
 from collkit.mpis.install import MPIInstall
 from collkit.mpis.known import find_install as find
 
@@ -321,12 +323,8 @@ def test_shared_algorithms_have_one_name_in_both_libraries():
     assert "recursive_doubling_full" in set(names(ompi, "reduce_scatter")) & set(names(mpi_ch, "reduce_scatter"))
 
 
+@needs.registry
 def test_a_library_name_that_is_another_libcollkit_algorithm_is_refused():
-    from collkit.library import registry
-    try:
-        registry.load()
-    except UserError as exc:
-        pytest.skip(f"no libcollkit build: {exc}")
     offer = ompi_offer()
     with pytest.raises(UserError, match="force it as 'redscat_allgather'"):
         offer.force("allreduce", "rabenseifner")
@@ -355,12 +353,10 @@ def test_canonical_names_are_unique_lower_case_identifiers():
             assert all(n.isidentifier() and n == n.lower() for n in got), got
 
 
+@needs.registry
 def test_registry_names_used_exist_in_the_registry():
     from collkit.library import registry
-    try:
-        reg = {(a.collective, a.name) for a in registry.load()}
-    except UserError as exc:
-        pytest.skip(f"no libcollkit build: {exc}")
+    reg = {(a.collective, a.name) for a in registry.load()}
     for (_, coll, _), name in REGISTRY_TWINS.items():
         assert (coll, name) in reg
     for coll, shared in SHARED.items():
@@ -418,16 +414,9 @@ def test_mpivars_runs_without_stale_algorithm_variables(tmp_path):
 
 # --- live: the installed libraries -------------------------------------------------------
 
-def _install(name):
-    try:
-        return find(name)
-    except UserError as exc:
-        pytest.skip(f"{name} is not installed here: {exc}")
-
-
-@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", needs.each_mpi())
 def test_live_discovery(name):
-    offer = backends.discover(_install(name))
+    offer = backends.discover(find(name))
     for coll in backends.COLLECTIVES:
         assert offer.for_collective(coll), coll
         assert coll in offer.defaults
@@ -477,17 +466,6 @@ int main(int argc, char **argv) {
 """
 
 
-def _mpicc(mpi: MPIInstall) -> Path:
-    run = Path(mpi.mpirun)
-    for cand in (run.parent / "mpicc.openmpi", run.parent / "mpicc"):
-        if cand.is_file():
-            return cand
-    found = shutil.which("mpicc.openmpi" if mpi.name == "openmpi" else "mpicc")
-    if not found:
-        pytest.skip(f"no MPI C compiler next to {run}")
-    return Path(found)
-
-
 @pytest.fixture(scope="module")
 def fingerprint(tmp_path_factory):
     built = {}
@@ -497,7 +475,7 @@ def fingerprint(tmp_path_factory):
             out = tmp_path_factory.mktemp(mpi.name) / "fingerprint"
             src = out.with_suffix(".c")
             src.write_text(FINGERPRINT_C)
-            subprocess.run([str(_mpicc(mpi)), "-O1", "-o", str(out), str(src)], check=True,
+            subprocess.run([known.find(mpi.name).mpicc, "-O1", "-o", str(out), str(src)], check=True,
                            capture_output=True, timeout=120)
             built[mpi.name] = out
         return built[mpi.name]
@@ -529,10 +507,10 @@ PATTERNS = {
 }
 
 
-@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", needs.each_mpi())
 @pytest.mark.parametrize("algorithm", sorted(PATTERNS))
 def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint):
-    mpi = _install(name)
+    mpi = find(name)
     # Open MPI's own Rabenseifner keeps its own name (test_parity.py).
     # MPICH's ring cuts other blocks (mpich_ring; the same op calls here).
     forced = {("openmpi", "rabenseifner"): "redscat_allgather",
@@ -550,8 +528,9 @@ def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint
         assert rc == 0 and lens == PATTERNS[algorithm], (rank, lens)
 
 
+@needs.mpich
 def test_live_mpich_inapplicable_forced_algorithm_fails_loudly(fingerprint):
-    mpi = _install("mpich")
+    mpi = find("mpich")
     alg = backends.discover(mpi).force("reduce", "rabenseifner")
     assert alg.unusable(ranks=4, count=2)  # count 2 < 4
     proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "2", "reduce"])
@@ -560,17 +539,19 @@ def test_live_mpich_inapplicable_forced_algorithm_fails_loudly(fingerprint):
     assert got and all(rc == 0 for rc, _ in got.values()), proc.stdout + proc.stderr[-2000:]
 
 
+@needs.mpich
 def test_live_mpich_rabenseifner_allreduce_in_the_environment_aborts_mpi_init(fingerprint):
     # Why MPICH's algorithms are forced through MPI_T after MPI_Init.
-    mpi = _install("mpich")
+    mpi = find("mpich")
     alg = backends.discover(mpi).force("allreduce", "rabenseifner")
     proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["builtin", "1024", "allreduce"])
     assert proc.returncode != 0 and not got
     assert "not usable" in proc.stderr or "cannot be applied" in proc.stderr
 
 
+@needs.openmpi
 def test_live_ompi_silent_substitution_matches_the_requirement(fingerprint):
-    mpi = _install("openmpi")
+    mpi = find("openmpi")
     ring = backends.discover(mpi).force("allreduce", "ring")
     assert ring.unusable(ranks=4, count=2)
     proc, got = _fingerprint(mpi, fingerprint(mpi), ring, ["user", "2", "allreduce"])
@@ -594,8 +575,8 @@ def test_list_mpi_json(collkit):
             assert {"collective", "name", "native", "native_id", "env", "readback"} <= set(alg)
 
 
+@needs.mpich
 def test_list_one_library_and_collective_as_text(collkit):
-    _install("mpich")
     out = collkit("list", "--backend", "mpi", "--mpi", "mpich", "--collective", "allreduce")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("MPICH ")
@@ -605,8 +586,7 @@ def test_list_one_library_and_collective_as_text(collkit):
 
 def test_list_missing_mpi_asked_for_is_exit_2(collkit, tmp_path):
     out = collkit("list", "--mpi", "mpich", env={"COLLKIT_CACHE": str(tmp_path / "none")})
-    assert out.returncode == 2
-    assert out.stderr.startswith("collkit: error: no MPI named 'mpich'") and out.stderr.count("\n") == 1
+    assert one_line_error(out).startswith("collkit: error: no MPI named 'mpich'")
 
 
 def test_list_notes_a_missing_mpi_it_was_not_asked_for(collkit, tmp_path):
@@ -627,9 +607,7 @@ def test_list_collkit_backend(collkit):
 
 
 def test_list_bad_collective_is_one_line(collkit):
-    out = collkit("list", "--collective", "allredcue")
-    assert out.returncode == 2
-    assert "did you mean 'allreduce'" in out.stderr and "Traceback" not in out.stderr
+    one_line_error(collkit("list", "--collective", "allredcue"), "did you mean 'allreduce'")
 
 
 def test_list_both_backends_by_default(collkit):

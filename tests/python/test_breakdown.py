@@ -7,14 +7,14 @@ instrumented campaign under Open MPI."""
 
 import csv
 import json
-import os
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+import needs
+from cli_runner import collkit, one_line_error
 from collkit.analysis import breakdown
 from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
@@ -178,11 +178,6 @@ def with_instr(workdir):
     return instr
 
 
-def collkit(workdir, *args):
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=workdir, capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ))
-
-
 def records(campaign: Path) -> list[dict]:
     return [json.loads(line) for line in (campaign / "records.jsonl").read_text().splitlines()]
 
@@ -193,30 +188,28 @@ def test_instr_bench_is_named_beside_the_plain_one():
 
 
 def test_missing_instr_bench_is_a_one_line_error(workdir):
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c", "--instrument")
-    assert out.returncode == 2
-    assert out.stderr.count("\n") == 1 and "collkit-bench-instr" in out.stderr and "collkit build" in out.stderr
+    one_line_error(collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", "--instrument",
+                           cwd=workdir), "collkit-bench-instr", "collkit build")
     assert not (workdir / "c").exists()
 
 
 def test_uninstrumented_campaign_runs_the_plain_bench_and_breakdown_says_how(workdir):
     with_instr(workdir)
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
     assert all("instrument" not in r for r in records(workdir / "c"))
     resolved = json.loads((workdir / "c" / "resolved.json").read_text())
     assert resolved["requested"]["instrument"] is False
     assert resolved["platform"]["mpis"]["openmpi"]["bench"].endswith("/collkit-bench")
-    assert "comm_us" not in collkit(workdir, "export", "c").stdout   # no breakdown, no columns
-    out = collkit(workdir, "report", "c", "--breakdown")
-    assert out.returncode == 2 and "instrument = true" in out.stderr and out.stderr.count("\n") == 1
+    assert "comm_us" not in collkit("export", "c", cwd=workdir).stdout   # no breakdown, no columns
+    one_line_error(collkit("report", "c", "--breakdown", cwd=workdir), "instrument = true")
     # and such a campaign cannot become instrumented half-way
-    again = collkit(workdir, "run", "--resume", "c", "--platform", "platform.toml", "--instrument")
-    assert again.returncode == 2 and "was not instrumented" in again.stderr
+    one_line_error(collkit("run", "--resume", "c", "--platform", "platform.toml", "--instrument", cwd=workdir),
+                   "was not instrumented")
 
 
 def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
     with_instr(workdir)
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c", "--instrument")
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", "--instrument", cwd=workdir)
     assert out.returncode == 0, out.stderr
     c = workdir / "c"
     recs = records(c)
@@ -227,7 +220,7 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
     meta = json.loads((c / "metadata.json").read_text())
     assert meta["instrument"] is True and meta["mpis"]["openmpi"]["bench"].endswith("-instr")
 
-    rep = collkit(workdir, "report", "c", "--breakdown", "--out-dir", "charts")
+    rep = collkit("report", "c", "--breakdown", "--out-dir", "charts", cwd=workdir)
     assert rep.returncode == 0, rep.stderr
     assert "collkit:ring" in rep.stdout and "collkit:rabenseifner" in rep.stdout
     assert "1.000 .. 1.000" in rep.stdout
@@ -238,13 +231,13 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
     table = list(csv.DictReader((workdir / "charts" / "breakdown.csv").open()))
     assert len(table) == 4 and {r["comm_pct"] for r in table} == {"50.00"}
     assert {r["sum_over_e2e"] for r in table} == {"1.00000"}
-    assert collkit(workdir, "report", "c", "--out-dir", "x").returncode == 2
+    one_line_error(collkit("report", "c", "--out-dir", "x", cwd=workdir))
 
-    rows = json.loads(collkit(workdir, "export", "c", "--format", "json").stdout)
+    rows = json.loads(collkit("export", "c", "--format", "json", cwd=workdir).stdout)
     for r in rows:  # the stand-in splits the median 50/20/10/20
         assert r["comm_us"] == pytest.approx(0.5 * r["time_median_us"])
         assert r["other_us"] == pytest.approx(0.2 * r["time_median_us"])
-    assert collkit(workdir, "export", "c").stdout.splitlines()[0].endswith(
+    assert collkit("export", "c", cwd=workdir).stdout.splitlines()[0].endswith(
         ",comm_us,reduce_us,copy_us,other_us,time_median_ci_low_us,time_median_ci_high_us,implausible,unstable")
 
     # Resuming stays instrumented though spec.toml does not say so: drop two
@@ -253,7 +246,7 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
     (c / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
     for raw in (c / "raw").glob("launch-*.jsonl"):
         raw.write_text("")
-    res = collkit(workdir, "run", "--resume", "c", "--platform", "platform.toml")
+    res = collkit("run", "--resume", "c", "--platform", "platform.toml", cwd=workdir)
     assert res.returncode == 0, res.stderr
     after = records(c)
     assert len(after) == 4 and all("instrument" in r for r in after)
@@ -262,19 +255,15 @@ def test_instrument_flag_selects_the_instr_bench_and_report_draws(workdir):
 def test_spec_key_alone_instruments(workdir):
     with_instr(workdir)
     (workdir / "spec.toml").write_text("instrument = true\n" + SPEC)
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
     assert all("instrument" in r for r in records(workdir / "c"))
-    assert collkit(workdir, "report", "c", "--breakdown").returncode == 0
+    assert collkit("report", "c", "--breakdown", cwd=workdir).returncode == 0
     assert (workdir / "c" / "breakdown" / "overview-allreduce-openmpi-p4.svg").stat().st_size > 0  # the default place
 
 
 # ---------------------------------------------------------------- the real thing
 
-DETECTED = platforms.detect()
-INSTR = platforms.instr_bench(DETECTED.mpis["openmpi"].bench) if "openmpi" in DETECTED.mpis else None
-
-
-@pytest.mark.skipif(INSTR is None or not INSTR.exists(), reason="collkit-bench-instr not built for Open MPI")
+@needs.bench_instr
 def test_real_instrumented_campaign_parts_add_up(tmp_path):
     (tmp_path / "spec.toml").write_text("""
 name = "real-instr"
@@ -289,8 +278,7 @@ collkit = ["rabenseifner"]
 min_iterations = 5
 time_budget_s = 0
 """)
-    out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     bd = breakdown.collect(records(tmp_path / "c"))
     (pts,) = bd.points.values()

@@ -3,15 +3,14 @@ watchdog, resume after a kill, export columns, the index, and metadata redaction
 The real program runs in test_run_real.py."""
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from cli_runner import collkit, one_line_error, start
 FAKES = Path(__file__).parent / "fakes"
 
 SPEC = """
@@ -37,20 +36,14 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def collkit(workdir, *args, env=None, **kw):
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=workdir, env=full, capture_output=True,
-                          text=True, timeout=120, **kw)
-
-
 def records(campaign: Path) -> list[dict]:
     return [json.loads(line) for line in (campaign / "records.jsonl").read_text().splitlines()]
 
 
 def test_hang_and_crash_are_recorded_and_the_campaign_goes_on(workdir):
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c",
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c",
                   env={"FAKE_HANG": "bcast/collkit/openmpi/bine/p4/32B", "FAKE_STATE": str(workdir / "state"),
-                       "FAKE_CRASH": "allreduce/collkit/openmpi/ring/p6/128B"})
+                       "FAKE_CRASH": "allreduce/collkit/openmpi/ring/p6/128B"}, cwd=workdir)
     assert out.returncode == 0, out.stderr
     recs = {r["id"]: r for r in records(workdir / "c")}
     assert len(recs) == TOTAL
@@ -64,17 +57,16 @@ def test_hang_and_crash_are_recorded_and_the_campaign_goes_on(workdir):
 
 
 def test_invalid_points_never_win_and_fail_the_run(workdir):
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c",
-                  env={"FAKE_INVALID": "bine_latency"})
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c",
+                  env={"FAKE_INVALID": "bine_latency"}, cwd=workdir)
     assert out.returncode == 1
     assert "collkit:bine_latency" not in out.stdout.split("Points that did not")[0]
     assert "invalid  allreduce" in out.stdout
 
 
 def test_killed_campaign_resumes_without_losing_or_doubling_points(workdir):
-    env = dict(os.environ, FAKE_DELAY="0.05")
-    proc = subprocess.Popen([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", "platform.toml",
-                             "--out", "c"], cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir,
+                 env={"FAKE_DELAY": "0.05"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     rec_file = workdir / "c" / "records.jsonl"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -85,13 +77,13 @@ def test_killed_campaign_resumes_without_losing_or_doubling_points(workdir):
     proc.wait()
     before = len(records(workdir / "c"))
     assert 8 <= before < TOTAL
-    out = collkit(workdir, "run", "--resume", "c", "--platform", "platform.toml")
+    out = collkit("run", "--resume", "c", "--platform", "platform.toml", cwd=workdir)
     assert out.returncode == 0, out.stderr
     ids = [r["id"] for r in records(workdir / "c")]
     assert len(ids) == TOTAL and len(set(ids)) == TOTAL
     assert json.loads((workdir / "c" / "state.json").read_text())["status"] == "complete"
     # Nothing left to do: a second resume runs nothing and changes nothing.
-    again = collkit(workdir, "run", "--resume", "c", "--platform", "platform.toml")
+    again = collkit("run", "--resume", "c", "--platform", "platform.toml", cwd=workdir)
     assert again.returncode == 0 and len(records(workdir / "c")) == TOTAL
 
 
@@ -99,10 +91,9 @@ def test_killed_campaign_resumes_without_losing_or_doubling_points(workdir):
 def test_interrupted_campaign_says_how_to_resume(workdir, sig):
     # SIGINT ignored on entry, as a shell leaves it for background jobs: the
     # campaign must stop on it all the same.
-    proc = subprocess.Popen([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", "platform.toml",
-                             "--out", "c"], cwd=workdir, env=dict(os.environ, FAKE_DELAY="0.1"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc = start("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir,
+                 env={"FAKE_DELAY": "0.1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     rec_file = workdir / "c" / "records.jsonl"
     while not rec_file.exists() or len(rec_file.read_text().splitlines()) < 3:
         time.sleep(0.02)
@@ -115,26 +106,26 @@ def test_interrupted_campaign_says_how_to_resume(workdir, sig):
 
 
 def test_export_has_the_promised_columns(workdir):
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
-    out = collkit(workdir, "export", "c")
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
+    out = collkit("export", "c", cwd=workdir)
     header = out.stdout.splitlines()[0].split(",")
     for col in ("collective", "backend", "mpi", "algorithm", "ranks", "count", "bytes", "dtype", "op", "status",
                 "reason", "iterations", "time_min_us", "time_median_us", "time_max_us", "algbw_GBps",
                 "busbw_GBps"):
         assert col in header
     assert len(out.stdout.splitlines()) == TOTAL + 1
-    rows = json.loads(collkit(workdir, "export", "c", "--format", "json").stdout)
+    rows = json.loads(collkit("export", "c", "--format", "json", cwd=workdir).stdout)
     assert len(rows) == TOTAL and {r["status"] for r in rows} == {"ok"}
     assert (workdir / "c" / "results.csv").read_text() == out.stdout
-    report = collkit(workdir, "report", "c")
+    report = collkit("report", "c", cwd=workdir)
     assert report.returncode == 0 and "best" in report.stdout and "40 ok" in report.stdout
 
 
 def test_metadata_never_records_secrets(workdir):
     env = {"MY_API_TOKEN": "tok-123-abc", "OMPI_MCA_secret_password": "hunter2",
            "UCX_PROXY": "http://alice:s3cr3t@proxy:3128", "OMPI_MCA_btl": "self,vader"}
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c",
-                   env=env).returncode == 0
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c",
+                   env=env, cwd=workdir).returncode == 0
     text = "".join(p.read_text() for p in (workdir / "c").rglob("*") if p.is_file())
     for secret in ("tok-123-abc", "hunter2", "s3cr3t", "MY_API_TOKEN"):
         assert secret not in text
@@ -148,10 +139,9 @@ def test_metadata_never_records_secrets(workdir):
 
 def test_typo_in_algorithm_fails_before_launch_with_a_suggestion(workdir):
     (workdir / "spec.toml").write_text(SPEC.replace('"bine_latency"', '"bine_latncy"'))
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c")
-    assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [
-        "collkit: error: spec.toml: unknown libcollkit algorithm 'bine_latncy' (did you mean 'bine_latency'?); see `collkit list`"]
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir)
+    assert one_line_error(out) == \
+        "collkit: error: spec.toml: unknown libcollkit algorithm 'bine_latncy' (did you mean 'bine_latency'?); see `collkit list`"
     assert not (workdir / "c").exists()
 
 
@@ -164,12 +154,9 @@ def test_user_errors_are_one_line(workdir):
         ("export", "spec.toml"),
     ]
     for args in cases:
-        out = collkit(workdir, *args)
-        assert out.returncode == 2, (args, out.stderr)
-        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, (args, out.stderr)
+        one_line_error(collkit(*args, cwd=workdir))
 
 
 def test_out_dir_that_exists_is_refused(workdir):
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c")
-    assert out.returncode == 2 and "--resume c" in out.stderr
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
+    one_line_error(collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir), "--resume c")

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from collkit import cli
+from cli_runner import in_process, one_line_error
 from collkit.analysis import compare
 
 ALGS = (("collkit", "ring"), ("collkit", "bine"), ("mpi", "default"))
@@ -44,15 +44,13 @@ def campaign(d, seed, slow=None, factor=2.0, drop=(), status=None, mpi="openmpi"
     return d
 
 
-def run(capsys, *args):
-    rc = cli.main(["compare", *map(str, args)])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
+def collkit_compare(capsys, *args):
+    return in_process(capsys, "compare", *args)
 
 
 def rows_of(capsys, *args):
-    rc, out, _ = run(capsys, *args, "--format", "csv")
-    return rc, list(csv.DictReader(io.StringIO(out)))
+    res = collkit_compare(capsys, *args, "--format", "csv")
+    return res.returncode, list(csv.DictReader(io.StringIO(res.stdout)))
 
 
 def test_identical_distributions_are_all_same(tmp_path, capsys):
@@ -62,8 +60,8 @@ def test_identical_distributions_are_all_same(tmp_path, capsys):
     assert {r["status"] for r in rows} == {"compared"} and {r["verdict"] for r in rows} == {"same"}
     for r in rows:
         assert float(r["ratio_ci_low"]) <= float(r["ratio"]) <= float(r["ratio_ci_high"])
-    rc, out, _ = run(capsys, a, b)
-    assert rc == 0 and "18 points compared: 0 faster, 0 slower, 18 same" in out
+    res = collkit_compare(capsys, a, b)
+    assert res.returncode == 0 and "18 points compared: 0 faster, 0 slower, 18 same" in res.stdout
 
 
 def test_an_algorithm_slowed_twice_is_slower_and_fails_the_gate(tmp_path, capsys):
@@ -74,12 +72,14 @@ def test_an_algorithm_slowed_twice_is_slower_and_fails_the_gate(tmp_path, capsys
         assert r["verdict"] == ("slower" if r["algorithm"] == "bine" else "same"), r
         if r["algorithm"] == "bine":
             assert 1.8 < float(r["ratio"]) < 2.2 and float(r["p_holm"]) < 0.01
-    rc, out, err = run(capsys, a, b, "--fail-on-regression", "10")
-    assert rc == 1 and "6 points significantly slower by more than 10 %" in err and len(err.splitlines()) == 1
-    assert "Geometric mean" in out and "6 slower" in out
+    res = collkit_compare(capsys, a, b, "--fail-on-regression", "10")
+    err = res.stderr
+    assert res.returncode == 1 and len(err.splitlines()) == 1
+    assert "6 points significantly slower by more than 10 %" in err
+    assert "Geometric mean" in res.stdout and "6 slower" in res.stdout
     # a 2x slowdown is within a 150 % allowance; without the option compare only reports
-    assert run(capsys, a, b, "--fail-on-regression", "150")[0] == 0
-    assert run(capsys, a, b)[0] == 0
+    assert collkit_compare(capsys, a, b, "--fail-on-regression", "150").returncode == 0
+    assert collkit_compare(capsys, a, b).returncode == 0
     # the other way round the same points are faster
     _, rows = rows_of(capsys, b, a)
     assert {r["verdict"] for r in rows if r["algorithm"] == "bine"} == {"faster"}
@@ -87,8 +87,7 @@ def test_an_algorithm_slowed_twice_is_slower_and_fails_the_gate(tmp_path, capsys
 
 def test_geometric_means_per_collective_and_backend(tmp_path, capsys):
     a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 1, slow="ring", factor=1.5)
-    rc, out, _ = run(capsys, a, b, "--format", "json")
-    doc = json.loads(out)
+    doc = json.loads(collkit_compare(capsys, a, b, "--format", "json").stdout)
     g = {x["backend"]: x for x in doc["geomeans"]}
     # ring 1.5x and bine 1x among the collkit points: geometric mean sqrt(1.5)
     assert g["collkit"]["geomean_ratio"] == pytest.approx(1.5 ** 0.5, rel=1e-6)
@@ -110,8 +109,7 @@ def test_missing_and_not_ok_points_are_listed_not_dropped(tmp_path, capsys):
     assert by[("bine", "4", "64")]["new_status"] == "skipped"
     assert by[("ring", "4", "1024")]["status"] == "not_ok" and by[("ring", "4", "1024")]["verdict"] == ""
     assert sum(r["status"] == "compared" for r in rows) == 13
-    _, out, _ = run(capsys, a, b)
-    section = out.split("Points not compared:")[1]
+    section = collkit_compare(capsys, a, b).stdout.split("Points not compared:")[1]
     for what in ("only_new", "only_base", "NEW failed", "NEW skipped", "NEW invalid"):
         assert what in section
 
@@ -119,15 +117,14 @@ def test_missing_and_not_ok_points_are_listed_not_dropped(tmp_path, capsys):
 def test_match_keys_compare_two_libraries(tmp_path, capsys):
     a = campaign(tmp_path / "a", 1)
     b = campaign(tmp_path / "b", 2, mpi="mpich")
-    rc, out, err = run(capsys, a, b)
-    assert rc == 2 and out == "" and "share no points" in err and len(err.splitlines()) == 1
+    res = collkit_compare(capsys, a, b)
+    assert one_line_error(res, "share no points") and res.stdout == ""
     rc, rows = rows_of(capsys, a, b, "--ignore-keys", "mpi")
     assert rc == 0 and len(rows) == 18 and {r["verdict"] for r in rows} == {"same"}
     rc, rows = rows_of(capsys, a, b, "--match-keys", "collective,backend,algorithm,ranks,bytes")
     assert rc == 0 and len(rows) == 18
     # too few keys: two points of a campaign would match the same point
-    rc, out, err = run(capsys, a, b, "--match-keys", "collective,algorithm,ranks")
-    assert rc == 2 and "share the key" in err and len(err.splitlines()) == 1
+    one_line_error(collkit_compare(capsys, a, b, "--match-keys", "collective,algorithm,ranks"), "share the key")
 
 
 def test_several_new_campaigns_and_deterministic_output(tmp_path, capsys):
@@ -136,8 +133,8 @@ def test_several_new_campaigns_and_deterministic_output(tmp_path, capsys):
     assert rc == 0 and len(rows) == 36
     assert {r["verdict"] for r in rows if r["new"] == str(c) and r["algorithm"] == "ring"} == {"slower"}
     assert {r["verdict"] for r in rows if r["new"] == str(b)} == {"same"}
-    first = run(capsys, a, b, c)[1]
-    assert first == run(capsys, a, b, c)[1]
+    first = collkit_compare(capsys, a, b, c).stdout
+    assert first == collkit_compare(capsys, a, b, c).stdout
     table = [ln for ln in first.splitlines() if "allreduce" in ln and "collkit:ring" in ln and "slower" in ln]
     assert len(table) == 6 and all(ln.startswith("c ") for ln in table)     # rows name their NEW campaign
 
@@ -157,8 +154,8 @@ def test_several_new_campaigns_and_deterministic_output(tmp_path, capsys):
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, args, message):
     a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2)
-    rc, out, err = run(capsys, a, b, *args)
-    assert rc == 2 and out == "" and message in err and len(err.splitlines()) == 1, err
+    res = collkit_compare(capsys, a, b, *args)
+    assert one_line_error(res, message) and res.stdout == ""
 
 
 def test_not_a_campaign_exits_2_with_one_line(tmp_path, capsys):
@@ -167,6 +164,5 @@ def test_not_a_campaign_exits_2_with_one_line(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     for other in (tmp_path / "plain", tmp_path / "missing", tmp_path / "file"):
         for args in ((a, other), (other, a)):
-            rc, out, err = run(capsys, *args)
-            assert rc == 2 and out == "" and len(err.splitlines()) == 1 and "campaign" in err, err
-            assert "Traceback" not in err
+            res = collkit_compare(capsys, *args)
+            assert one_line_error(res, "campaign") and res.stdout == ""

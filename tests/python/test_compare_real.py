@@ -5,15 +5,9 @@ the comparison itself never depends on how fast this machine happens to be,
 because the injected delay (2 ms) dwarfs the calls (tens of microseconds)."""
 
 import json
-import os
-import subprocess
-import sys
 
-import pytest
-
-from collkit.campaign import platform as platforms
-
-DETECTED = platforms.detect()
+import needs
+from cli_runner import collkit
 
 SPEC = """
 name = "cmp"
@@ -31,19 +25,17 @@ time_budget_s = 0
 
 
 def run(tmp_path, out, env=None):
-    res = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", out], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600, env=dict(os.environ, **(env or {})))
+    res = collkit("run", "spec.toml", "--out", out, cwd=tmp_path, env=env)
     assert res.returncode == 0, res.stderr
     return tmp_path / out
 
 
-@pytest.mark.skipif("openmpi" not in DETECTED.mpis, reason=DETECTED.missing.get("openmpi", ""))
+@needs.openmpi
 def test_a_deliberately_slowed_algorithm_is_caught(tmp_path):
     (tmp_path / "spec.toml").write_text(SPEC)
     base = run(tmp_path, "base")
     slow = run(tmp_path, "slow", {"COLLKIT_BENCH_TEST_SLOW": "allreduce/collkit:ring=2000"})
-    res = subprocess.run([sys.executable, "-m", "collkit", "compare", str(base), str(slow), "--format", "json",
-                          "--fail-on-regression", "10"], capture_output=True, text=True, timeout=120)
+    res = collkit("compare", base, slow, "--format", "json", "--fail-on-regression", "10")
     assert res.returncode == 1, res.stdout + res.stderr
     rows = json.loads(res.stdout)["points"]
     ring = [r for r in rows if r["algorithm"] == "ring"]

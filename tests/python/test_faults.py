@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from cli_runner import collkit, one_line_error, start
 FAKES = Path(__file__).parent / "fakes"
 
 SPEC = """
@@ -38,15 +38,9 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def collkit(workdir, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=workdir, env=dict(os.environ, **(env or {})),
-                          capture_output=True, text=True, timeout=120)
-
-
 def start_run(workdir, env):
-    return subprocess.Popen([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", "platform.toml",
-                             "--out", "c"], cwd=workdir, env=dict(os.environ, **env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return start("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir, env=env,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def wait_for_records(path: Path, n: int, timeout: float = 60) -> None:
@@ -77,12 +71,12 @@ def test_resume_stops_the_orphan_and_runs_no_point_twice(workdir):
     assert group_alive(running["pgid"])
     index = json.loads((workdir / "index.json").read_text())
     assert [e["dir"] for e in index] == ["c"] and index[0]["status"] == "running"
-    status = collkit(workdir, "status", "c")
+    status = collkit("status", "c", cwd=workdir)
     assert status.returncode == 0 and "its runner" in status.stdout and "is gone" in status.stdout
 
     # the orphan keeps its 3 s per point; the resumed launch runs the rest quickly
-    out = collkit(workdir, "run", "--resume", "c", "--platform", "platform.toml",
-                  env={**env, "FAKE_DELAY": "0.2"})
+    out = collkit("run", "--resume", "c", "--platform", "platform.toml",
+                  env={**env, "FAKE_DELAY": "0.2"}, cwd=workdir)
     assert out.returncode == 0, out.stderr
     assert "stopped launch 1" in out.stderr
     assert not group_alive(running["pgid"])
@@ -90,29 +84,27 @@ def test_resume_stops_the_orphan_and_runs_no_point_twice(workdir):
     assert len(ids) == TOTAL and len(set(ids)) == TOTAL         # none lost, none recorded twice
     completed = Counter(line.split()[0] for line in log.read_text().splitlines())
     assert set(completed) == set(ids) and max(completed.values()) == 1   # none ran to the end twice
-    assert "complete" in collkit(workdir, "status", "c").stdout
+    assert "complete" in collkit("status", "c", cwd=workdir).stdout
 
 
 def test_a_second_runner_on_the_same_campaign_is_refused(workdir):
     runner = start_run(workdir, {"FAKE_DELAY": "0.5"})
     try:
         wait_for_records(workdir / "c" / "records.jsonl", 1)
-        live = collkit(workdir, "status", "c")
+        live = collkit("status", "c", cwd=workdir)
         assert "running (pid" in live.stdout
         for args in (("run", "--resume", "c", "--platform", "platform.toml"),
                      ("run", "spec.toml", "--platform", "platform.toml", "--out", "c")):
-            res = collkit(workdir, *args)
-            assert res.returncode == 2, res.stderr
-            assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
-            assert "being run by another collkit" in res.stderr or "not empty" in res.stderr
+            line = one_line_error(collkit(*args, cwd=workdir))
+            assert "being run by another collkit" in line or "not empty" in line
     finally:
         runner.send_signal(signal.SIGTERM)
         runner.wait(timeout=60)
 
 
 def test_a_campaign_where_nothing_succeeded_exits_nonzero_with_the_error(workdir):
-    out = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c",
-                  env={"FAKE_CRASH": "/"})
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c",
+                  env={"FAKE_CRASH": "/"}, cwd=workdir)
     assert out.returncode == 1, out.stderr
     assert "no point succeeded" in out.stderr and "Traceback" not in out.stderr
 
@@ -120,20 +112,17 @@ def test_a_campaign_where_nothing_succeeded_exits_nonzero_with_the_error(workdir
 @pytest.mark.parametrize("name, content", [("resolved.json", "{not json"), ("resolved.json", "[1, 2]"),
                                            ("metadata.json", "\x00\x01")])
 def test_damaged_campaign_files_are_one_line_errors(workdir, name, content):
-    assert collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "c").returncode == 0
+    assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
     (workdir / "c" / name).write_text(content)
     for args in (("status", "c"), ("run", "--resume", "c", "--platform", "platform.toml")):
-        res = collkit(workdir, *args)
+        res = collkit(*args, cwd=workdir)
         if name == "metadata.json" and args[0] == "status":
             continue   # status does not read the metadata
-        assert res.returncode == 2, (args, res.stdout, res.stderr)
-        assert len(res.stderr.strip().splitlines()) == 1 and name in res.stderr
-        assert "Traceback" not in res.stderr
+        one_line_error(res, name)
 
 
 def test_an_out_that_cannot_be_created_is_refused_before_anything_runs(workdir):
     (workdir / "file").write_text("")
-    res = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "file/c")
-    assert res.returncode == 2 and "cannot create the campaign directory" in res.stderr
-    res = collkit(workdir, "run", "spec.toml", "--platform", "platform.toml", "--out", "")
-    assert res.returncode == 2 and "--out" in res.stderr
+    one_line_error(collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "file/c", cwd=workdir),
+                   "cannot create the campaign directory")
+    one_line_error(collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "", cwd=workdir), "--out")

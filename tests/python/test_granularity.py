@@ -10,24 +10,20 @@ depends on how fast or loaded this machine is."""
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+import needs
+from cli_runner import collkit, one_line_error
 from collkit.analysis import per_rank as analysis
 from collkit.analysis import stats
 from collkit.campaign import per_rank as side
-from collkit.campaign import platform as platforms
 from collkit.campaign import spec
 from collkit.campaign.points import Point
 from collkit.campaign.record import Record
 from collkit.common.errors import UserError
 
-DETECTED = platforms.detect()
-needs_openmpi = pytest.mark.skipif("openmpi" not in DETECTED.mpis, reason=DETECTED.missing.get("openmpi", ""))
 
 SPEC = """
 name = "granularity"
@@ -48,15 +44,10 @@ settle_s = 0
 SLOW_RANK = 2
 
 
-def collkit(cwd, *args, env=None):
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env=dict(os.environ, **(env or {})))
-
-
 def run(tmp_path, granularity: str | None, env=None):
     text = SPEC + (f'granularity = "{granularity}"\n' if granularity else "")
     (tmp_path / "spec.toml").write_text(text)
-    res = collkit(tmp_path, "run", "spec.toml", "--out", "c", env=env)
+    res = collkit("run", "spec.toml", "--out", "c", env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     stored = [json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     points = (tmp_path / "c" / "raw" / "launch-0001.points").read_text()
@@ -78,11 +69,7 @@ def test_unknown_granularity_is_refused_with_the_key_and_the_choices():
 
 def test_unknown_granularity_on_the_command_line_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "spec.toml").write_text(BASE + '[measure]\ngranularity = "all"\n')
-    res = collkit(tmp_path, "run", "spec.toml", "--dry-run")
-    assert res.returncode == 2
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "measure.granularity" in lines[0] and "max, ranks, none" in lines[0]
-    assert "Traceback" not in res.stderr
+    one_line_error(collkit("run", "spec.toml", "--dry-run", cwd=tmp_path), "measure.granularity", "max, ranks, none")
 
 
 def test_default_points_lines_and_ids_do_not_change():
@@ -127,7 +114,7 @@ def test_the_matrix_moves_to_a_compressed_side_file_and_reads_back(tmp_path):
 
 
 # ------------------------------------------------------------------ real campaigns
-@needs_openmpi
+@needs.openmpi
 def test_ranks_name_the_slowed_rank_in_report_html_and_export(tmp_path):
     res, stored, points = run(tmp_path, "ranks", {"COLLKIT_BENCH_TEST_SLOW_RANK": f"{SLOW_RANK}=20000"})
     assert all(line.endswith("granularity=ranks") for line in points.strip().splitlines())
@@ -149,7 +136,7 @@ def test_ranks_name_the_slowed_rank_in_report_html_and_export(tmp_path):
 
     # collkit report: the per-rank table names rank 2 as the late one, for both points
     assert "Per-rank results" in res.stdout
-    rep = collkit(tmp_path, "report", "c")
+    rep = collkit("report", "c", cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     table = rep.stdout.split("Per-rank results", 1)[1]
     lines = table.splitlines()
@@ -160,7 +147,7 @@ def test_ranks_name_the_slowed_rank_in_report_html_and_export(tmp_path):
         assert all(f" {other} (" not in ln for ln in late_cells)
 
     # the HTML report: the section, the late rank in the table's rows and a figure per point
-    html = collkit(tmp_path, "report", "c", "--html", "--out", "r.html")
+    html = collkit("report", "c", "--html", "--out", "r.html", cwd=tmp_path)
     assert html.returncode == 0, html.stderr
     page = (tmp_path / "r.html").read_text()
     assert "per-rank picture (granularity = ranks)" in page
@@ -170,7 +157,7 @@ def test_ranks_name_the_slowed_rank_in_report_html_and_export(tmp_path):
     assert page.count(f"late {SLOW_RANK} (") == 2 and page.count('alt="per-rank medians of ') == 2
 
     # export: one row per rank and point, rank 2 alone late
-    exp = collkit(tmp_path, "export", "c", "--format", "ranks")
+    exp = collkit("export", "c", "--format", "ranks", cwd=tmp_path)
     assert exp.returncode == 0, exp.stderr
     got = list(csv.DictReader(io.StringIO(exp.stdout)))
     assert len(got) == 8
@@ -178,7 +165,7 @@ def test_ranks_name_the_slowed_rank_in_report_html_and_export(tmp_path):
     assert all(r["host"] for r in got)     # the launch record's host of each rank
 
 
-@needs_openmpi
+@needs.openmpi
 def test_none_keeps_aggregates_only_and_max_is_unchanged(tmp_path):
     (tmp_path / "none").mkdir()
     (tmp_path / "max").mkdir()
@@ -198,9 +185,9 @@ def test_none_keeps_aggregates_only_and_max_is_unchanged(tmp_path):
         assert lo <= rec["stats_us"]["median"] <= hi
         assert stats.record_median_ci(Record.from_json(rec)) == (lo, hi)
     assert not (tmp_path / "none" / "c" / "ranks").exists()
-    rep = collkit(tmp_path / "none", "report", "c")
+    rep = collkit("report", "c", cwd=tmp_path / "none")
     assert rep.returncode == 0 and "Per-rank results" not in rep.stdout and "Traceback" not in rep.stderr
-    html = collkit(tmp_path / "none", "report", "c", "--html", "--out", "r.html")
+    html = collkit("report", "c", "--html", "--out", "r.html", cwd=tmp_path / "none")
     assert html.returncode == 0 and "per-rank picture" not in (tmp_path / "none" / "r.html").read_text()
 
 

@@ -24,7 +24,9 @@ TABLE1 = [(4, 4), (8, 4), (8, 8), (16, 8), (16, 16), (32, 16), (32, 32)]
 EXTRA = [(8, 4, 2), (4, 4, 4), (2, 8, 4, 2), (3, 5, 2)]
 
 
-from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
+import needs  # noqa: E402
+from cli_runner import one_line_error  # noqa: E402
+from ck_trace_build import ck_trace  # noqa: E402
 
 
 def summary(alg: str, tree: ft.FatTree) -> dict[int, linkloads.LevelLoad]:
@@ -32,7 +34,7 @@ def summary(alg: str, tree: ft.FatTree) -> dict[int, linkloads.LevelLoad]:
     return {r.level: r for r in rows if r.step is None}
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("radices", TABLE1 + EXTRA, ids=lambda r: ",".join(map(str, r)))
 def test_opt_meets_the_bound_and_the_others_do_not(radices):
     tree = ft.FatTree(radices)
@@ -52,7 +54,7 @@ def test_opt_meets_the_bound_and_the_others_do_not(radices):
         assert r.max_up == r.max_down == tree.subtree_size(top), (alg, r)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_per_step_rows_and_every_message_counted():
     tree = ft.FatTree((8, 4, 2))
     trace = linkloads.trace_messages(ck_trace(), "fattree_opt", tree)
@@ -69,7 +71,7 @@ def test_per_step_rows_and_every_message_counted():
     assert sorted(r.max_up for r in top) == [0] * 32 + [32] * 32
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_cli_csv(collkit):
     out = collkit("traffic", "--collective", "alltoall", "--algorithm", "fattree_opt", "--algorithm", "xor",
                   "--algorithm", "linear_shift", "--fattree", "8,4,2", "--link-loads", "--format", "csv")
@@ -92,9 +94,7 @@ def test_cli_csv(collkit):
     (["--collective", "alltoall", "--algorithm", "xor", "--fattree", "8,4"], "--link-loads"),
 ])
 def test_cli_errors_are_one_line(collkit, args, words):
-    out = collkit("traffic", *args)
-    assert out.returncode == 2
-    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    one_line_error(collkit("traffic", *args), words)
 
 
 def test_radices_rule():
@@ -171,7 +171,7 @@ def physical(alg: str, xgft: str) -> dict[int, linkloads.PhysicalLoad]:
     return {r.level: r for r in rows if r.step is None}
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("xgft, opt, others", [
     # 16-node leaves: a leaf's sources send to 2 positions per phase, so D-mod-k
     # stacks 7 of the 14 leaving messages on one uplink (full and half tree).
@@ -195,7 +195,7 @@ def test_dmodk_loads_of_the_simulated_trees(xgft, opt, others):
         assert (r.max_up, r.max_down, r.spread) == others, alg
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_dmodk_three_levels_xor_is_contention_free_on_a_full_tree():
     """D-mod-k routes XOR without contention on a full-bisection XGFT (every
     level's busiest link carries one message per phase), and never below spread."""
@@ -205,7 +205,7 @@ def test_dmodk_three_levels_xor_is_contention_free_on_a_full_tree():
         assert max(r.max_up, r.max_down) >= r.spread  # pigeonhole: no routing beats spread
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_cli_dmodk_csv(collkit):
     out = collkit("traffic", "--collective", "alltoall", "--algorithm", "fattree_opt", "--algorithm", "xor",
                   "--xgft", "2;16,8;1,8;1,1", "--link-loads", "--routing", "dmodk", "--format", "csv")
@@ -222,9 +222,7 @@ def test_cli_dmodk_csv(collkit):
     (["--xgft", "2;16,8;1,8", "--link-loads", "--routing", "dmodk", "--ranks", "256"], "one rank per host"),
 ])
 def test_cli_dmodk_errors_are_one_line(collkit, args, words):
-    out = collkit("traffic", "--collective", "alltoall", "--algorithm", "xor", *args)
-    assert out.returncode == 2
-    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    one_line_error(collkit("traffic", "--collective", "alltoall", "--algorithm", "xor", *args), words)
 
 
 def test_parse_xgft():

@@ -4,10 +4,7 @@ and a two-rank ping that pays exactly one send and one receive overhead.
 About 5 s (the ping needs build/simgrid)."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,8 @@ import pytest
 from collkit.common.errors import UserError
 from collkit.launch import simgrid as sim_launch
 from collkit.simulation import message_costs, settings
-from simgrid_paths import needs_simgrid
+import needs
+from cli_runner import collkit
 
 
 
@@ -84,16 +82,14 @@ timeout_s = 60
 """
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_two_rank_ping_pays_one_post_and_one_receive_overhead(tmp_path):
     (tmp_path / "spec.toml").write_text(PING)
     (tmp_path / "slow.toml").write_text('[simgrid]\npreset = "lumi-like"\n'
                                         'message_costs = { o_s_us = 2, o_r_us = 3, g_us = 0.5 }\n')
     times = {}
     for platform in ("sim:lumi-like", "sim:lumi-like+loggp", "slow.toml"):
-        out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", platform,
-                              "--out", "c"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env=dict(os.environ))
+        out = collkit("run", "spec.toml", "--platform", platform, "--out", "c", cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         (rec,) = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
         times[platform] = rec["times_us"][0]

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
@@ -25,14 +24,17 @@ from collkit.common.errors import UserError
 from collkit.launch import simgrid as sim_launch
 from collkit.simulation import settings
 from collkit.simulation.platform_xml import multinic_xml, nic_of, rank_host
-from collkit.topology.synthetic import FatTree, Machine, preset
+from collkit.topology.synthetic import FatTree, preset
 from collkit.traffic.nics import nic_load
 from collkit.traffic.trace import Trace, TraceKey
 
-from ck_trace_build import ck_trace, needs_ck_trace
+import needs
+from cli_runner import collkit, one_line_error
+from ck_trace_build import ck_trace
+
+from simgrid_paths import SMPICC, SMPIRUN
 
 REPO = Path(__file__).resolve().parents[2]
-from simgrid_paths import SMPICC, SMPIRUN, needs_smpi
 
 RAILS = preset("rails4-like")
 
@@ -85,11 +87,7 @@ def test_cli_refuses_bad_nic_settings_with_exit_2(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text('name = "s"\ncollectives = ["allgather"]\nsizes = ["8B"]\nranks = [8]\nmpi = ["smpi"]\n'
                     '[backends]\ncollkit = ["allgather/ring"]\n')
-    proc = subprocess.run([sys.executable, "-m", "collkit", "run", str(spec), "--platform", str(f),
-                           "--out", str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "nics = 8 needs ppn >= 8" in lines[0] and "Traceback" not in proc.stderr
+    one_line_error(collkit("run", spec, "--platform", f, "--out", tmp_path / "c"), "nics = 8 needs ppn >= 8")
 
 
 # --------------------------------------------------------------------------- the platform
@@ -169,7 +167,7 @@ def simulate(d: Path, nics: int, mode: int) -> dict[int, float]:
     return {int(a): float(b) for a, b in re.findall(r"recv (\d+) (\S+)", proc.stdout)}
 
 
-@needs_smpi
+@needs.simgrid
 def test_a_message_inside_a_node_crosses_only_the_intra_node_links(probe):
     n = 1 << 22
     expect = n / RAILS.loopback_bw + 2 * RAILS.loopback_lat     # mem up + mem down, no NIC, no switch
@@ -179,7 +177,7 @@ def test_a_message_inside_a_node_crosses_only_the_intra_node_links(probe):
         assert expect - 1e-8 <= t <= expect + 4e-6, (nics, t, expect)
 
 
-@needs_smpi
+@needs.simgrid
 def test_ranks_on_their_own_nics_each_get_a_whole_nic(probe):
     n = 1 << 22
     one = n / RAILS.link_bw + 2 * RAILS.link_lat                 # NIC up, switch (no latency), NIC down
@@ -211,7 +209,7 @@ def test_nic_load_counts_off_node_bytes_on_the_two_nics_and_intra_node_on_neithe
     assert x.steps == ((0, 13), (0, 2))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_flat_ring_leaves_each_node_by_one_nic_and_enters_by_another(tmp_path):
     from collkit.traffic.analysis import message_traces
     from collkit.traffic.tracer import Tracer
@@ -225,7 +223,7 @@ def test_flat_ring_leaves_each_node_by_one_nic_and_enters_by_another(tmp_path):
     assert x.inter_sends == 31                                     # P - 1 inter-node steps
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("collective", ["allgather", "reduce_scatter", "allreduce"])
 def test_parallel_rings_spread_the_bytes_over_every_nic(tmp_path, monkeypatch, collective):
     from collkit.traffic.analysis import message_traces
@@ -245,20 +243,16 @@ def test_parallel_rings_spread_the_bytes_over_every_nic(tmp_path, monkeypatch, c
     assert xr.inter_sends == rounds * (p - 1)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_traffic_cli_reports_nics_and_refuses_more_nics_than_ranks(tmp_path):
-    env = dict(os.environ, COLLKIT_TRACE_CACHE=str(tmp_path))
-    env.pop("COLLKIT_RANKS_PER_NODE", None)
-    base = [sys.executable, "-m", "collkit", "traffic", "--collective", "allgather", "--algorithm", "ring"]
-    proc = subprocess.run(base + ["--ranks", "16", "--ppn", "4", "--nics", "4", "--format", "json"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    env = {"COLLKIT_TRACE_CACHE": str(tmp_path), "COLLKIT_RANKS_PER_NODE": None}
+    base = ["traffic", "--collective", "allgather", "--algorithm", "ring"]
+    proc = collkit(*base, "--ranks", "16", "--ppn", "4", "--nics", "4", "--format", "json", env=env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     (ring,) = out["nics"]
     assert ring["nic_out_n"] == [0, 0, 0, 3.75] and ring["nic_in_n"] == [3.75, 0, 0, 0]   # 4 nodes x 15/16 n
     assert ring["busiest_nic_out_n"] == 0.9375 and ring["inter_node_sends_max"] == 15
     assert out["traffic"][0]["algorithm"] == "ring"
-    bad = subprocess.run(base + ["--ranks", "16", "--ppn", "2", "--nics", "4"], capture_output=True, text=True,
-                         timeout=120, env=env)
-    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "collkit: error: --nics 4 needs at least 4 ranks per node (--ppn), not 2"]
+    bad = collkit(*base, "--ranks", "16", "--ppn", "2", "--nics", "4", env=env)
+    assert one_line_error(bad) == "collkit: error: --nics 4 needs at least 4 ranks per node (--ppn), not 2"

@@ -2,12 +2,13 @@
 forcing logic, discovery from NCCL's header and library, the GPU check and
 the CUDA-aware-MPI detection (backends/nccl.py, backends/gpu_mpi.py)."""
 
-import os
 import stat
 from pathlib import Path
 
 import pytest
 
+import needs
+from cli_runner import one_line_error
 from collkit.backends import gpu_mpi, nccl
 from collkit.campaign import plan as planner
 from collkit.campaign import spec as specs
@@ -138,7 +139,7 @@ def test_header_version_and_library_names(tmp_path):
     assert offer.source == "library"
 
 
-@pytest.mark.skipif(nccl.find_header() is None, reason="NCCL is not installed here")
+@needs.nccl
 def test_discovery_of_the_installed_nccl():
     offer = nccl.discover()
     assert offer.version.count(".") == 2
@@ -198,10 +199,8 @@ def test_cli_on_a_machine_without_gpu_says_one_line_and_launches_nothing(collkit
     spec.write_text(spec_text())
     out = tmp_path / "campaign"
     res = collkit("run", str(spec), "--out", str(out), env={"COLLKIT_NVIDIA_SMI": str(tmp_path / "absent")})
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "needs an NVIDIA GPU and this machine has none" in lines[0], res.stderr
-    assert "Traceback" not in res.stderr and not out.exists()
+    one_line_error(res, "needs an NVIDIA GPU and this machine has none")
+    assert not out.exists()
 
 
 # ---------------------------------------------------------------- CUDA-aware MPI
@@ -217,13 +216,10 @@ def test_cuda_awareness_from_the_libraries_own_reports():
     assert gpu_mpi.from_mpich("MPICH configure:    --with-device=ch4:ofi\n", "", {}).aware is False
 
 
-@pytest.mark.parametrize("name", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", needs.each_mpi())
 def test_the_mpis_installed_here_are_not_cuda_aware(name):
     from collkit.mpis import known
-    try:
-        install = known.find_install(name)
-    except UserError as exc:
-        pytest.skip(str(exc))
+    install = known.find_install(name)
     from collkit.backends import backend_for
     got = backend_for(install).cuda_aware(install)
     assert got.aware is False and got.how
@@ -250,17 +246,15 @@ def test_cli_with_a_gpu_but_without_the_nccl_build_names_the_build_option(collki
     spec = tmp_path / "gpu.toml"
     spec.write_text(spec_text())
     res = collkit("run", str(spec), "--out", str(tmp_path / "c"), env={"COLLKIT_NVIDIA_SMI": fake_smi(tmp_path, 1)})
-    assert res.returncode == 2, res.stderr
-    assert "needs collkit-bench-nccl for openmpi" in res.stderr and "-DCOLLKIT_NCCL=ON" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+    one_line_error(res, "needs collkit-bench-nccl for openmpi", "-DCOLLKIT_NCCL=ON")
+    assert not (tmp_path / "c").exists()
 
 
 def test_cli_refuses_instrument_with_nccl(collkit, tmp_path):
     spec = tmp_path / "gpu.toml"
     spec.write_text(spec_text(extra="instrument = true\n"))
     res = collkit("run", str(spec), "--out", str(tmp_path / "c"), env={"COLLKIT_NVIDIA_SMI": fake_smi(tmp_path, 1)})
-    assert res.returncode == 2, res.stderr
-    assert "instrument = true and backends.nccl cannot be combined" in res.stderr
+    one_line_error(res, "instrument = true and backends.nccl cannot be combined")
 
 
 def test_gpu_topology_in_metadata_has_no_terminal_codes():

@@ -8,7 +8,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,20 +19,15 @@ from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
 from collkit.library import registry
 from collkit.specbuild import choices
-from simgrid_paths import needs_simgrid
+import cli_runner
+import needs
+from cli_runner import collkit, one_line_error
 
+# the interactive builder is tested in a real terminal: tmux (needs.tmux)
 TMUX = shutil.which("tmux")
-needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (scripts/setup.sh --tests installs "
-                                                     "it): the interactive builder is tested in a real terminal")
 OPENMPI = platforms.detect().mpis.get("openmpi")
-needs_openmpi = pytest.mark.skipif(OPENMPI is None, reason="no collkit build for Open MPI (make setup)")
 # Guards against a hang only: a loaded machine may take long to draw a screen.
 DEADLINE_S = 180
-
-
-def collkit(cwd: Path, *args: str, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, stdin=stdin, capture_output=True,
-                          text=True, timeout=DEADLINE_S)
 
 
 def slurm_platform(tmp_path: Path) -> Path:
@@ -53,7 +47,7 @@ class Terminal:
         self.sock = str(self.dir / "s")
         conf = self.dir / "tmux.conf"
         conf.write_text("set -g status off\n")
-        command = shlex.join([sys.executable, "-m", "collkit", "new", *args]) + "; echo EXIT=$?; sleep 3600"
+        command = shlex.join([*cli_runner.COMMAND, "new", *args]) + "; echo EXIT=$?; sleep 3600"
         subprocess.run([TMUX, "-S", self.sock, "-f", str(conf), "new-session", "-d", "-x", str(cols), "-y",
                         str(lines), "-c", str(cwd), command], check=True, timeout=60)
 
@@ -107,8 +101,8 @@ def written_points(spec_file: Path) -> int:
     return int(m.group(1))
 
 
-@needs_tmux
-@needs_openmpi
+@needs.tmux
+@needs.openmpi
 def test_builder_in_a_terminal_writes_a_spec_collkit_run_accepts(tmp_path, terminals):
     cluster = slurm_platform(tmp_path)
     term = terminals(tmp_path, ["--platform", cluster.name, "--out", "spec.toml"])
@@ -147,22 +141,22 @@ def test_builder_in_a_terminal_writes_a_spec_collkit_run_accepts(tmp_path, termi
     assert spec.backends == {"mpi": ("default", "all"), "collkit": ("all",)}
     assert spec.measure.time_budget_s == 0.001 and spec.platforms == ("cluster.toml",)
     # `collkit run` takes the file unchanged: its platforms entry, a dry run on it.
-    run = collkit(tmp_path, "run", "spec.toml", "--dry-run", "--out", "campaign")
+    run = collkit("run", "spec.toml", "--dry-run", "--out", "campaign", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     m = re.search(r"— (\d+) of (\d+) points to run", run.stderr)
     assert m and int(m.group(2)) == written_points(spec_file), run.stderr
 
     # The command line is the same builder: the same choices write the same spec.
-    flags = collkit(tmp_path, "new", "--non-interactive", "--platform", cluster.name, "--out", "flags.toml",
+    flags = collkit("new", "--non-interactive", "--platform", cluster.name, "--out", "flags.toml",
                     "--name", "from_tui", "--collectives", "allreduce", "--sizes", "8B..4KiB x8", "--ranks", "2, 4",
                     "--mpi", "openmpi", "--backend-mpi", "default,all", "--backend-collkit", "all",
-                    "--measure", "time_budget_s=0.001")
+                    "--measure", "time_budget_s=0.001", cwd=tmp_path)
     assert flags.returncode == 0, flags.stderr
     drop_name = lambda text: [line for line in text.splitlines() if not line.startswith("# Run it with")]  # noqa: E731
     assert drop_name((tmp_path / "flags.toml").read_text()) == drop_name(spec_file.read_text())
 
 
-@needs_tmux
+@needs.tmux
 def test_invalid_choices_are_refused_on_the_screen_and_never_written(tmp_path, terminals):
     term = terminals(tmp_path, ["--out", "spec.toml", "--collectives", "allreduce"])
     term.wait("points to run")
@@ -185,7 +179,7 @@ def test_invalid_choices_are_refused_on_the_screen_and_never_written(tmp_path, t
     assert "quit; nothing written" in screen and not (tmp_path / "spec.toml").exists()
 
 
-@needs_tmux
+@needs.tmux
 def test_a_terminal_under_80x24_is_one_line_and_exit_2(tmp_path, terminals):
     term = terminals(tmp_path, ["--out", "spec.toml"], cols=79, lines=24)
     screen = term.wait("EXIT=2")
@@ -194,7 +188,7 @@ def test_a_terminal_under_80x24_is_one_line_and_exit_2(tmp_path, terminals):
     assert "Traceback" not in screen and not (tmp_path / "spec.toml").exists()
 
 
-@needs_tmux
+@needs.tmux
 def test_a_starting_choice_the_interface_cannot_show_is_one_line_and_exit_2(tmp_path, terminals):
     term = terminals(tmp_path, ["--out", "spec.toml", "--dtype", "int33"])
     screen = term.wait("EXIT=2")
@@ -204,7 +198,7 @@ def test_a_starting_choice_the_interface_cannot_show_is_one_line_and_exit_2(tmp_
     assert "did you mean 'int32'?" in joined
 
 
-@needs_tmux
+@needs.tmux
 def test_a_terminal_shrunk_under_80x24_is_told_so(tmp_path, terminals):
     term = terminals(tmp_path, ["--out", "spec.toml"])
     term.wait("missing required key 'collectives'")
@@ -214,14 +208,9 @@ def test_a_terminal_shrunk_under_80x24_is_told_so(tmp_path, terminals):
     term.wait("collkit new · this machine")
 
 
-def one_line_error(out: subprocess.CompletedProcess, text: str) -> None:
-    assert out.returncode == 2, out
-    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
-    assert out.stderr.startswith("collkit: error: ") and text in out.stderr, out.stderr
-
-
 def test_no_terminal_is_one_line_and_exit_2(tmp_path):
-    one_line_error(collkit(tmp_path, "new", "--out", "spec.toml"), "collkit new is interactive and needs a terminal")
+    one_line_error(collkit("new", "--out", "spec.toml", cwd=tmp_path),
+                   "collkit new is interactive and needs a terminal")
     assert not (tmp_path / "spec.toml").exists()
 
 
@@ -229,7 +218,7 @@ def test_an_existing_out_is_never_overwritten(tmp_path):
     (tmp_path / "spec.toml").write_text("mine\n")
     for extra in ([], ["--non-interactive", "--collectives", "allreduce", "--sizes", "8", "--ranks", "2",
                        "--backend-collkit", "all"]):
-        one_line_error(collkit(tmp_path, "new", "--out", "spec.toml", *extra), "--out spec.toml exists")
+        one_line_error(collkit("new", "--out", "spec.toml", *extra, cwd=tmp_path), "--out spec.toml exists")
     assert (tmp_path / "spec.toml").read_text() == "mine\n"
 
 
@@ -247,14 +236,14 @@ NONINTERACTIVE = ["new", "--non-interactive", "--out", "spec.toml", "--collectiv
     (["--measure", "warmup"], "--measure 'warmup': write KEY=VALUE"),
 ])
 def test_non_interactive_refuses_what_run_refuses(tmp_path, change, message):
-    one_line_error(collkit(tmp_path, *NONINTERACTIVE, *change), message)
+    one_line_error(collkit(*NONINTERACTIVE, *change, cwd=tmp_path), message)
     assert not (tmp_path / "spec.toml").exists()
 
 
-@needs_openmpi
+@needs.openmpi
 def test_non_interactive_writes_a_commented_spec_that_plans_as_written(tmp_path):
-    out = collkit(tmp_path, *NONINTERACTIVE, "--mpi", "openmpi", "--backend-mpi", "default,bcast/binomial_doubling",
-                  "--measure", "time_budget_s=0.002", "--measure", "settle_s=0", "--name", "scripted")
+    out = collkit(*NONINTERACTIVE, "--mpi", "openmpi", "--backend-mpi", "default,bcast/binomial_doubling",
+                  "--measure", "time_budget_s=0.002", "--measure", "settle_s=0", "--name", "scripted", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     spec_file = tmp_path / "spec.toml"
     assert out.stdout.startswith("wrote spec.toml: ")
@@ -266,15 +255,15 @@ def test_non_interactive_writes_a_commented_spec_that_plans_as_written(tmp_path)
     assert written_points(spec_file) == len(plan.points) > 0
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_simulated_platform_is_offered_and_written_as_the_spec_platform(tmp_path):
     """SMPI's libraries and names (what the planner resolves against there), the
     platform in `platforms`, and the planner's refusal of what cannot be simulated."""
     args = ["new", "--non-interactive", "--platform", "sim:fattree-2to1", "--collectives", "bcast", "--sizes", "8",
             "--ranks", "4", "--mpi", "smpi", "--backend-mpi", "default,all"]
-    one_line_error(collkit(tmp_path, *args, "--out", "w.toml", "--measure", "sync=window"),
+    one_line_error(collkit(*args, "--out", "w.toml", "--measure", "sync=window", cwd=tmp_path),
                    'w.toml: measure.sync = "window" cannot run on a simulated platform')
-    out = collkit(tmp_path, *args, "--out", "s.toml")
+    out = collkit(*args, "--out", "s.toml", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     spec = specs.load(tmp_path / "s.toml")
     assert spec.platforms == ("sim:fattree-2to1",)
@@ -298,5 +287,5 @@ def test_typed_lists_and_ranges():
 
 
 def test_new_is_listed_in_help(tmp_path):
-    out = collkit(tmp_path, "--help")
+    out = collkit("--help", cwd=tmp_path)
     assert out.returncode == 0 and re.search(r"^\s+new\s", out.stdout, re.M)

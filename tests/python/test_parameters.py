@@ -7,14 +7,13 @@ Open MPI rules file."""
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import needs
+from cli_runner import collkit, in_process, one_line_error
 from collkit.backends import openmpi
 from collkit.campaign import plan as planner
 from collkit.campaign import spec as specs
@@ -22,17 +21,11 @@ from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.campaign.points import Point
 from collkit.campaign.record import Record, current
 from collkit.campaign.spec import Measure
-from collkit.cli import main
 from collkit.common.errors import UserError
 from collkit.library.registry import Algorithm, Constraints
 from collkit.mpis.install import MPIInstall
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _openmpi_here() -> bool:
-    from collkit.campaign import platform as platforms
-    return "openmpi" in platforms.detect().mpis
 
 
 SEG = "coll_tuned_bcast_algorithm_segmentsize"
@@ -158,22 +151,22 @@ def test_mpich_cvars_from_mpivars_cross_the_default_too():
 def test_the_cli_prints_one_line_and_exits_2(tmp_path, capsys):
     spec = tmp_path / "s.toml"
     spec.write_text(with_params(f"{SEG} = [-8]"))
-    assert main(["run", str(spec), "--out", str(tmp_path / "c")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"{SEG} = -8 is out of range" in err and "Traceback" not in err
+    one_line_error(in_process(capsys, "run", spec, "--out", tmp_path / "c"), f"{SEG} = -8 is out of range")
     assert not (tmp_path / "c" / "records.jsonl").exists()
 
 
-@pytest.mark.skipif(not _openmpi_here(), reason="no Open MPI build registered here")
+@needs.openmpi
 def test_list_shows_the_parameters_as_the_library_reports_them(capsys):
-    assert main(["list", "--parameters", "bcast_algorithm_segment", "--mpi", "openmpi"]) == 0
-    out = capsys.readouterr().out
-    assert SEG in out and "an integer from 0 to 2147483647" in out and "forced algorithms only" in out
-    assert main(["list", "--parameters", "--json", "--mpi", "openmpi"]) == 0
-    listed = json.loads(capsys.readouterr().out)["parameters"][0]["parameters"]
+    res = in_process(capsys, "list", "--parameters", "bcast_algorithm_segment", "--mpi", "openmpi")
+    assert res.returncode == 0
+    assert SEG in res.stdout and "an integer from 0 to 2147483647" in res.stdout
+    assert "forced algorithms only" in res.stdout
+    res = in_process(capsys, "list", "--parameters", "--json", "--mpi", "openmpi")
+    assert res.returncode == 0
+    listed = json.loads(res.stdout)["parameters"][0]["parameters"]
     assert {"name": SEG, "kind": "int", "values": "an integer from 0 to 2147483647",
             "notes": "forced algorithms only"} in listed
-    assert main(["list", "--parameters", "x", "--collective", "bcast"]) == 2
+    one_line_error(in_process(capsys, "list", "--parameters", "x", "--collective", "bcast"), "--parameters")
 
 
 # ------------------------------------------------------------------ points
@@ -229,11 +222,10 @@ def test_the_record_carries_the_setting_and_what_the_library_read_back():
 
 
 # ------------------------------------------------------------------ a real campaign
-@pytest.mark.skipif(not _openmpi_here(), reason="no Open MPI build registered here")
+@needs.openmpi
 def test_example_campaign_under_open_mpi_reads_the_segment_sizes_back(tmp_path, capsys):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    out = subprocess.run([sys.executable, "-m", "collkit", "run", str(ROOT / "examples" / "parameters.toml"),
-                          "--out", str(tmp_path / "c")], capture_output=True, text=True, timeout=300, env=env)
+    out = collkit("run", ROOT / "examples" / "parameters.toml", "--out", tmp_path / "c",
+                  env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     assert out.returncode == 0, out.stdout + out.stderr
     lines = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     recs = list(current(lines).values())   # an unstable point's re-measure stands for it
@@ -254,25 +246,25 @@ def test_example_campaign_under_open_mpi_reads_the_segment_sizes_back(tmp_path, 
     assert len(launches) == 4 and sum(map(len, launches.values())) == len(set().union(*launches.values()))
 
     # compare keeps the settings apart; without the parameters key two points would collide
-    capsys.readouterr()
-    assert main(["compare", str(tmp_path / "c"), str(tmp_path / "c"), "--format", "json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["points"]
+    res = in_process(capsys, "compare", tmp_path / "c", tmp_path / "c", "--format", "json")
+    assert res.returncode == 0
+    rows = json.loads(res.stdout)["points"]
     assert len(rows) == len(recs)     # one row per point (an unstable one is listed, not compared)
     assert {(r["algorithm"], r["parameters"]) for r in rows} == {(r["algorithm"], f"{SEG}={r['parameters'][SEG]}"
                                                                   if "parameters" in r else "") for r in recs}
-    assert main(["compare", str(tmp_path / "c"), str(tmp_path / "c"), "--ignore-keys", "parameters"]) == 2
-    assert "two points share the key" in capsys.readouterr().err
+    one_line_error(in_process(capsys, "compare", tmp_path / "c", tmp_path / "c", "--ignore-keys", "parameters"),
+                   "two points share the key")
     # the HTML report shows each setting as a variant of its own
     html = tmp_path / "r.html"
-    assert main(["report", str(tmp_path / "c"), "--html", "--out", str(html)]) == 0
+    assert in_process(capsys, "report", tmp_path / "c", "--html", "--out", html).returncode == 0
     text = html.read_text()
     for alg in ("chain", "binomial_doubling"):
         for seg in (8192, 65536):
             assert f"openmpi:{alg}[segmentsize={seg}]" in text
     # the export names each setting
-    capsys.readouterr()
-    assert main(["export", str(tmp_path / "c"), "--format", "csv"]) == 0
-    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    res = in_process(capsys, "export", tmp_path / "c", "--format", "csv")
+    assert res.returncode == 0
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert {r["parameters"] for r in rows} == {"", f"{SEG}=8192", f"{SEG}=65536"}
 
 
@@ -290,16 +282,8 @@ def _record(alg, params, p, n, median, seed):
     return rec
 
 
-def _library_rules_target():
-    from collkit.tune.command import _library_target
-    try:
-        return _library_target("openmpi")
-    except UserError as exc:
-        pytest.skip(f"Open MPI not usable here: {exc}")
-
-
+@needs.openmpi
 def test_tune_writes_the_winning_segment_size_into_the_rules_file(tmp_path, capsys):
-    _library_rules_target()
     camp = tmp_path / "c"
     camp.mkdir()
     (camp / "spec.toml").write_text('name = "t"\n')
@@ -316,8 +300,9 @@ def test_tune_writes_the_winning_segment_size_into_the_rules_file(tmp_path, caps
             recs.append(_record(alg, params, 3, n, t * (1 + n / 65536), seed))
     (camp / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = tmp_path / "bcast.rules"
-    assert main(["tune", str(camp), "--format", "openmpi", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    res = in_process(capsys, "tune", camp, "--format", "openmpi", "--out", out)
+    assert res.returncode == 0, res.stderr
+    printed = res.stdout
     assert "chain[segmentsize=8192]" in printed
     rows = [ln.split("#", 1)[0].split() for ln in out.read_text().splitlines() if ln.split("#", 1)[0].strip()]
     pipeline = OFFER.force("bcast", "chain").native_id
@@ -326,9 +311,6 @@ def test_tune_writes_the_winning_segment_size_into_the_rules_file(tmp_path, caps
     assert "chain[segmentsize=8192] (pipeline)" in out.read_text()
 
     # Open MPI reads the file with that segment column: the matrix passes with it, fails with a broken copy
-    from ck_trace_build import built
-    if built("openmpi", "matrix_library") is None:
-        pytest.skip("build/openmpi has no ck_matrix_library")
     from collkit.tune import proof
     shown = proof.check("openmpi", out, 3, timeout=240)
     assert shown.ok, "\n".join(shown.lines)

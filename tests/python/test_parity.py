@@ -48,7 +48,8 @@ REPO = Path(__file__).resolve().parents[2]
 LEONARDO = REPO / "data" / "leonardo"
 
 
-from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
+import needs  # noqa: E402
+from ck_trace_build import ck_trace  # noqa: E402
 
 
 def pof2_of(p: int) -> int:
@@ -720,7 +721,7 @@ def counts_for(p: int) -> list[int]:
     return sorted({q, q + 1, 2 * q + q // 2 + 1, 5 * q})
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_allreduce_rabenseifner_is_mpich_reduce_scatter_allgather():
     cases = [("allreduce", "rabenseifner", p, n, 0) for p in range(1, 34) for n in counts_for(p)]
     got = traced(cases)
@@ -728,7 +729,7 @@ def test_allreduce_rabenseifner_is_mpich_reduce_scatter_allgather():
         assert got[(c, a, p, n, r)] == mpich_allreduce_rsag(p, n), (p, n)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_reduce_rabenseifner_is_mpich_reduce_scatter_gather():
     cases = [("reduce", "rabenseifner", p, n, root) for p in range(1, 26) for n in counts_for(p)[:2]
              for root in sorted({0, min(1, p - 1), p // 2, p - 1})]
@@ -737,7 +738,7 @@ def test_reduce_rabenseifner_is_mpich_reduce_scatter_gather():
         assert got[(c, a, p, n, r)] == mpich_reduce_rsg(p, n, r), (p, n, r)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_reduce_scatter_recursive_halving_is_mpich():
     cases = [("reduce_scatter", "recursive_halving", p, n, 0) for p in range(1, 34) for n in (1, 3)]
     got = traced(cases)
@@ -745,7 +746,7 @@ def test_reduce_scatter_recursive_halving_is_mpich():
         assert got[(c, a, p, n, r)] == mpich_reduce_scatter_block_halving(p, n), (p, n)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_halving_variants_differ_from_the_library_order():
     """The paper's order keeps its own name: at 8 ranks rank 0 sends n/2 to
     rank 4 first, where MPICH's sends it to rank 1."""
@@ -802,14 +803,14 @@ def ring_counts(p: int) -> list[int]:
 BIG = (1 << 20) + 5        # a block over 1 MiB (int8)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_allreduce_ring_is_open_mpi_ring():
     cases = [("allreduce", "ring", p, n, 0) for p in RANKS for n in ring_counts(p)]
     cases += [("allreduce", "ring", p, p * BIG + p // 2, 0) for p in (2, 3, 4, 5)]
     check(cases, lambda p, n, r: ompi_allreduce_ring(p, n))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_allreduce_ring_seg_is_not_a_library_ring():
     """ring_seg cuts blocks over 1 MiB into 1 MiB messages: neither Open MPI's
     ring (whole blocks) nor its ring_segmented (one ring per phase, phases
@@ -830,7 +831,7 @@ def test_allreduce_ring_seg_is_not_a_library_ring():
         assert got[c] != ompi_allreduce_ring_segmented(c[2], c[3], seg), c
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_mpich_ring_is_kept_apart():
     """MPICH's ring cuts ceil(n/p) blocks, leaves rank r with block r and runs
     the allgather through MPIR_Allgatherv_intra_ring in 32 KiB pieces: not the
@@ -851,13 +852,13 @@ def test_mpich_ring_is_kept_apart():
     assert mpich_allreduce_ring(3, 4)[0] == [(1, 0), (1, 2), (1, 2)]
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_bcast_binomial_doubling_is_open_mpi_binomial():
     cases = [("bcast", "binomial_doubling", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 7, 70001)]
     check(cases, ompi_bcast_binomial)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_bcast_chain_is_open_mpi_pipeline_at_the_forced_segment():
     from collkit.backends.openmpi import SEGMENT_BYTES
     seg = SEGMENT_BYTES[("bcast", "pipeline")]
@@ -866,13 +867,13 @@ def test_bcast_chain_is_open_mpi_pipeline_at_the_forced_segment():
     check(cases, lambda p, n, r: ompi_bcast_pipeline(p, n, r, seg))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_bcast_linear_is_open_mpi_basic_linear():
     cases = [("bcast", "linear", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 5)]
     check(cases, ompi_bcast_basic_linear)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_reduce_binomial_doubling_and_linear_are_open_mpi():
     check([("reduce", "binomial_doubling", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 5)],
           ompi_reduce_binomial)
@@ -880,7 +881,7 @@ def test_reduce_binomial_doubling_and_linear_are_open_mpi():
           ompi_reduce_basic_linear)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_scatter_binomial_is_mpich_not_open_mpi():
     cases = [("scatter", "binomial", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 3)]
     check(cases, mpich_scatter_binomial)
@@ -892,13 +893,13 @@ def test_scatter_binomial_is_mpich_not_open_mpi():
     assert got[0] == [(2, 2), (1, 1)] and ompi_scatter_binomial(4, 1, 0)[0] == [(1, 1), (2, 2)]
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_gather_binomial_is_mpich():
     cases = [("gather", "binomial", p, n, r) for p in RANKS for r in roots_for(p) for n in (1, 3)]
     check(cases, mpich_gather_binomial)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_allgather_ring_bruck_recursive_doubling_are_the_libraries():
     ring = [("allgather", "ring", p, n, 0) for p in RANKS for n in (1, 3)]
     check(ring, lambda p, n, r: ompi_allgather_ring(p, n))
@@ -910,13 +911,13 @@ def test_allgather_ring_bruck_recursive_doubling_are_the_libraries():
           lambda p, n, r: xor_allgather(p, n))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_allreduce_recursive_doubling_is_both_libraries():
     check([("allreduce", "recursive_doubling", p, n, 0) for p in RANKS for n in (1, 5)],
           lambda p, n, r: fold_allreduce_rd(p, n))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_alltoall_bruck_and_pairwise_are_the_libraries():
     bruck = [("alltoall", "bruck", p, n, 0) for p in RANKS for n in (1, 3)]
     check(bruck, lambda p, n, r: ompi_alltoall_modified_bruck(p, n))
@@ -925,7 +926,7 @@ def test_alltoall_bruck_and_pairwise_are_the_libraries():
           lambda p, n, r: mpich_alltoall_pairwise(p, n))
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_open_mpi_pairwise_is_linear_shift_but_for_the_self_message():
     """The self-message decision (docs/algorithms.md): linear_shift (shift 0)
     posts its own block to itself in phase 0, Open MPI's pairwise copies it
@@ -947,7 +948,7 @@ def test_library_reduce_scatter_recursive_doublings_are_one_schedule():
             assert ompi_reduce_scatter_block_rd(p, n) == mpich_reduce_scatter_block_rd(p, n), (p, n)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_reduce_scatter_recursive_doubling_is_not_the_libraries():
     """libcollkit's recursive_doubling sends only the blocks still needed
     (the partner's and those outside the merged group) and folds pairs for
@@ -1068,7 +1069,7 @@ def test_leonardo_figures_by_hand():
     assert all(lib < paper for lib, paper, _ in LEONARDO_INTER_GROUP_N.values())
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("alloc", sorted(LEONARDO_INTER_GROUP_N))
 def test_collkit_traffic_reports_the_library_schedule(collkit, alloc):
     res = collkit("traffic", "--collective", "allreduce", "--algorithm", "rabenseifner",
@@ -1097,7 +1098,7 @@ def test_collkit_traffic_reports_the_library_schedule(collkit, alloc):
 # time-independent trace, -trace-ti, only records the collective call itself,
 # not its messages; tried.)
 
-from simgrid_paths import SMPICC, SMPIRUN, needs_smpi  # noqa: E402
+from simgrid_paths import SMPICC, SMPIRUN  # noqa: E402
 
 _ONE_CLUSTER = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -1179,8 +1180,8 @@ def smpi_points(collective: str, native: str) -> list[tuple[int, int]]:
     return pts
 
 
-@needs_ck_trace
-@needs_smpi
+@needs.ck_trace
+@needs.simgrid
 @pytest.mark.parametrize("collective,native,canonical", smpi_shared_names())
 def test_smpi_name_sends_what_ck_trace_sends(smpi_call, collective, native, canonical):
     rooted = collective in ("bcast", "reduce", "gather", "scatter")
@@ -1209,8 +1210,8 @@ SMPI_DIFFERENT = [
 ]
 
 
-@needs_ck_trace
-@needs_smpi
+@needs.ck_trace
+@needs.simgrid
 @pytest.mark.parametrize("collective,native,name,p,root", SMPI_DIFFERENT)
 def test_smpi_names_kept_apart_do_differ(smpi_call, collective, native, name, p, root):
     from collkit.backends.smpi import NAMES

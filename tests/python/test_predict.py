@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collkit import cli
+from cli_runner import in_process, one_line_error
 from collkit.analysis import stats
 from collkit.backends import openmpi
 from collkit.campaign import plan as planner
@@ -111,7 +111,9 @@ def test_forced_algorithms_predict_as_their_rules_everywhere(tmp_path):
     assert by_force.rules_total_s == pytest.approx(0.02 + 0.01 + 0.005) and by_force.has_choice
     doc = by_force.to_json()
     assert doc["rules"] is None and doc["forced"] == [list(a) for a in forced]
-    assert "forced: recursive_doubling" in predict.table(by_force) and "rules: " in predict.table(by_rules)
+    # at a fixed width: pytest-xdist's workers set COLUMNS=80, where the variant column wraps
+    assert "forced: recursive_doubling" in predict.table(by_force, width=100)
+    assert "rules: " in predict.table(by_rules, width=100)
     with pytest.raises(ValueError):
         predict_profile(profile([AR8]), c, rules(tmp_path, RULES), forced=forced)
 
@@ -169,20 +171,22 @@ def test_a_point_without_an_interval_is_shown_as_such(tmp_path, capsys):
     assert x.default_ci is None and x.default_total_ci is None and pred.default_total_ci is None
     assert x.rules_ci is not None and pred.rules_total_ci is not None
     prof = write(tmp_path / "p.json", [AR8])
-    assert cli.main(["predict", str(prof), "--campaign", str(c), "--rules", str(tmp_path / "r.rules")]) == 0
-    assert "no interval" in capsys.readouterr().out
+    res = in_process(capsys, "predict", prof, "--campaign", c, "--rules", tmp_path / "r.rules")
+    assert res.returncode == 0 and "no interval" in res.stdout
 
 
 def test_the_command_prints_the_table_totals_and_wall_change(tmp_path, capsys):
     prof = write(tmp_path / "p.json", [AR8, BC, BARRIER], wall_s=2.0)
     args = ["predict", str(prof), "--campaign", str(standard(tmp_path)), "--rules", str(rules(tmp_path, RULES))]
-    assert cli.main(args) == 0
-    out = capsys.readouterr().out
+    res = in_process(capsys, *args)
+    assert res.returncode == 0
+    out = res.stdout
     assert "recursive_doubling" in out and "binomial_halving" in out
     assert "implied change of wall time: -15.00ms (-0.75 % of the profiled 2.000s)" in out
     assert "1 class(es) not covered" in out
-    assert cli.main(args + ["--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    res = in_process(capsys, *args, "--json")
+    assert res.returncode == 0
+    data = json.loads(res.stdout)
     assert data["wall_change_s"] == pytest.approx(-0.015) and data["uncovered_s"] == pytest.approx(0.005)
     assert [c["class"]["collective"] for c in data["classes"]] == ["allreduce", "bcast", "barrier"]
 
@@ -228,9 +232,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     ]
     for (prof, camp, rules_path), message in cases:
         args = ["predict", str(prof), "--campaign", str(camp)] + (["--rules", str(rules_path)] if rules_path else [])
-        rc = cli.main(args)
-        err = capsys.readouterr().err
-        assert rc == 2 and message in err and len(err.splitlines()) == 1 and "Traceback" not in err, (args, err)
+        one_line_error(in_process(capsys, *args), message)
     with pytest.raises(UserError, match="tuned over mpich, not openmpi"):
         predict_profile(profile([AR8]), c, rules(tmp_path, "# for libcollkit over mpich; campaigns: x\n" + RULES))
     with pytest.raises(UserError, match="unknown allreduce algorithm 'rign'"):
@@ -242,7 +244,8 @@ def test_rules_written_by_tune_are_used_as_the_preload_reads_them(tmp_path, caps
     its choice (recursive_doubling, twice as fast as the default here) is predicted."""
     c = standard(tmp_path)
     out = tmp_path / "tuned.rules"
-    assert cli.main(["tune", str(c), "--format", "collkit", "--out", str(out)]) == 0, capsys.readouterr().err
+    res = in_process(capsys, "tune", c, "--format", "collkit", "--out", out)
+    assert res.returncode == 0, res.stderr
     text = out.read_text()
     from collkit.tune.writers import collkit as rules_format
     assert rules_format.written_for(text) == "openmpi"

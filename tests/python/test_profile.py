@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+from cli_runner import one_line_error
 from collkit.apply import preload
 from collkit.common.errors import UserError
 from collkit.mpis import known
@@ -23,13 +25,7 @@ SOURCE = Path(__file__).parent / "fixtures" / "profile_calls.c"
 RANKS = 4
 
 
-def _ready(mpi: str) -> bool:
-    from ck_trace_build import built
-    return built(mpi, "preload") is not None
-
-
-MPIS = [pytest.param(m, marks=pytest.mark.skipif(not _ready(m), reason=f"no preload build for {m}"))
-        for m in ("openmpi", "mpich")]
+MPIS = needs.each_mpi()     # the preload is a part of each MPI's build
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +144,8 @@ def test_crash_leaves_an_incomplete_profile(mpi, programs, collkit, tmp_path):
         profile_file.load(out, need_complete=True)
 
 
+@needs.openmpi
 def test_cli_writes_table_and_file(programs, collkit, tmp_path):
-    if not _ready("openmpi"):
-        pytest.skip("no preload build for openmpi")
     out = tmp_path / "p.json"
     # --mpi left out: the launcher is Open MPI's.
     r = collkit("profile", "--out", str(out), "--trace", "--", *_launch("openmpi", str(programs("openmpi"))),
@@ -170,13 +165,11 @@ def test_cli_writes_table_and_file(programs, collkit, tmp_path):
     assert p.mpi_name == "openmpi" and p.trace.max_calls_per_rank == profile.DEFAULT_TRACE
 
 
-@pytest.mark.parametrize("mpi", MPIS)
+@pytest.mark.parametrize("mpi", [pytest.param(m, marks=needs.fortran(m)) for m in ("openmpi", "mpich")])
 def test_fortran_calls_show(mpi):
     """Open MPI's mpif.h binding calls PMPI_* itself (the shim's Fortran
     symbols catch it); MPICH's calls the C names. Both must be profiled."""
     prog = REPO / "build" / mpi / "tests" / "preload" / "ck_fortran_mpif"
-    if not prog.is_file():
-        pytest.skip(f"{prog} is not built (scripts/setup.sh --tests)")
     p = profile.run_profiled(mpi, _launch(mpi, str(prog)), stdout=subprocess.PIPE).profile
     assert p.complete
     got = {(c.collective, c.bytes, c.in_place): (c.calls, c.dtype, c.datatype) for c in p.classes}
@@ -193,29 +186,21 @@ def test_fortran_calls_show(mpi):
 # ---------------------------------------------------------------- bad input
 
 
-def _one_line(r) -> str:
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
-    return r.stderr
-
-
+@needs.openmpi
 def test_launcher_not_there(collkit):
-    if not _ready("openmpi"):
-        pytest.skip("no preload build for openmpi")
-    assert "not found" in _one_line(collkit("profile", "--mpi", "openmpi", "--", "/nonexistent/mpirun", "-n", "2",
-                                            "./x"))
-    assert "not found" in _one_line(collkit("profile", "--", "/nonexistent/mpirun", "./x"))
+    one_line_error(collkit("profile", "--mpi", "openmpi", "--", "/nonexistent/mpirun", "-n", "2", "./x"),
+                   "not found")
+    one_line_error(collkit("profile", "--", "/nonexistent/mpirun", "./x"), "not found")
 
 
 @pytest.mark.parametrize("mpi", MPIS)
 def test_program_without_mpi_init(mpi, collkit):
-    err = _one_line(collkit("profile", "--mpi", mpi, "--", *_launch(mpi, "/bin/true", ranks=2), timeout=120))
-    assert "MPI_Init" in err
+    one_line_error(collkit("profile", "--mpi", mpi, "--", *_launch(mpi, "/bin/true", ranks=2)), "MPI_Init")
 
 
 def test_trace_out_of_bounds(collkit):
     for n in ("0", str(profile.TRACE_MAX + 1)):
-        assert "--trace" in _one_line(collkit("profile", "--mpi", "openmpi", "--trace", n, "--", "mpirun", "x"))
+        one_line_error(collkit("profile", "--mpi", "openmpi", "--trace", n, "--", "mpirun", "x"), "--trace")
 
 
 @pytest.mark.parametrize("mpi", MPIS)
@@ -285,10 +270,9 @@ def test_rooted_classes_merge_over_in_place_the_others_do_not():
         "bcast", "reduce", "gather", "scatter"]
 
 
+@needs.both_mpis
 def test_mpi_from_the_launcher(tmp_path):
     names = {n: k for n, k in known.known().items() if k.build is not None and k.mpirun}
-    if len(names) < 2:
-        pytest.skip("needs two known MPIs")
     for name, k in names.items():
         assert profile.resolve_mpi(None, [k.mpirun, "-n", "2", "./x"]) == name
         copy = Path(k.mpirun).parent / "mpiexec"

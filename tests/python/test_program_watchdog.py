@@ -22,15 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from collkit import cli
+import needs
+from cli_runner import in_process, one_line_error, start
 from collkit.launch import watch
 from collkit.mpis import known
 
-REPO = Path(__file__).resolve().parents[2]
 HANG = Path(__file__).parent / "fixtures" / "hang.c"
 FAKE = Path(__file__).parent / "fakes" / "fake_hang_launcher"
 RANKS = 2
 TIMEOUT_S = 6      # past MPI's start-up on a busy 2-core machine, so that every rank is up first
+PIPES = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
 
 
 # ------------------------------------------------------------------ processes, from /proc
@@ -96,16 +97,6 @@ def _all_gone(launcher: int, ranks: dict[int, str]) -> None:
             pass
     assert not left, f"ranks still running: {left}"
     assert not group, f"the launcher's process group or session still has {group}"
-
-
-def _one_collkit_line(stderr: str) -> str:
-    """collkit's own line: one, the last. (`collkit profile` shares its standard
-    error with the program's, so a launcher's notes on its killed ranks may precede it.)"""
-    assert "Traceback" not in stderr, stderr
-    lines = stderr.rstrip("\n").splitlines()
-    ours = [ln for ln in lines if ln.startswith("collkit")]
-    assert len(ours) == 1 and lines[-1] == ours[0], stderr
-    return ours[0]
 
 
 # ------------------------------------------------------------------ the watchdog alone (no MPI)
@@ -219,19 +210,12 @@ def test_signal_names_have_one_home():
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e9", "soon"])
 def test_a_bad_timeout_is_one_line_exit_2_before_anything_runs(command, value, capsys):
     extra = ["--runs", "4", "--algorithm", "allreduce=ring"] if command == "trial" else []
-    code = cli.main([command, *extra, "--timeout", value, "--", "/no/such/mpirun", "./app"])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "--timeout" in err and "Traceback" not in err, err
+    one_line_error(in_process(capsys, command, *extra, "--timeout", value, "--", "/no/such/mpirun", "./app"),
+                   "--timeout")
 
 
 # ------------------------------------------------------------------ collkit profile and trial on MPI
-def _ready(mpi: str) -> bool:
-    from ck_trace_build import built
-    return built(mpi, "preload") is not None
-
-
-MPIS = [pytest.param(m, marks=pytest.mark.skipif(not _ready(m), reason=f"no preload build for {m}"))
-        for m in ("openmpi", "mpich")]
+MPIS = needs.each_mpi()     # the preload is a part of each MPI's build
 
 
 @pytest.fixture(scope="module")
@@ -246,11 +230,6 @@ def hang(tmp_path_factory):
             out[mpi] = exe
         return out[mpi]
     return get
-
-
-def _start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "collkit", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO)
 
 
 def _hanging(mpi: str, hang, tmp_path: Path) -> tuple[list[str], Path]:
@@ -275,7 +254,7 @@ def _shared_memory(ranks: dict[int, str]) -> set[Path]:
 
 def _stop(proc: subprocess.Popen, launch: list[str], folder: Path, sig: int | None):
     """Wait for the ranks, send `sig` to collkit (None: let --timeout fire), and
-    return collkit's output once it has exited, with the launcher and ranks seen.
+    return collkit's result once it has exited, with the launcher and ranks seen.
     MPICH's ranks killed by a signal leave their shared memory file behind
     (Open MPI's launcher removes its own): removed here, not to fill /dev/shm."""
     shm: set[Path] = set()
@@ -291,19 +270,17 @@ def _stop(proc: subprocess.Popen, launch: list[str], folder: Path, sig: int | No
             proc.kill()
         for path in shm:
             path.unlink(missing_ok=True)
-    return out, err, launcher, ranks
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), launcher, ranks
 
 
 @pytest.mark.parametrize("mpi", MPIS)
 def test_profile_timeout_stops_every_rank(mpi, hang, tmp_path):
     launch, folder = _hanging(mpi, hang, tmp_path)
     out_file = tmp_path / "p.json"
-    proc = _start("profile", "--mpi", mpi, "--out", str(out_file), "--timeout", str(TIMEOUT_S), "--", *launch)
-    out, err, launcher, ranks = _stop(proc, launch, folder, None)
-    assert proc.returncode == 2
-    line = _one_collkit_line(err)
-    assert f"ran past --timeout {TIMEOUT_S} s" in line and "every process" in line and "longer --timeout" in line
-    assert "hang: 2 ranks waiting for ever" in out     # the program's output still reaches the user
+    proc = start("profile", "--mpi", mpi, "--out", out_file, "--timeout", TIMEOUT_S, "--", *launch, **PIPES)
+    done, launcher, ranks = _stop(proc, launch, folder, None)
+    one_line_error(done, f"ran past --timeout {TIMEOUT_S} s", "every process", "longer --timeout", shared=True)
+    assert "hang: 2 ranks waiting for ever" in done.stdout     # the program's output still reaches the user
     _all_gone(launcher, ranks)
     assert not out_file.exists()
 
@@ -311,11 +288,9 @@ def test_profile_timeout_stops_every_rank(mpi, hang, tmp_path):
 @pytest.mark.parametrize("mpi", MPIS)
 def test_profile_sigint_stops_every_rank(mpi, hang, tmp_path):
     launch, folder = _hanging(mpi, hang, tmp_path)
-    proc = _start("profile", "--mpi", mpi, "--out", str(tmp_path / "p.json"), "--", *launch)
-    out, err, launcher, ranks = _stop(proc, launch, folder, signal.SIGINT)
-    assert proc.returncode == 2
-    line = _one_collkit_line(err)
-    assert line.startswith("collkit: error: SIGINT arrived") and "no profile written" in line, line
+    proc = start("profile", "--mpi", mpi, "--out", tmp_path / "p.json", "--", *launch, **PIPES)
+    done, launcher, ranks = _stop(proc, launch, folder, signal.SIGINT)
+    one_line_error(done, "no profile written", shared=True, prefix="collkit: error: SIGINT arrived")
     _all_gone(launcher, ranks)
 
 
@@ -323,12 +298,11 @@ def test_profile_sigint_stops_every_rank(mpi, hang, tmp_path):
 def test_trial_timeout_stops_every_rank_and_writes_the_json(mpi, hang, tmp_path):
     launch, folder = _hanging(mpi, hang, tmp_path)
     doc = tmp_path / "trial.json"
-    proc = _start("trial", "--runs", "4", "--warmup", "0", "--mpi", mpi, "--algorithm", "allreduce=ring",
-                  "--timeout", str(TIMEOUT_S), "--json", str(doc), "--", *launch)
-    out, err, launcher, ranks = _stop(proc, launch, folder, None)
-    assert proc.returncode == 2 and out == ""
-    line = _one_collkit_line(err)
-    assert line.startswith(f"collkit: error: run 1 of 8 (default) ran past --timeout {TIMEOUT_S} s"), line
+    proc = start("trial", "--runs", "4", "--warmup", "0", "--mpi", mpi, "--algorithm", "allreduce=ring",
+                 "--timeout", TIMEOUT_S, "--json", doc, "--", *launch, **PIPES)
+    done, launcher, ranks = _stop(proc, launch, folder, None)
+    one_line_error(done, shared=True, prefix=f"collkit: error: run 1 of 8 (default) ran past --timeout {TIMEOUT_S} s")
+    assert done.stdout == ""
     _all_gone(launcher, ranks)
     saved = json.loads(doc.read_text())
     assert (saved["status"], saved["exit_status"], saved["timeout_s"], saved["runs"]) == ("timed out", 2,
@@ -339,10 +313,8 @@ def test_trial_timeout_stops_every_rank_and_writes_the_json(mpi, hang, tmp_path)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_trial_interrupt_stops_every_rank(mpi, sig, hang, tmp_path):
     launch, folder = _hanging(mpi, hang, tmp_path)
-    proc = _start("trial", "--runs", "4", "--warmup", "0", "--mpi", mpi, "--algorithm", "allreduce=ring",
-                  "--", *launch)
-    out, err, launcher, ranks = _stop(proc, launch, folder, sig)
-    assert proc.returncode == 2
-    line = _one_collkit_line(err)
-    assert line.startswith(f"collkit: error: {sig.name} arrived during run 1 of 8 (default)"), line
+    proc = start("trial", "--runs", "4", "--warmup", "0", "--mpi", mpi, "--algorithm", "allreduce=ring",
+                 "--", *launch, **PIPES)
+    done, launcher, ranks = _stop(proc, launch, folder, sig)
+    one_line_error(done, shared=True, prefix=f"collkit: error: {sig.name} arrived during run 1 of 8 (default)")
     _all_gone(launcher, ranks)

@@ -9,16 +9,14 @@ rank count, the size and the library."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from cli_runner import start
 from collkit.campaign.points import Point
 from collkit.common.progress import Progress, duration
 from collkit.launch.eta import CampaignClock
@@ -209,11 +207,10 @@ def test_collkit_run_prints_only_progress_and_its_eta_holds(tmp_path):
     counted on the line and listed once at the end."""
     (tmp_path / "spec.toml").write_text(SPEC)
     platform = _platform(tmp_path)
-    env = dict(os.environ, FAKE_POINT_S="0.012", FAKE_STARTUP_S="0.3", FAKE_INVALID="bcast/collkit/openmpi/linear/p2/8B/",
+    env = dict(FAKE_POINT_S="0.012", FAKE_STARTUP_S="0.3", FAKE_INVALID="bcast/collkit/openmpi/linear/p2/8B/",
                FAKE_UNSTABLE="allreduce/collkit/openmpi/ring/p4/4096B/", FAKE_STATE=str(tmp_path / "fake.state"))
-    proc = subprocess.Popen([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", str(platform),
-                             "--out", "c"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = start("run", "spec.toml", "--platform", platform, "--out", "c", cwd=tmp_path, env=env,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stamped = []
     for line in proc.stderr:
         stamped.append((time.monotonic(), line.rstrip("\n")))

@@ -6,15 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from collkit.cli import main
+import needs
+from cli_runner import in_process, one_line_error
 from collkit.program import profile_file, replay_input
 from collkit.program.profile_file import CallClass, Profile, RankTrace, Trace
-from simgrid_paths import needs_simgrid
 
 REPO = Path(__file__).resolve().parents[2]
 RANKS = 4
 PLATFORM = "sim:fattree-2to1"
-needs_replay = needs_simgrid
 
 
 def cls(collective, nbytes, calls, *, dtype=None, datatype="MPI_BYTE", op=None, root=None, comm="world",
@@ -55,21 +54,15 @@ def profile(path: Path, gap: float = 1e-3, drop_comm: bool = False, trace: bool 
     return path
 
 
-def cli(capsys, *args):
-    """The command in this process (smpirun still runs as a program): (status, stdout, stderr)."""
-    rc = main(["replay", *map(str, args)])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def replay(capsys, *args):
-    rc, out, err = cli(capsys, *args, "--platform", PLATFORM, "--json")
-    assert rc == 0, out + err
-    r = json.loads(out)
+    """`collkit replay ARGS` in this process (smpirun still runs as a program), as JSON."""
+    res = in_process(capsys, "replay", *args, "--platform", PLATFORM, "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    r = json.loads(res.stdout)
     return r, {(c["class"]["collective"], c["class"]["comm"], c["class"]["bytes"]): c for c in r["classes"]}
 
 
-@needs_replay
+@needs.simgrid_programs
 def test_replay_reports_every_class_with_its_calls_and_is_deterministic(capsys, tmp_path):
     prof = profile(tmp_path / "p.json")
     r, by = replay(capsys, prof)
@@ -83,12 +76,13 @@ def test_replay_reports_every_class_with_its_calls_and_is_deterministic(capsys, 
     assert again["classes"] == r["classes"] and again["simulated_span_s"] == r["simulated_span_s"]
 
 
-@needs_replay
+@needs.simgrid_programs
 def test_the_table_shows_what_the_json_says(capsys, tmp_path):
     prof = profile(tmp_path / "p.json")
     r, _ = replay(capsys, prof)
-    rc, out, err = cli(capsys, prof, "--platform", PLATFORM)
-    assert rc == 0, err
+    res = in_process(capsys, "replay", prof, "--platform", PLATFORM)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
     assert out.startswith(f"replay of {prof} ({r['ranks']} ranks) on {PLATFORM} ({r['machine']}), rules: none")
     rows = [ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in ("allreduce", "bcast",
                                                                                     "alltoall")]
@@ -99,7 +93,7 @@ def test_the_table_shows_what_the_json_says(capsys, tmp_path):
     assert "alltoallv" in out and r["left_out"][0]["reason"] in out and "assumes: " in out
 
 
-@needs_replay
+@needs.simgrid_programs
 def test_gaps_change_the_span_not_the_class_times(capsys, tmp_path):
     short, by_short = replay(capsys, profile(tmp_path / "short.json", gap=1e-3))
     long, by_long = replay(capsys, profile(tmp_path / "long.json", gap=1e-2))
@@ -109,7 +103,7 @@ def test_gaps_change_the_span_not_the_class_times(capsys, tmp_path):
     assert long["simulated_span_s"] - short["simulated_span_s"] == pytest.approx(7 * 9e-3, rel=1e-6)
 
 
-@needs_replay
+@needs.simgrid_programs
 def test_rules_change_only_the_class_they_give_to_libcollkit(capsys, tmp_path):
     prof = profile(tmp_path / "p.json")
     rules = tmp_path / "app.rules"
@@ -124,7 +118,7 @@ def test_rules_change_only_the_class_they_give_to_libcollkit(capsys, tmp_path):
             assert ruled[k]["simulated_s"] == base[k]["simulated_s"] and ruled[k]["runs"] == "library"
 
 
-@needs_replay
+@needs.simgrid_programs
 def test_a_communicator_the_trace_cannot_rebuild_is_left_out(capsys, tmp_path):
     r, by = replay(capsys, profile(tmp_path / "p.json", drop_comm=True))
     assert ("allreduce", "c2x2", 4) not in by
@@ -157,12 +151,9 @@ def test_bad_input_is_one_line_exit_2(collkit, capsys, tmp_path):
         ([tmp_path / "missing.json", "--platform", PLATFORM], "cannot read the profile"),
     ]
     for args, words in cases:
-        rc, out, err = cli(capsys, *args)
-        assert rc == 2, (args, out, err)
-        assert words in err and len(err.strip().splitlines()) == 1, (args, err)
-    # and as a user runs it: one line, no traceback
-    out = collkit("replay", str(no_trace), "--platform", PLATFORM)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+        one_line_error(in_process(capsys, "replay", *args), words)
+    # and as a user runs it
+    one_line_error(collkit("replay", no_trace, "--platform", PLATFORM), "collkit profile --trace")
 
 
 def test_a_truncated_trace_replays_what_every_member_holds(tmp_path):

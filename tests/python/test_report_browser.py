@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+import needs
 import report_fixture as rf
+from cli_runner import collkit
 
-WHY = rf.chromium_unavailable()
-pytestmark = pytest.mark.skipif(WHY is not None, reason=f"browser tests skipped: {WHY}")
+pytestmark = needs.chromium
 SHOTS = rf.REPO / "build" / "report-screenshots"
 
 
@@ -25,8 +26,8 @@ def report(tmp_path_factory) -> tuple[Path, Path]:
     base = rf.make_campaign(root)
     a = rf.retimed(base, root / "run-a", "ring", 1.0, 1)
     rf.retimed(base, root / "run-b", "ring", 1.5, 2)
-    one = rf.collkit(root, "report", "run-a", "--html", "--out", "one.html")
-    two = rf.collkit(root, "report", "run-a", "run-b", "--html", "--out", "two.html")
+    one = collkit("report", "run-a", "--html", "--out", "one.html", cwd=root)
+    two = collkit("report", "run-a", "run-b", "--html", "--out", "two.html", cwd=root)
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
     assert a.is_dir()
     return root / "one.html", root / "two.html"

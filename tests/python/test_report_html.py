@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 import pytest
 
 import report_fixture as rf
+from cli_runner import collkit, one_line_error
 
 from collkit.campaign.store import Campaign
 
@@ -56,7 +57,7 @@ def parse(text: str) -> Cells:
 
 def test_report_of_one_campaign(campaigns):
     root, base, _, _ = campaigns
-    res = rf.collkit(root, "report", "base", "--html")
+    res = collkit("report", "base", "--html", cwd=root)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("wrote base/report.html")
     text = (base / "report.html").read_text()
@@ -106,7 +107,7 @@ def test_default_over_best_only_colours_significant_cells(tmp_path):
     d = tmp_path / "syn"
     n = mod.write_campaign(d, 800, iterations=20)      # 2 algorithms per cell: the default and one other
     assert n == 800
-    res = rf.collkit(tmp_path, "report", "syn", "--html", "--out", "r.html")
+    res = collkit("report", "syn", "--html", "--out", "r.html", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     cells = [c for c in parse((tmp_path / "r.html").read_text()).cells if "data-ratio" in c]
     assert len(cells) == 2 * 2 * 4 * 25
@@ -117,7 +118,7 @@ def test_default_over_best_only_colours_significant_cells(tmp_path):
 
 def test_two_campaigns_show_their_comparison(campaigns):
     root, _, a, b = campaigns
-    res = rf.collkit(root, "report", "run-a", "run-b", "--html", "--out", "both.html", "--figures", "figs")
+    res = collkit("report", "run-a", "run-b", "--html", "--out", "both.html", "--figures", "figs", cwd=root)
     assert res.returncode == 0, res.stderr
     text = (root / "both.html").read_text()
     doc = parse(text)
@@ -157,16 +158,13 @@ def test_bad_input_is_one_line_and_exit_2(campaigns, args, message):
         empty.mkdir()
         for f in ("spec.toml", "resolved.json", "state.json"):
             (empty / f).write_text((root / "base" / f).read_text())
-    res = rf.collkit(root, *args)
-    assert res.returncode == 2, res.stdout + res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("collkit: error:") and message in lines[0], res.stderr
+    assert one_line_error(collkit(*args, cwd=root), message).startswith("collkit: error:")
 
 
 def test_an_existing_report_is_replaced(campaigns):
     root = campaigns[0]
     (root / "old.html").write_text("old")
-    res = rf.collkit(root, "report", "base", "--html", "--out", "old.html")
+    res = collkit("report", "base", "--html", "--out", "old.html", cwd=root)
     assert res.returncode == 0, res.stderr
     assert (root / "old.html").read_text().startswith("<!DOCTYPE html>")
     assert not list(root.glob(".old.html.*.tmp"))

@@ -2,18 +2,9 @@
 takes effect and shows in the records, bad forcing is refused before launch."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
-
-from collkit.campaign import platform as platforms
-
-DETECTED = platforms.detect()
-needs = {name: pytest.mark.skipif(name not in DETECTED.mpis, reason=DETECTED.missing.get(name, ""))
-         for name in ("openmpi", "mpich")}
+import needs
+from cli_runner import collkit, one_line_error
 
 SPEC = """
 name = "real"
@@ -35,15 +26,14 @@ def run(tmp_path, mpis, algs, *extra, metadata="standard"):
     spec = SPEC.format(mpi=", ".join(f'"{m}"' for m in mpis), algs=", ".join(f'"{a}"' for a in algs))
     spec = f'metadata = "{metadata}"\n' + spec
     (tmp_path / "spec.toml").write_text(spec)
-    out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c", *extra],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    out = collkit("run", "spec.toml", "--out", "c", *extra, cwd=tmp_path)
     recs = []
     if (tmp_path / "c" / "records.jsonl").exists():
         recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     return out, {(r["mpi"], r["backend"], r["algorithm"], r["bytes"]): r for r in recs}
 
 
-@needs["openmpi"]
+@needs.openmpi
 def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
     out, recs = run(tmp_path, ["openmpi"], ["default", "ring", "recursive_doubling"])
     assert out.returncode == 0, out.stdout + out.stderr
@@ -67,20 +57,18 @@ def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
     assert "Open MPI" in meta["mpis"]["openmpi"]["library_version"]
     assert {"OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}.items() <= meta["knobs"][0].items() or \
         any(k.get("OMPI_MCA_coll_tuned_allreduce_algorithm") == "4" for k in meta["knobs"])
-    export = subprocess.run([sys.executable, "-m", "collkit", "export", "c"], cwd=tmp_path, capture_output=True,
-                            text=True)
+    export = collkit("export", "c", cwd=tmp_path)
     assert export.returncode == 0 and len(export.stdout.splitlines()) == 9
 
 
-@needs["openmpi"]
+@needs.openmpi
 def test_invalid_forced_id_is_refused_before_launch(tmp_path):
     out, recs = run(tmp_path, ["openmpi"], ["99"])
-    assert out.returncode == 2 and not recs
-    assert out.stderr.strip().startswith("collkit: error: spec.toml: unknown MPI library algorithm '99'")
-    assert len(out.stderr.strip().splitlines()) == 1
+    one_line_error(out, prefix="collkit: error: spec.toml: unknown MPI library algorithm '99'")
+    assert not recs
 
 
-@needs["mpich"]
+@needs.mpich
 def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     # Rabenseifner's allreduce forced through the environment aborts MPICH's
     # MPI_Init; collkit-bench sets it through MPI_T for the point only.
@@ -99,12 +87,11 @@ def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     assert len(meta["launches"]) == 2 and "MPICH" in meta["mpis"]["mpich"]["library_version"]
 
 
-@needs["mpich"]
+@needs.mpich
 def test_mpich_algorithm_outside_its_conditions_is_skipped_with_the_reason(tmp_path):
     spec = SPEC.format(mpi='"mpich"', algs='"rabenseifner"').replace('["64B", "4KiB"]', '["8B"]')
     (tmp_path / "spec.toml").write_text(spec)
-    res = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    res = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     skipped = [r for r in recs if r["status"] == "skipped"]

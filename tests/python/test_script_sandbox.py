@@ -8,16 +8,16 @@ arriving as one literal argument or environment value. Values the input
 checks refuse (control characters, bad variable names) are in test_hostile.py."""
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import needs
 from ck_trace_build import built
+from cli_runner import collkit
 
 BENCH = built("openmpi", "bench") or Path("/nonexistent/collkit-bench")
 
@@ -78,7 +78,7 @@ def _sandbox_bin(tmp: Path) -> Path:
     return b
 
 
-@pytest.mark.skipif(not BENCH.exists(), reason="collkit-bench is not built here")
+@needs.openmpi
 @pytest.mark.parametrize("launcher", ["srun", "mpirun"])
 @pytest.mark.parametrize("kind", sorted(PAYLOADS))
 def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher, kind):
@@ -86,9 +86,8 @@ def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher
     b = _sandbox_bin(tmp_path)
     (tmp_path / "s.toml").write_text(SPEC)
     (tmp_path / "p.toml").write_text(_platform(b, launcher, payload))
-    made = subprocess.run([sys.executable, "-m", "collkit", "run", "s.toml", "--platform", "p.toml",
-                           "--out", "c", "--dry-run"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, SLURM_CONF="/nonexistent"))
+    made = collkit("run", "s.toml", "--platform", "p.toml", "--out", "c", "--dry-run", cwd=tmp_path,
+                   env={"SLURM_CONF": "/nonexistent"})
     assert made.returncode == 0, made.stderr
     scripts = sorted((tmp_path / "c" / "jobs").glob("*.sbatch"))
     assert scripts

@@ -17,15 +17,14 @@ how it was recorded is in its "about").
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from collkit.common.paths import repo_root
 from collkit.launch import simgrid as sim_launch
-from simgrid_paths import needs_simgrid
+import needs
+from cli_runner import collkit
 
 REPO = repo_root()
 FIXTURE = REPO / "tests" / "python" / "fixtures" / "sim_times_before.json"
@@ -65,9 +64,8 @@ def simulate(tmp: Path, platform: str, no_data: bool = False) -> dict[str, list[
     algs = sorted({"/".join(k.split("/")[i] for i in (0, 3)) for k in before("precise")})
     (tmp / "spec.toml").write_text(SPEC.replace("{algorithms}", json.dumps(algs)))
     (tmp / "precise.toml").write_text(PRECISE)
-    proc = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", platform,
-                           "--out", "out"], cwd=tmp, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, **({sim_launch.NO_DATA_ENV: "1"} if no_data else {})))
+    proc = collkit("run", "spec.toml", "--platform", platform, "--out", "out", cwd=tmp,
+                   env={sim_launch.NO_DATA_ENV: "1"} if no_data else None)
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in (tmp / "out" / "records.jsonl").read_text().splitlines()]
     assert {r["status"] for r in recs} == {"ok"}
@@ -80,7 +78,7 @@ def before(which: str) -> dict[str, list[float]]:
     return json.loads(FIXTURE.read_text())[which]
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_times_are_identical_to_before_at_full_precision(tmp_path):
     # with the copies and reductions charged but not done (what shared-buffer
     # launches do): the charges alone make the simulated time
@@ -90,7 +88,7 @@ def test_times_are_identical_to_before_at_full_precision(tmp_path):
     assert not changed, f"{len(changed)} points moved, e.g. {next(iter(changed.items()))}"
 
 
-@needs_simgrid
+@needs.simgrid_programs
 @pytest.mark.skipif(os.environ.get("COLLKIT_FULL_TESTS") != "1", reason="exhaustive only (scripts/check_full.sh)")
 def test_times_at_default_precision_differ_only_by_simgrids_rounding(tmp_path):
     now, then = simulate(tmp_path, "sim:lumi-like"), before("default")
@@ -121,13 +119,12 @@ collkit = ["gather/linear", "allgather/bine_remap"]
 """ + MEASURE
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_times_with_a_receive_overhead_are_identical_to_before(tmp_path):
     (tmp_path / "spec.toml").write_text(LOGGP_SPEC)
     (tmp_path / "precise.toml").write_text(PRECISE + 'message_costs = "loggp"\n')
-    proc = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--platform", "precise.toml",
-                           "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, **{sim_launch.NO_DATA_ENV: "1"}))
+    proc = collkit("run", "spec.toml", "--platform", "precise.toml", "--out", "out", cwd=tmp_path,
+                   env={sim_launch.NO_DATA_ENV: "1"})
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in (tmp_path / "out" / "records.jsonl").read_text().splitlines()]
     now, then = {r["id"]: r["times_us"] for r in recs}, before("loggp_precise")

@@ -7,7 +7,6 @@ build/simgrid); about 30 s."""
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,9 @@ from collkit.common.errors import UserError
 from collkit.common.paths import build_dir, repo_root
 from collkit.launch import simgrid as sim_launch
 from collkit.simulation import memory, settings
-from simgrid_paths import SMPICC, SMPIRUN, needs_simgrid, needs_smpi
+import needs
+from cli_runner import collkit, one_line_error
+from simgrid_paths import SMPICC, SMPIRUN
 
 REPO = repo_root()
 BENCH = settings.bench_path()
@@ -40,12 +41,6 @@ timeout_s = 120
 """
 
 
-def collkit(cwd, *args, env=None):
-    full = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, env=full, capture_output=True,
-                          text=True, timeout=300)
-
-
 def records(campaign: Path) -> dict[str, dict]:
     return {r["id"]: r for r in map(json.loads, (campaign / "records.jsonl").read_text().splitlines())}
 
@@ -55,11 +50,11 @@ def two_runs(tmp_path_factory):
     """The same 64-rank spec simulated twice on the 2:1 fat tree."""
     d = tmp_path_factory.mktemp("sim")
     (d / "spec.toml").write_text(SPEC)
-    outs = [collkit(d, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", name) for name in ("a", "b")]
+    outs = [collkit("run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", name, cwd=d) for name in ("a", "b")]
     return d, outs
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_simulated_campaign_end_to_end(two_runs):
     d, (out, _) = two_runs
     assert out.returncode == 0, out.stderr
@@ -87,7 +82,7 @@ def test_simulated_campaign_end_to_end(two_runs):
     assert len((d / "a" / "simgrid" / "hostfile-p64.txt").read_text().splitlines()) == 64
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_identical_reruns_give_identical_times(two_runs):
     d, outs = two_runs
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
@@ -99,7 +94,7 @@ def test_identical_reruns_give_identical_times(two_runs):
     assert len({tuple(r["times_us"]) for r in a.values()}) > 4
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_smpi_names_come_from_simgrid_and_are_cached(tmp_path, monkeypatch):
     cache = tmp_path / "names.json"
     names = smpi.valid_names(Path(SMPIRUN), BENCH, cache)
@@ -179,12 +174,12 @@ def test_count_zero_needs_no_buffers():
     assert memory.estimate("alltoall", 4, 0, "int32") < memory.estimate("alltoall", 4, 1, "int32")
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_zero_byte_point_is_simulated(tmp_path):
     (tmp_path / "spec.toml").write_text(
         'name = "zero"\ncollectives = ["allreduce", "alltoall"]\nsizes = ["0B"]\nranks = [4]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["allreduce/ring", "alltoall/pairwise"]\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:lumi-like", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "sim:lumi-like", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     recs = records(tmp_path / "c")
@@ -200,12 +195,12 @@ def test_the_shared_threshold_keeps_the_harness_buffers_private():
         assert ranks * memory.PROCESSOR_NAME < t and (2 * min(iters, 65536) + 2) * 8 < t
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_points_too_large_are_refused_before_launch(tmp_path):
     (tmp_path / "spec.toml").write_text(
         'name = "big"\ncollectives = ["alltoall", "bcast"]\nsizes = ["16MiB"]\nranks = [1024, 8192]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["alltoall/pairwise", "bcast/bine"]\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fugaku-like", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "sim:fugaku-like", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     recs = records(tmp_path / "c")
     a2a = recs["alltoall/collkit/smpi/pairwise/p1024/16777216B/int32/sum/r0/outofplace"]
@@ -229,7 +224,7 @@ def test_deadlock_and_abort_markers_are_found(tmp_path):
     assert sim_launch.diagnose(err) is None
 
 
-@needs_smpi
+@needs.simgrid
 def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
     """SimGrid's own words, from a real deadlock: what diagnose() relies on."""
     src = tmp_path / "dl.c"
@@ -249,7 +244,7 @@ def test_a_real_simgrid_deadlock_exits_0_and_is_diagnosed(tmp_path):
     assert "Deadlock detected" in sim_launch.diagnose(err)
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_agreements_through_host_memory_keep_communicators_apart(tmp_path):
     """bench/sim_board.c, the harness's agreements under SimGrid, through
     tests/bench/sim_board_test.c on 8 ranks: right values on disjoint halves
@@ -296,7 +291,7 @@ print("[0.000000] [smpi/INFO] Stalling SMPI instance: smpirun. Do all your MPI r
 """
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_launch_that_deadlocks_with_exit_status_0_fails_its_point(tmp_path):
     # the stand-in is a SimGrid of its own (COLLKIT_SIMGRID_PREFIX) beside the
     # real collkit-bench, used as it is (COLLKIT_BUILD_ROOT)
@@ -311,7 +306,7 @@ def test_a_launch_that_deadlocks_with_exit_status_0_fails_its_point(tmp_path):
     (tmp_path / "spec.toml").write_text(
         'name = "dl"\ncollectives = ["allreduce"]\nsizes = ["8B"]\nranks = [4]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["ring"]\n[measure]\ntimeout_s = 20\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c",
+    out = collkit("run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c", cwd=tmp_path,
                   env={"COLLKIT_SIMGRID_PREFIX": str(tmp_path), "COLLKIT_BUILD_ROOT": str(tmp_path / "build")})
     # nothing succeeded: exit 1, with the point's own failure on stderr
     assert out.returncode == 1 and "no point succeeded" in out.stderr, out.stderr
@@ -352,7 +347,7 @@ def test_placement_block_cyclic_and_allocation(tmp_path):
         sim_launch.placement(settings.SimSettings(machine=m, allocation=("lrdn0001",), allocation_file="a"), 1)
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_platform_file_with_a_simgrid_table(tmp_path):
     (tmp_path / "alloc.txt").write_text("# rank i on line i\nnode5\nnode5\nnode9\nnode9\n")
     (tmp_path / "df.toml").write_text(
@@ -361,7 +356,7 @@ def test_platform_file_with_a_simgrid_table(tmp_path):
     (tmp_path / "spec.toml").write_text(
         'name = "f"\ncollectives = ["bcast"]\nsizes = ["1KiB"]\nranks = [4]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["bine"]\n[measure]\nmin_iterations = 2\nmax_iterations = 2\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "df.toml", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "df.toml", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (rec,) = records(tmp_path / "c").values()
     assert rec["status"] == "ok"
@@ -383,19 +378,16 @@ def test_bad_platforms_are_one_line_errors(tmp_path, platform, text, message):
     (tmp_path / "spec.toml").write_text(SPEC)
     if text is not None:
         (tmp_path / platform).write_text(text)
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", platform, "--out", "c")
-    assert out.returncode == 2
-    assert out.stderr.startswith("collkit: error: ") and message in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    one_line_error(collkit("run", "spec.toml", "--platform", platform, "--out", "c", cwd=tmp_path), message)
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_spec_naming_two_platforms_runs_one_campaign_on_each(tmp_path):
     (tmp_path / "spec.toml").write_text(
         'name = "two"\nplatforms = ["sim:fattree-2to1", "sim:dragonfly-small"]\ncollectives = ["bcast"]\n'
         'sizes = ["64KiB"]\nranks = [16]\nmpi = ["smpi"]\n[backends]\ncollkit = ["binomial_halving"]\n'
         '[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--out", "c")
+    out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("== platform sim:") == 2 and out.stdout.count("campaign complete") == 2
     fat, df = (records(tmp_path / "c" / name) for name in ("fattree-2to1", "dragonfly-small"))
@@ -403,7 +395,7 @@ def test_a_spec_naming_two_platforms_runs_one_campaign_on_each(tmp_path):
     assert a["simulated"] == "fattree-2to1" and b["simulated"] == "dragonfly-small"
     assert a["times_us"] != b["times_us"]          # two networks, two answers
     # --platform overrides the list: one campaign
-    one = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "d")
+    one = collkit("run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "d", cwd=tmp_path)
     assert one.returncode == 0 and "== platform" not in one.stdout and (tmp_path / "d" / "records.jsonl").exists()
 
 
@@ -414,7 +406,7 @@ def test_platforms_must_be_names():
                    '[backends]\ncollkit = ["bine"]\n')
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_a_real_machine_spec_runs_on_a_simulated_platform(tmp_path):
     """mpi = openmpi/mpich there is SMPI with their selection logic; a canonical name
     SMPI lacks is skipped with the reason, an unknown name is still an error."""
@@ -422,7 +414,7 @@ def test_a_real_machine_spec_runs_on_a_simulated_platform(tmp_path):
             '[backends]\nmpi = ["default", "binomial_doubling", "binomial_halving"]\n'
             '[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
     (tmp_path / "spec.toml").write_text(spec)
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     recs = records(tmp_path / "c")
     assert len(recs) == 6
@@ -433,8 +425,8 @@ def test_a_real_machine_spec_runs_on_a_simulated_platform(tmp_path):
     cfgs = [json.loads(l)["cfg"] for l in (tmp_path / "c" / "simgrid" / "launches.jsonl").read_text().splitlines()]
     assert any("smpi/coll-selector:ompi" in c for c in cfgs) and any("smpi/coll-selector:mpich" in c for c in cfgs)
     (tmp_path / "bad.toml").write_text(spec.replace("binomial_halving", "binomal_halving"))
-    bad = collkit(tmp_path, "run", "bad.toml", "--platform", "sim:dragonfly-small", "--out", "d")
-    assert bad.returncode == 2 and "unknown MPI library algorithm 'binomal_halving'" in bad.stderr
+    bad = collkit("run", "bad.toml", "--platform", "sim:dragonfly-small", "--out", "d", cwd=tmp_path)
+    one_line_error(bad, "unknown MPI library algorithm 'binomal_halving'")
 
 
 # Mapped names whose messages are the same but whose posting differs, so their
@@ -444,7 +436,7 @@ def test_a_real_machine_spec_runs_on_a_simulated_platform(tmp_path):
 POSTING_DIFFERS = {("bcast", "linear"), ("gather", "linear"), ("scatter", "linear")}
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_smpi_algorithms_named_like_libcollkits_simulate_to_the_same_time(tmp_path):
     """The canonical-name table says "same algorithm": with local work made free
     (a very fast host) the same messages must take the same simulated time."""
@@ -459,7 +451,7 @@ def test_smpi_algorithms_named_like_libcollkits_simulate_to_the_same_time(tmp_pa
         f'name = "pairs"\ncollectives = {json.dumps(colls)}\nsizes = ["64KiB"]\nranks = [16]\nmpi = ["smpi"]\n'
         f'[backends]\nmpi = {json.dumps(names)}\ncollkit = {json.dumps(names)}\n'
         '[measure]\nwarmup = 0\nmin_iterations = 1\nmax_iterations = 1\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "fast.toml", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "fast.toml", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     t = {(r["collective"], r["backend"], r["algorithm"]): r for r in records(tmp_path / "c").values()}
     # the names SMPI shares with libcollkit after the parity audit (docs/algorithms.md):
@@ -472,7 +464,7 @@ def test_smpi_algorithms_named_like_libcollkits_simulate_to_the_same_time(tmp_pa
         assert abs(ta - tb) <= 1e-3 * tb, (coll, alg, b["native"], ta, tb)
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_shared_buffers_keep_the_launch_record_right(tmp_path):
     """700 ranks: the host-name gather (70 KB) is above SMPI's usual 64 KiB fold
     threshold; collkit raises the threshold so it arrives intact."""
@@ -480,7 +472,7 @@ def test_shared_buffers_keep_the_launch_record_right(tmp_path):
         'name = "sh"\ncollectives = ["bcast"]\nsizes = ["2MiB"]\nranks = [700]\nmpi = ["smpi"]\n'
         '[backends]\ncollkit = ["binomial_halving"]\n'
         '[measure]\nwarmup = 0\nmin_iterations = 1\nmax_iterations = 1\nvalidate = "none"\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (rec,) = records(tmp_path / "c").values()
     assert rec["status"] == "ok" and rec["shared_buffers"] is True and rec["times_us"][0] > 0
@@ -490,29 +482,29 @@ def test_shared_buffers_keep_the_launch_record_right(tmp_path):
     assert f"smpi/auto-shared-malloc-thresh:{memory.shared_threshold(700, 1)}" in cfg
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_window_sync_is_refused_on_a_simulated_platform(tmp_path):
     (tmp_path / "spec.toml").write_text(SPEC.replace('validate = "first"', 'validate = "first"\nsync = "window"'))
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c")
-    assert out.returncode == 2 and "cannot run on a simulated platform" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
+    out = collkit("run", "spec.toml", "--platform", "sim:fattree-2to1", "--out", "c", cwd=tmp_path)
+    one_line_error(out, "cannot run on a simulated platform")
+    assert not (tmp_path / "c").exists()
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_records_taken_in_on_resume_get_the_simulation_fields(tmp_path):
     """collkit killed after the launches wrote their records: --resume takes them
     in from raw/ with the same SimGrid fields, fallbacks included."""
     (tmp_path / "spec.toml").write_text(
         'name = "res"\ncollectives = ["allreduce"]\nsizes = ["4KiB"]\nranks = [12]\nmpi = ["smpi"]\n'
         '[backends]\nmpi = ["lr"]\ncollkit = ["ring"]\n[measure]\nmin_iterations = 1\nmax_iterations = 1\n')
-    out = collkit(tmp_path, "run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c")
+    out = collkit("run", "spec.toml", "--platform", "sim:dragonfly-small", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     first = records(tmp_path / "c")
     lr = first["allreduce/mpi/smpi/lr/p12/4096B/int32/sum/r0/outofplace"]
     # 1,024 elements on 12 ranks: SMPI's lr reduces the remainder with its default
     assert lr["status"] == "skipped" and "SMPI ran its default instead of lr" in lr["reason"]
     (tmp_path / "c" / "records.jsonl").write_text("")          # as if never copied
-    again = collkit(tmp_path, "run", "--resume", "c")
+    again = collkit("run", "--resume", "c", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "took in 2 records" in again.stderr
     taken = records(tmp_path / "c")

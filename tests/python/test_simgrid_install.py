@@ -6,13 +6,13 @@ last test checks the machine's build when there is one."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from collkit.common.errors import UserError
 from collkit.simulation import simgrid_install as si
-from simgrid_paths import needs_simgrid
+import needs
+from cli_runner import collkit, one_line_error
 
 
 @pytest.fixture
@@ -81,13 +81,10 @@ def test_an_unwritable_cache_is_one_line_with_the_fix(tmp_path, monkeypatch):
 
 
 def test_build_simgrid_refuses_mpi_options_with_status_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "collkit", "build", "--simgrid", "--mpi", "x"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "takes no MPI options" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+    one_line_error(collkit("build", "--simgrid", "--mpi", "x"), "takes no MPI options")
 
 
-@needs_simgrid
+@needs.simgrid_programs
 def test_the_machines_build_is_the_pinned_version_and_collkit_bench_is_built_with_it():
     found = si.installed()
     out = subprocess.run([str(found.smpirun), "--version"], capture_output=True, text=True, timeout=60).stdout

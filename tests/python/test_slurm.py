@@ -1,7 +1,7 @@
 """The Slurm launcher: the platform's [slurm] table, the batch scripts, and whole
 campaigns through a real one-node Slurm on localhost (slurm_fixture.py), compared
-with a local run of the same spec. The Slurm tests skip, saying why, where root or
-the slurm-wlm/munge packages are missing; CI installs them."""
+with a local run of the same spec. The Slurm tests need root and the slurm-wlm/munge
+packages (needs.slurm); CI installs them."""
 
 import json
 import os
@@ -9,13 +9,14 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import needs
 import slurm_fixture
+from cli_runner import HANG_GUARD_S, collkit, one_line_error, start
 from collkit.campaign import platform as platforms
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
@@ -45,16 +46,6 @@ TOTAL = 8
 def platform_text(extra: str = "") -> str:
     return (f'name = "local-slurm"\n[mpi.openmpi]\nbench = "{BENCH}"\n'
             f'[slurm]\nlauncher = ["mpirun"]\ntime_limit = "5"\npoll_s = 0.3\n{extra}')
-
-
-# Guards against a hang only, never a verdict on speed: a loaded machine may take
-# minutes where an idle one takes seconds, and the tests must pass on both.
-HANG_GUARD_S = 900
-
-
-def collkit(cwd, *args, env=None, timeout=HANG_GUARD_S):
-    return subprocess.run([sys.executable, "-m", "collkit", *args], cwd=cwd, env=env or dict(os.environ),
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def records(path: Path) -> list[dict]:
@@ -89,9 +80,7 @@ def test_bad_slurm_tables_are_one_line_errors(tmp_path, table, message):
     with pytest.raises(UserError, match=re.escape(message)):
         platforms.load(tmp_path / "c.toml")
     (tmp_path / "s.toml").write_text(SPEC)
-    out = collkit(tmp_path, "run", "s.toml", "--platform", "c.toml", "--dry-run")
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and message.split(" (")[0] in out.stderr
+    one_line_error(collkit("run", "s.toml", "--platform", "c.toml", "--dry-run", cwd=tmp_path), message.split(" (")[0])
 
 
 def test_a_slow_controller_is_asked_again_not_fatal(monkeypatch):
@@ -162,12 +151,12 @@ def test_script_quotes_input_and_holds_every_setting(tmp_path):
         "--x"]
 
 
-@pytest.mark.skipif(OPENMPI is None, reason="Open MPI with collkit-bench is not built here")
+@needs.openmpi
 def test_dry_run_writes_scripts_and_submits_nothing(tmp_path):
     (tmp_path / "s.toml").write_text(SPEC)
     (tmp_path / "p.toml").write_text(platform_text())
-    out = collkit(tmp_path, "run", "s.toml", "--platform", "p.toml", "--out", "c", "--dry-run",
-                  env=dict(os.environ, PATH="/nonexistent:" + os.environ["PATH"], SLURM_CONF="/nonexistent"))
+    out = collkit("run", "s.toml", "--platform", "p.toml", "--out", "c", "--dry-run",
+                  env={"PATH": "/nonexistent:" + os.environ["PATH"], "SLURM_CONF": "/nonexistent"}, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     c = tmp_path / "c"
     assert sorted(p.name for p in (c / "jobs").iterdir()) == ["job-0001.sbatch", "job-0002.sbatch"]
@@ -184,11 +173,7 @@ def test_dry_run_writes_scripts_and_submits_nothing(tmp_path):
 # ------------------------------------------------------------------ a real Slurm
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    why = slurm_fixture.unavailable()
-    if why:
-        pytest.skip(why)
-    if OPENMPI is None:
-        pytest.skip("Open MPI with collkit-bench is not built here (make setup)")
+    needs.check("slurm", "openmpi")
     c = slurm_fixture.start(tmp_path_factory.mktemp("slurm"))
     yield c
     c.stop()
@@ -203,9 +188,9 @@ def work(tmp_path, cluster):
 
 
 def test_campaign_through_slurm_equals_a_local_run(work, cluster):
-    out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "s", env=cluster.env())
+    out = collkit("run", "s.toml", "--platform", "p.toml", "--out", "s", env=cluster.env(), cwd=work)
     assert out.returncode == 0, out.stderr
-    local = collkit(work, "run", "s.toml", "--out", "l")
+    local = collkit("run", "s.toml", "--out", "l", cwd=work)
     assert local.returncode == 0, local.stderr
     got = {r["id"]: r["status"] for r in records(work / "s")}
     assert got == {r["id"]: r["status"] for r in records(work / "l")}
@@ -217,14 +202,13 @@ def test_campaign_through_slurm_equals_a_local_run(work, cluster):
     assert [j["job_id"] for j in meta["slurm"]["jobs"]] == [j["job_id"] for j in jobs]
     assert meta["placement"][0]["rank_to_host"] == [cluster.node] * 2
     assert "#SBATCH --ntasks=2" in (work / "s" / "jobs" / "job-0001.sbatch").read_text()
-    st = collkit(work, "status", "s", env=cluster.env())
+    st = collkit("status", "s", env=cluster.env(), cwd=work)
     assert "COMPLETED" in st.stdout and "8 ok" in st.stdout and "campaign complete" in st.stdout
 
 
 def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
-    run = subprocess.Popen([sys.executable, "-m", "collkit", "run", "s.toml", "--platform", "hold.toml",
-                            "--out", "c"], cwd=work, env=cluster.env(), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    run = start("run", "s.toml", "--platform", "hold.toml", "--out", "c", cwd=work, env=cluster.env(),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     jobs_file = work / "c" / "jobs.json"
     # Wait for the submissions as long as the run is alive: how long its start
     # takes depends on the machine's load, not on anything under test.
@@ -242,9 +226,9 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
             run.kill()
             pytest.fail("the held jobs were never submitted (hang guard)")
         time.sleep(0.1)
-    st = collkit(work, "status", "c", env=cluster.env())
+    st = collkit("status", "c", env=cluster.env(), cwd=work)
     assert "PENDING" in st.stdout and "8 not recorded" in st.stdout
-    cancel = collkit(work, "cancel", "c", env=cluster.env())
+    cancel = collkit("cancel", "c", env=cluster.env(), cwd=work)
     assert cancel.returncode == 0 and "cancelled 2 active jobs" in cancel.stdout
     stdout, stderr = run.communicate(timeout=HANG_GUARD_S)
     assert run.returncode == 0, stderr
@@ -252,7 +236,7 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
     assert len(recs) == TOTAL and all(r["status"] == "failed" and "CANCELLED" in r["reason"] for r in recs)
     assert json.loads((work / "c" / "state.json").read_text())["status"] == "cancelled"
 
-    resumed = collkit(work, "run", "--resume", "c", "--platform", "p.toml", env=cluster.env())
+    resumed = collkit("run", "--resume", "c", "--platform", "p.toml", env=cluster.env(), cwd=work)
     assert resumed.returncode == 0, resumed.stderr
     recs = records(work / "c")
     ids = [r["id"] for r in recs]
@@ -261,7 +245,7 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
     assert [j["state"] for j in jobs] == ["CANCELLED", "CANCELLED", "COMPLETED", "COMPLETED"]
     assert json.loads((work / "c" / "state.json").read_text())["status"] == "complete"
     # a second resume has nothing left to submit
-    again = collkit(work, "run", "--resume", "c", "--platform", "p.toml", env=cluster.env())
+    again = collkit("run", "--resume", "c", "--platform", "p.toml", env=cluster.env(), cwd=work)
     assert again.returncode == 0 and len(json.loads(jobs_file.read_text())["jobs"]) == 4
 
 
@@ -324,9 +308,7 @@ def test_bad_modules_tables_are_one_line_errors(tmp_path, table, message):
     with pytest.raises(UserError, match=re.escape(message)):
         platforms.load(tmp_path / "c.toml")
     (tmp_path / "s.toml").write_text(SPEC)
-    out = collkit(tmp_path, "run", "s.toml", "--platform", "c.toml", "--dry-run")
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and message.split(" (")[0] in out.stderr
+    one_line_error(collkit("run", "s.toml", "--platform", "c.toml", "--dry-run", cwd=tmp_path), message.split(" (")[0])
 
 
 @pytest.mark.parametrize("key", ['modules = ["module load openmpi"]', 'mpicc = "mpicc"'])
@@ -430,8 +412,7 @@ def test_fs_type_reads_the_mount_table():
 def built(tmp_path_factory, cluster):
     """One campaign through the local Slurm whose platform names no bench: the
     build into a fresh COLLKIT_CACHE happens here, once for the module."""
-    if not MPICC.exists():
-        pytest.skip("Debian's Open MPI (/usr/bin/mpicc.openmpi) is not installed")
+    needs.check("debian-openmpi")
     work = tmp_path_factory.mktemp("built")
     cache = work / "cache"
     # Specs need libcollkit's registry, which any build exports: the fresh cache
@@ -444,7 +425,7 @@ def built(tmp_path_factory, cluster):
     (work / "s.toml").write_text(SMALL_SPEC)
     (work / "p.toml").write_text(MODULES_PLATFORM)
     env = dict(cluster.env(), COLLKIT_CACHE=str(cache))
-    out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "c", env=env)
+    out = collkit("run", "s.toml", "--platform", "p.toml", "--out", "c", env=env, cwd=work)
     return work, cache, env, out
 
 
@@ -474,7 +455,7 @@ def test_campaign_through_slurm_builds_the_bench_once_into_the_cache(built):
     assert resolved["platform"]["mpis"]["openmpi"]["bench"] == str(bench)
 
     # a second campaign finds the build up to date
-    again = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "d", env=env)
+    again = collkit("run", "s.toml", "--platform", "p.toml", "--out", "d", env=env, cwd=work)
     assert again.returncode == 0, again.stderr
     assert "'openmpi' is up to date" in again.stderr and "compiling" not in again.stderr
     assert all(r["status"] == "ok" for r in records(work / "d"))
@@ -483,7 +464,7 @@ def test_campaign_through_slurm_builds_the_bench_once_into_the_cache(built):
 def test_a_bench_the_node_cannot_see_fails_the_job_with_a_clear_reason(work, cluster):
     (work / "p.toml").write_text(platform_text().replace(f'bench = "{BENCH}"', 'bench = "/nonexistent/collkit-bench"'))
     (work / "s.toml").write_text(SMALL_SPEC)
-    out = collkit(work, "run", "s.toml", "--platform", "p.toml", "--out", "c", env=cluster.env())
+    out = collkit("run", "s.toml", "--platform", "p.toml", "--out", "c", env=cluster.env(), cwd=work)
     # nothing succeeded: the run says so, with the first failure's reason
     assert out.returncode == 1 and "is not visible on" in out.stderr, out.stderr
     recs = records(work / "c")

@@ -3,15 +3,13 @@ not measurable and why, the written spec loads and plans (constraints end as ski
 bad input exits 2 with one line, and a generated spec runs for real."""
 
 import json
-import os
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from collkit import cli
+import needs
+from cli_runner import collkit, in_process, one_line_error
 from collkit.backends import openmpi
 from collkit.campaign import plan as planner
 from collkit.campaign import platform as platforms
@@ -41,18 +39,12 @@ CLASSES = [
 ]
 
 
-def run(capsys, *args):
-    rc = cli.main(["spec", *map(str, args)])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def generate(tmp_path, capsys, classes=CLASSES, *extra):
     prof = write(tmp_path / "app.profile.json", classes)
     out = tmp_path / "app.toml"
-    rc, stdout, err = run(capsys, "--from-profile", prof, "--out", out, *extra)
-    assert rc == 0, err
-    return out, stdout
+    res = in_process(capsys, "spec", "--from-profile", prof, "--out", out, *extra)
+    assert res.returncode == 0, res.stderr
+    return out, res.stdout
 
 
 def test_classes_become_cases_at_their_exact_bytes(tmp_path, capsys):
@@ -132,8 +124,7 @@ def test_the_written_spec_plans_with_constraints_as_skips(tmp_path, capsys):
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, args, message):
     prof = write(tmp_path / "p.json", CLASSES)
-    rc, out, err = run(capsys, "--from-profile", prof, "--out", tmp_path / "s.toml", *args)
-    assert rc == 2 and message in err and len(err.splitlines()) == 1, err
+    one_line_error(in_process(capsys, "spec", "--from-profile", prof, "--out", tmp_path / "s.toml", *args), message)
     assert not (tmp_path / "s.toml").exists()
 
 
@@ -150,25 +141,20 @@ def test_bad_profiles_exit_2_with_one_line(tmp_path, capsys):
     (tmp_path / "foreign.json").write_text(json.dumps({"format": "something-else"}))
     (tmp_path / "text.json").write_text("{half")
     for name, (path, message) in cases.items():
-        rc, out, err = run(capsys, "--from-profile", path, "--out", tmp_path / "s.toml")
-        assert rc == 2 and message in err and len(err.splitlines()) == 1, (name, err)
-        assert "Traceback" not in err and not (tmp_path / "s.toml").exists()
+        one_line_error(in_process(capsys, "spec", "--from-profile", path, "--out", tmp_path / "s.toml"), message)
+        assert not (tmp_path / "s.toml").exists()
 
 
-DETECTED = platforms.detect()
-needs_openmpi = pytest.mark.skipif("openmpi" not in DETECTED.mpis, reason=DETECTED.missing.get("openmpi", ""))
-
-
-@needs_openmpi
+@needs.openmpi
 def test_the_written_spec_plans_on_this_machine(tmp_path, capsys):
     """What `collkit run` resolves before it launches: this machine's Open MPI offer."""
     out, _ = generate(tmp_path, capsys, CLASSES[:4])
-    plan = planner.build(specs.load(out), DETECTED, registry.load())
+    plan = planner.build(specs.load(out), platforms.detect(), registry.load())
     assert {(p.collective, p.bytes) for p in plan.points if p.algorithm == "default"} == {
         ("allreduce", 8), ("allreduce", 4096), ("allreduce", 64), ("bcast", 1000)}
 
 
-@needs_openmpi
+@needs.openmpi
 def test_a_generated_spec_runs_for_real(tmp_path, capsys):
     """Two classes at 2 ranks under Open MPI: every point ok or skipped, none failed."""
     classes = [call("allreduce", 24, 0.6, dtype="double", datatype="MPI_DOUBLE", op="max", comm_size=2,
@@ -183,8 +169,7 @@ def test_a_generated_spec_runs_for_real(tmp_path, capsys):
         'mpi = ["default", "all"]', 'mpi = ["default"]')
     assert trimmed.count("time_budget_s = 0\n") == 1 and 'mpi = ["default"]' in trimmed
     out.write_text(trimmed)
-    done = subprocess.run([sys.executable, "-m", "collkit", "run", out.name, "--out", "c"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    done = collkit("run", out.name, "--out", "c", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     recs = [json.loads(ln) for ln in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     assert recs and not [r for r in recs if r["status"] not in ("ok", "skipped")]

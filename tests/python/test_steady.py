@@ -8,14 +8,12 @@ falling to 0 over a point's first 30 calls, added to the measured time rather
 than waited, so that the marks never depend on how fast or loaded this machine is."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
+import needs
+from cli_runner import collkit
 from collkit.analysis import compare, results
-from collkit.campaign import platform as platforms
 from collkit.campaign import spec
 from collkit.campaign.points import Point
 from collkit.campaign.record import MAX_REMEASURES, Record
@@ -23,7 +21,6 @@ from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
 from collkit.tune import data
 
-DETECTED = platforms.detect()
 WHY = "warm-up did not settle: after 3 windows of 5 iterations (1.15 s) the window median was still falling"
 
 
@@ -151,17 +148,13 @@ settle_s = 1
 
 def run(tmp_path, env):
     (tmp_path / "spec.toml").write_text(SPEC)
-    res = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600, env=dict(os.environ, **env))
+    res = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     stored = [json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     return res, [s for s in stored if s["algorithm"] == "ring"], [s for s in stored if s["algorithm"] != "ring"]
 
 
-needs_openmpi = pytest.mark.skipif("openmpi" not in DETECTED.mpis, reason=DETECTED.missing.get("openmpi", ""))
-
-
-@needs_openmpi
+@needs.openmpi
 def test_a_slow_first_launch_is_marked_and_measured_again(tmp_path):
     marker = tmp_path / "slow-once"
     marker.write_text("")
@@ -175,7 +168,7 @@ def test_a_slow_first_launch_is_marked_and_measured_again(tmp_path):
     assert standing.fields["launch"] == again["launch"]
 
 
-@needs_openmpi
+@needs.openmpi
 def test_a_point_unstable_in_every_launch_stops_after_the_remeasures_and_is_reported(tmp_path):
     res, ring, _ = run(tmp_path, {"COLLKIT_BENCH_TEST_SLOW_START": "allreduce/collkit:ring=30:100000"})
     assert [r.get("remeasure", 0) for r in ring] == list(range(MAX_REMEASURES + 1))

@@ -233,7 +233,9 @@ int main(int argc, char **argv) {
 }
 """
 
-from simgrid_paths import SMPICC, SMPIRUN, needs_smpi as needs_simgrid  # noqa: E402
+import needs  # noqa: E402
+from cli_runner import one_line_error  # noqa: E402
+from simgrid_paths import SMPICC, SMPIRUN  # noqa: E402
 
 
 # Ranks 0 and 1 each send n bytes to rank 2 and rank 3 at the same time; the
@@ -303,7 +305,7 @@ CASES = [
 ]
 
 
-@needs_simgrid
+@needs.simgrid
 @pytest.mark.parametrize("name, nodes, pairs", CASES)
 def test_simulated_time_is_latency_plus_size_over_bandwidth(pingpong, name, nodes, pairs):
     inst = preset(name).instance(nodes)
@@ -319,7 +321,7 @@ def test_simulated_time_is_latency_plus_size_over_bandwidth(pingpong, name, node
             assert sim == pytest.approx(inst.transfer_time(a, b, size + SMPI_ENVELOPE), rel=1e-6)
 
 
-@needs_simgrid
+@needs.simgrid
 def test_ranks_of_one_node_use_the_loopback_and_cut_instances_keep_times(pingpong):
     inst = preset("dragonfly-small").instance(64)
     sim = simulated_oneway(pingpong, inst, 5, 5, 1 << 20, ppn=2)
@@ -331,16 +333,7 @@ def test_ranks_of_one_node_use_the_loopback_and_cut_instances_keep_times(pingpon
 
 # ------------------------------------------------------------------ traffic on a simulated machine
 
-def ck_trace_built() -> bool:
-    from ck_trace_build import ck_trace
-    return ck_trace() is not None
-
-
-needs_ck_trace = pytest.mark.skipif(not ck_trace_built(),
-                                    reason="ck_trace is not built (build/<mpi>/tools/trace/ck_trace)")
-
-
-@needs_ck_trace
+@needs.ck_trace
 def test_traffic_counts_groups_of_the_instance(collkit):
     # Recursive doubling on 64 ranks, one per node, pods of 16: the steps at
     # distance 16 and 32 cross pods (2 x 64 messages of n), the other four do not.
@@ -357,7 +350,7 @@ def test_traffic_counts_groups_of_the_instance(collkit):
     assert (row["intra_node_n"], row["intra_group_n"], row["inter_group_n"]) == (128, 256, 0)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_traffic_on_an_allocation_of_a_simulated_machine(collkit, tmp_path):
     # lumi-like groups hold 128 nodes: node0/node1 and node128/node129 are two groups.
     alloc = tmp_path / "hosts"
@@ -370,18 +363,18 @@ def test_traffic_on_an_allocation_of_a_simulated_machine(collkit, tmp_path):
     alloc.write_text("node0\nnode99999\n")
     r = collkit("traffic", "--collective", "allreduce", "--algorithm", "recursive_doubling", "--alloc", str(alloc),
                 "--map", "sim:lumi-like")
-    assert r.returncode == 2 and "node99999' is not in the map sim:lumi-like" in r.stderr
+    one_line_error(r, "node99999' is not in the map sim:lumi-like")
 
 
 def test_traffic_sim_errors(collkit):
     r = collkit("traffic", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "8", "--map", "sim:lumy-like")
-    assert r.returncode == 2 and "did you mean 'lumi-like'" in r.stderr and "Traceback" not in r.stderr
+    one_line_error(r, "did you mean 'lumi-like'")
     r = collkit("traffic", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "5000",
                 "--map", "sim:lumi-like")
-    assert r.returncode == 2 and "do not fit lumi-like" in r.stderr
+    one_line_error(r, "do not fit lumi-like")
 
 
-@needs_simgrid
+@needs.simgrid
 def test_parallel_fat_tree_links_carry_two_flows_at_full_speed(pingpong):
     size = 1 << 24
     alone = size / 1e9

@@ -36,11 +36,9 @@ LEONARDO = REPO / "data" / "leonardo"
 NODES = LEONARDO / "nodes.txt"
 
 
-from ck_trace_build import ck_trace, needs_ck_trace  # noqa: E402
-# The Leonardo map and allocations are in the repository (data/leonardo/): their
-# tests never skip, so CI always checks the published figures.
-def needs_leonardo(test):
-    return test
+import needs  # noqa: E402
+from cli_runner import one_line_error  # noqa: E402
+from ck_trace_build import ck_trace  # noqa: E402
 
 
 def write(tmp_path, name, text):
@@ -237,14 +235,6 @@ def test_count_is_vectorised_enough():
 
 # ------------------------------------------------------------------ CLI errors
 
-def one_line_error(res, words):
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert "Traceback" not in res.stderr
-    assert words in lines[0], lines[0]
-
-
 @pytest.mark.parametrize("args, words", [
     (["--collective", "bcst", "--algorithm", "linear", "--ranks", "4"], "did you mean 'bcast'"),
     (["--collective", "bcast", "--algorithm", "binomal_doubling", "--ranks", "4"],
@@ -303,8 +293,7 @@ def test_cli_help_explains_formats(collkit):
 
 # ------------------------------------------------------- with the real ck_trace
 
-@needs_ck_trace
-@needs_leonardo
+@needs.ck_trace
 def test_published_pico_figures():
     """PICO: binomial bcast from rank 0 on alloc_128_example.csv, n per message."""
     topo = read_map(NODES)
@@ -316,8 +305,7 @@ def test_published_pico_figures():
         assert r.in_n(r.volume.total) == 127
 
 
-@needs_ck_trace
-@needs_leonardo
+@needs.ck_trace
 def test_cli_table_csv_json(collkit):
     alloc = str(LEONARDO / "alloc_128_example.csv")
     base = ["traffic", "--collective", "bcast", "--algorithm", "binomial_doubling",
@@ -339,7 +327,7 @@ def test_cli_table_csv_json(collkit):
     assert {"intra_node_bytes", "inter_group_bytes", "n_bytes"} <= set(header)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_cli_ranks_without_map_is_one_group(collkit):
     res = collkit("traffic", "--collective", "allreduce", "--algorithm", "ring", "--ranks", "8", "--ppn", "2",
                   "--format", "json")
@@ -350,7 +338,7 @@ def test_cli_ranks_without_map_is_one_group(collkit):
     assert r["total_n"] == 14 and r["intra_node_n"] == 7
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_cli_jobs(collkit, tmp_path):
     m = write(tmp_path, "map.csv", "".join(f"n{i},g{i // 4}\n" for i in range(16)))
     jobs = tmp_path / "jobs"
@@ -568,23 +556,21 @@ def _busiest_in_n(tracer, coll, alg, p):
     return Fraction(int(sent.max()), t.n)
 
 
+@needs.registry
 def test_conservation_covers_every_registered_algorithm():
     from collkit.library import registry
-    try:
-        algs = registry.load()
-    except UserError as exc:
-        pytest.skip(str(exc))
+    algs = registry.load()
     covered = {(c, a) for c, a, _, _ in CONSERVATION + BOUNDED}
     assert {(a.collective, a.name) for a in algs} == covered
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("coll, alg, p, formula", list(_cases(CONSERVATION)))
 def test_conservation(tracer, coll, alg, p, formula):
     assert _total_in_n(tracer, coll, alg, p) == formula(p)
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("coll, alg, p, formula", list(_cases(BOUNDED)))
 def test_conservation_bounded(tracer, coll, alg, p, formula):
     got = _total_in_n(tracer, coll, alg, p)
@@ -592,14 +578,14 @@ def test_conservation_bounded(tracer, coll, alg, p, formula):
     assert (got * p).denominator == 1  # whole blocks
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("coll, alg, p", [pytest.param(c, a, p, id=f"{c}-{a}-p{p}")
                                           for (c, a) in BUSIEST for p in POW2_P])
 def test_busiest_rank_power_of_two(tracer, coll, alg, p):
     assert _busiest_in_n(tracer, coll, alg, p) == BUSIEST[(coll, alg)](p)
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("coll, alg, p", [pytest.param(c, a, p, id=f"{c}-{a}-p{p}")
                                           for (c, a) in BUSIEST_ANY for p in OTHER_P])
 def test_busiest_rank_other_p(tracer, coll, alg, p):
@@ -617,7 +603,7 @@ def _whole_vector_cases() -> list[tuple[str, str]]:
         return []
 
 
-@needs_ck_trace
+@needs.ck_trace
 @pytest.mark.parametrize("coll, alg", _whole_vector_cases())
 def test_whole_vector_algorithms_scale_with_the_count(tracer, coll, alg):
     """The algorithms traced at count p send the same pairs at any count,
@@ -631,7 +617,7 @@ def test_whole_vector_algorithms_scale_with_the_count(tracer, coll, alg):
         assert (a.nbytes * big).tolist() == (b.nbytes * small).tolist(), p
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_disk_cache_round_trip(tmp_path):
     key = TraceKey("allreduce", "ring", 6, trace_count("allreduce", 6, "ring"), 0, "int8", "messages")
     first = Tracer(cache_root=tmp_path)
@@ -647,7 +633,7 @@ def test_disk_cache_round_trip(tmp_path):
     assert (again.messages, again.bytes_per_element, again.n) == (made.messages, made.bytes_per_element, made.n)
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_refused_and_unknown_traces_are_user_errors(tmp_path):
     tracer = Tracer(cache_root=tmp_path)
     with pytest.raises(UserError, match="no trace of bcast/linear at p = 4, count 4 root 9"):

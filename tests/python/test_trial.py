@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
+import needs
+from cli_runner import in_process, one_line_error
 from collkit import cli
 from collkit.launch import watch
 from collkit.mpis import known
@@ -298,44 +300,42 @@ def mpis(monkeypatch):
     monkeypatch.setattr(known, "default_name", lambda: "openmpi")
 
 
-def _cli(capsys, *args):
-    code = cli.main(["trial", *args])
-    err = capsys.readouterr().err
-    return code, err
+def collkit_trial(capsys, *args):
+    return in_process(capsys, "trial", *args)
 
 
 @pytest.mark.parametrize("runs", ["3", "1001", "0"])
 def test_runs_out_of_bounds_is_one_line_exit_2(mpis, capsys, tmp_path, runs):
     rules = tmp_path / "r.rules"
     rules.write_text("allreduce * * library\n")
-    code, err = _cli(capsys, "--runs", runs, "--rules", str(rules), "--", SH, "-c", "true")
-    assert code == 2 and err.count("\n") == 1 and f"--runs {runs}" in err and "4 to 1000" in err
+    one_line_error(collkit_trial(capsys, "--runs", runs, "--rules", rules, "--", SH, "-c", "true"), f"--runs {runs}",
+                   "4 to 1000")
 
 
 def test_a_missing_launcher_is_one_line_exit_2(mpis, capsys, tmp_path):
     rules = tmp_path / "r.rules"
     rules.write_text("allreduce * * library\n")
-    code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), "--", "/no/such/mpirun", "-n", "4", "./app")
-    assert code == 2 and err.count("\n") == 1 and "launcher '/no/such/mpirun' not found" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", rules, "--", "/no/such/mpirun", "-n", "4", "./app"),
+                   "launcher '/no/such/mpirun' not found")
 
 
 def test_rules_for_another_mpi_is_one_line_exit_2(mpis, capsys, tmp_path):
     ompi = tmp_path / "ompi.rules"
     ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")       # allreduce, 4 ranks
-    code, err = _cli(capsys, "--runs", "5", "--mpi", "mpich", "--rules", str(ompi), "--", SH)
-    assert code == 2 and err.count("\n") == 1 and "tuning file for openmpi" in err and "mpich" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--mpi", "mpich", "--rules", ompi, "--", SH),
+                   "tuning file for openmpi", "mpich")
     mpich = tmp_path / "sel.json"
     mpich.write_text('{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_ring": {}}}\n')
-    code, err = _cli(capsys, "--runs", "5", "--mpi", "openmpi", "--rules", str(mpich), "--", SH)
-    assert code == 2 and err.count("\n") == 1 and "tuning file for mpich" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--mpi", "openmpi", "--rules", mpich, "--", SH),
+                   "tuning file for mpich")
 
 
 def test_collkit_rules_tuned_over_another_mpi_is_one_line_exit_2(mpis, capsys, tmp_path):
     from collkit.tune.writers import collkit as writer
     rules = tmp_path / "tuned.rules"
     rules.write_text(f"# for {writer.library_of('openmpi')}; tuned by collkit\nallreduce * * ring\n")
-    code, err = _cli(capsys, "--runs", "5", "--mpi", "mpich", "--rules", str(rules), "--", SH)
-    assert code == 2 and err.count("\n") == 1 and "tuned over openmpi" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--mpi", "mpich", "--rules", rules, "--", SH),
+                   "tuned over openmpi")
     # the same file for the MPI it was tuned over is accepted
     assert choices.from_options("openmpi", str(rules), None).kind == choices.COLLKIT_RULES
 
@@ -355,15 +355,7 @@ def test_a_tuning_file_runs_as_the_library_reads_it(mpis, monkeypatch, tmp_path)
     assert chosen and all(x["extra_env"] == c.extra_env and x["rules"] is None for x in chosen)
 
 
-def _registered(name: str) -> bool:
-    try:
-        known.find_install(name)
-    except cli.UserError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _registered("openmpi"), reason="no Open MPI registered (scripts/setup.sh)")
+@needs.openmpi
 def test_an_open_mpi_tuning_file_gets_the_campaigns_tuned_environment(tmp_path):
     ompi = tmp_path / "ompi.rules"
     ompi.write_text("1\n2\n1\n4\n2\n0 4 0 0\n8192 3 0 0\n")
@@ -386,28 +378,24 @@ def test_bad_choice_and_check_options_are_one_line_exit_2(mpis, capsys, tmp_path
         (["--profile", str(rules)], "give --campaign DIR too"),
     ]
     for extra, words in cases:
-        code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), *extra, "--", SH)
-        assert code == 2 and err.count("\n") == 1 and words in err, (extra, err)
+        one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", rules, *extra, "--", SH), words)
     empty = tmp_path / "empty.rules"
     empty.write_text("# nothing\n")
-    code, err = _cli(capsys, "--runs", "5", "--rules", str(empty), "--", SH)
-    assert code == 2 and "holds no rules" in err
-    code, err = _cli(capsys, "--runs", "5", "--", SH)
-    assert code == 2 and "--rules FILE or --algorithm" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", empty, "--", SH), "holds no rules")
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--", SH), "--rules FILE or --algorithm")
 
 
 def test_an_unknown_algorithm_in_the_rules_is_refused_before_any_run(mpis, capsys, tmp_path):
     rules = tmp_path / "r.rules"
     rules.write_text("allreduce * * rign\n")
-    code, err = _cli(capsys, "--runs", "5", "--rules", str(rules), "--", SH)
-    assert code == 2 and err.count("\n") == 1 and "unknown allreduce algorithm 'rign'" in err
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", rules, "--", SH),
+                   "unknown allreduce algorithm 'rign'")
 
 
 def test_the_command_is_registered(capsys):
-    with pytest.raises(SystemExit) as done:
-        cli.main(["trial", "--help"])
-    out = capsys.readouterr().out
-    assert done.value.code == 0 and "--compare-rtol" in out and f"--runs is {trial_stats.MIN_RUNS} to" in out
+    res = collkit_trial(capsys, "--help")
+    assert res.returncode == 0 and "--compare-rtol" in res.stdout
+    assert f"--runs is {trial_stats.MIN_RUNS} to" in res.stdout
 
 
 def test_the_command_writes_the_json_and_exits_1_on_changed_output(mpis, monkeypatch, capsys, tmp_path):
@@ -418,18 +406,17 @@ def test_the_command_writes_the_json_and_exits_1_on_changed_output(mpis, monkeyp
     rules = tmp_path / "r.rules"
     rules.write_text("allreduce * * library\n")
     doc_path = tmp_path / "trial.json"
-    code = cli.main(["trial", "--runs", "4", "--rules", str(rules), "--compare-regex", r"energy = (\S+)",
-                     "--json", str(doc_path), "--", SH, "-c", "true"])
-    captured = capsys.readouterr()
-    assert code == 1 and "verdict: output changed" in captured.out and "'-1.5'" in captured.out
+    res = collkit_trial(capsys, "--runs", "4", "--rules", rules, "--compare-regex", r"energy = (\S+)",
+                        "--json", doc_path, "--", SH, "-c", "true")
+    assert res.returncode == 1 and "verdict: output changed" in res.stdout and "'-1.5'" in res.stdout
     doc = json.loads(doc_path.read_text())
     assert doc["status"] == "output changed" and doc["exit_status"] == 1 and len(doc["runs"]) == 2
     assert doc["choice"]["kind"] == "collkit-rules" and doc["choice"]["rules"] == str(rules.resolve())
     # unchanged output: exit 0 whatever the verdict, every run in the JSON
     monkeypatch.setitem(sys.modules, "collkit.program.profile", SimpleNamespace(run_profiled=FakeProgram(
         output=lambda v, k: "energy = -1.25\n")))
-    code = cli.main(["trial", "--runs", "4", "--warmup", "0", "--rules", str(rules), "--compare-regex",
-                     r"energy = (\S+)", "--json", str(doc_path), "--", SH, "-c", "true"])
-    assert code == 0 and "output: unchanged" in capsys.readouterr().out
+    res = collkit_trial(capsys, "--runs", "4", "--warmup", "0", "--rules", rules, "--compare-regex",
+                        r"energy = (\S+)", "--json", doc_path, "--", SH, "-c", "true")
+    assert res.returncode == 0 and "output: unchanged" in res.stdout
     doc = json.loads(doc_path.read_text())
     assert doc["status"] == "complete" and len(doc["runs"]) == 8 and len(doc["comparisons"]) == 2

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collkit.cli import main
+import needs
+from cli_runner import collkit, in_process, one_line_error
 from collkit.tune import costs, data, decide, fit, replicated, validate
 from collkit.tune.writers import collkit as ck_writer
 from collkit.tune.writers import mpich as mpich_writer
@@ -86,7 +87,8 @@ def test_nnls_never_negative():
 def test_tune_collkit_cutoffs_where_models_cross(tmp_path, capsys):
     camp = make_campaign(tmp_path / "c")
     out = tmp_path / "rules.txt"
-    assert main(["tune", str(camp), "--format", "collkit", "--out", str(out)]) == 0
+    res = in_process(capsys, "tune", camp, "--format", "collkit", "--out", out)
+    assert res.returncode == 0
     lines = ck_writer.parse(out.read_text())
     side = json.loads((tmp_path / "rules.txt.provenance.json").read_text())
     assert {r["source"] for r in side["rules"]} == {"measured", "model"}
@@ -104,7 +106,7 @@ def test_tune_collkit_cutoffs_where_models_cross(tmp_path, capsys):
     assert ck_writer.lookup(lines, "allgather", 5, 262144) == "ring"
     # beyond the measured rank counts: the library
     assert ck_writer.lookup(lines, "allgather", 9, 64) == "library"
-    assert "allgather" in capsys.readouterr().out
+    assert "allgather" in res.stdout
 
 
 @pytest.mark.parametrize("case,expect", [
@@ -124,19 +126,16 @@ def test_tune_refusals(tmp_path, capsys, case, expect):
     if case == "exists":
         out.write_text("keep me\n")
     fmt = "nosuch" if case == "format" else "collkit"
-    assert main(["tune", str(d), "--format", fmt, "--out", str(out)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert expect in err and len(err.splitlines()) == 1
+    one_line_error(in_process(capsys, "tune", d, "--format", fmt, "--out", out), expect)
     if case == "exists":
         assert out.read_text() == "keep me\n"
 
 
 def test_model_prints_and_refuses_too_few(tmp_path, capsys):
-    assert main(["model", str(make_campaign(tmp_path / "c"))]) == 0
-    assert "bruck" in capsys.readouterr().out
+    res = in_process(capsys, "model", make_campaign(tmp_path / "c"))
+    assert res.returncode == 0 and "bruck" in res.stdout
     few = make_campaign(tmp_path / "few", sizes=(64,))
-    assert main(["model", str(few)]) == 2
-    assert "too few points to fit" in capsys.readouterr().err
+    one_line_error(in_process(capsys, "model", few), "too few points to fit")
 
 
 def _rules():
@@ -281,9 +280,8 @@ def test_few_repeats_say_not_shown():
 def test_repeats_bounds(tmp_path, capsys):
     camp = make_campaign(tmp_path / "c")
     for extra in (["--validate", "--repeats", "1"], ["--validate", "--repeats", "99"], ["--repeats", "5"]):
-        code = main(["tune", str(camp), "--format", "openmpi", "--out", str(tmp_path / "x.rules"), *extra])
-        err = capsys.readouterr().err.strip().splitlines()
-        assert code == 2 and len(err) == 1 and "--repeats" in err[0]
+        one_line_error(in_process(capsys, "tune", camp, "--format", "openmpi", "--out", tmp_path / "x.rules", *extra),
+                       "--repeats")
 
 
 def _fake_validation(tmp_path, monkeypatch, stop_at=None):
@@ -384,23 +382,13 @@ def test_lg():
     assert costs.lg(8) == 3 and math.isclose(costs.terms("allgather", "ring", 4).b, 3)
 
 
-def _built(mpi):
-    from ck_trace_build import built
-    return built(mpi, "matrix_library") is not None
-
-
-@pytest.mark.parametrize("fmt", ["openmpi", "mpich"])
+@pytest.mark.parametrize("fmt", needs.each_mpi())
 def test_library_reads_the_file_and_rejects_a_broken_copy(tmp_path, fmt):
     """A generated file runs the whole correctness matrix in the library; a broken
     copy fails it: the file is parsed and consulted (tune/proof.py)."""
-    if not _built(fmt):
-        pytest.skip(f"build/{fmt} has no ck_matrix_library")
     from collkit.tune import proof
     from collkit.tune.command import _library_target
-    try:
-        target = _library_target(fmt)
-    except Exception as exc:   # the library's query tool missing on this machine
-        pytest.skip(f"{fmt} not usable here: {exc}")
+    target = _library_target(fmt)
     cands = {c: v for c, v in target.candidates.items() if c in ("allreduce", "bcast", "allgather")}
     pick = {c: next(x for x in v if decide._allowed(x, 3)) for c, v in cands.items()}
     R = decide.Rule
@@ -419,23 +407,20 @@ def test_library_reads_the_file_and_rejects_a_broken_copy(tmp_path, fmt):
 
 
 
-def test_preload_accepts_the_collkit_rules(tmp_path):
+@needs.openmpi
+def test_preload_accepts_the_collkit_rules(tmp_path, capsys):
     """libcollkit-preload's own parser reads the written rules file at MPI_Init (a
     malformed line would stop the program there) and the matrix passes under it."""
-    import subprocess
-    import sys
     from ck_trace_build import built
     from collkit.mpis.known import find_install as find
     prog = built("openmpi", "matrix_library")
-    if prog is None or built("openmpi", "preload") is None:
-        pytest.skip("openmpi's build has no preload or ck_matrix_library")
     out = tmp_path / "rules.txt"
-    assert main(["tune", str(make_campaign(tmp_path / "c")), "--format", "collkit", "--out", str(out)]) == 0
+    tuned = in_process(capsys, "tune", make_campaign(tmp_path / "c"), "--format", "collkit", "--out", out)
+    assert tuned.returncode == 0, tuned.stderr
     mpi = find("openmpi")
-    cmd = [sys.executable, "-m", "collkit", "preload", "--mpi", "openmpi", "--rules", str(out), "--",
-           *mpi.launch(4, prog, ["--collective", "allgather", "--algorithm", "allgather/ring", "--level", "quick",
-                                 "--no-invalid"])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    proc = collkit("preload", "--mpi", "openmpi", "--rules", out, "--",
+                   *mpi.launch(4, prog, ["--collective", "allgather", "--algorithm", "allgather/ring", "--level",
+                                         "quick", "--no-invalid"]))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "0 failed" in proc.stdout
 
@@ -546,10 +531,8 @@ def test_default_at_an_unmeasured_count_is_the_model_of_the_algorithm_it_ran(tmp
 ])
 def test_resume_refusals(tmp_path, capsys, extra, expect):
     camp = make_campaign(tmp_path / "c")
-    argv = ["tune", str(camp), "--format", "openmpi", "--out", str(tmp_path / "none.rules"), "--resume", *extra]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert expect in err and len(err.splitlines()) == 1
+    one_line_error(in_process(capsys, "tune", camp, "--format", "openmpi", "--out", tmp_path / "none.rules", "--resume",
+                              *extra), expect)
 
 
 def _allreduce_campaign(path: Path) -> Path:
@@ -581,13 +564,13 @@ def test_tune_chooses_fp_rank_variant_algorithms_only_when_allowed(tmp_path, cap
     assert next(a for a in registry.load() if a.qualified == "allreduce/bine_latency").traits.fp_rank_variant
     camp = _allreduce_campaign(tmp_path / "c")
     plain, allowed = tmp_path / "plain.rules", tmp_path / "allowed.rules"
-    assert main(["tune", str(camp), "--format", "collkit", "--out", str(plain)]) == 0
+    assert in_process(capsys, "tune", camp, "--format", "collkit", "--out", plain).returncode == 0
     text = plain.read_text()
     choices = {ln.choice for ln in ck_writer.parse(text)}
     assert "bine_latency" not in choices and "recursive_doubling" in choices
     assert not ck_writer.allows_fp_rank_variant(text)
-    assert main(["tune", str(camp), "--format", "collkit", "--out", str(allowed),
-                 "--allow-fp-rank-variant"]) == 0
+    assert in_process(capsys, "tune", camp, "--format", "collkit", "--out", allowed,
+                      "--allow-fp-rank-variant").returncode == 0
     text = allowed.read_text()
     assert ck_writer.lookup(ck_writer.parse(text), "allreduce", 4, 64) == "bine_latency"
     assert ck_writer.allows_fp_rank_variant(text)
@@ -596,10 +579,8 @@ def test_tune_chooses_fp_rank_variant_algorithms_only_when_allowed(tmp_path, cap
 
 def test_tune_allow_fp_rank_variant_is_for_collkit_rules(tmp_path, capsys):
     camp = _allreduce_campaign(tmp_path / "c")
-    assert main(["tune", str(camp), "--format", "openmpi", "--out", str(tmp_path / "x"),
-                 "--allow-fp-rank-variant"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "--allow-fp-rank-variant" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    one_line_error(in_process(capsys, "tune", camp, "--format", "openmpi", "--out", tmp_path / "x",
+                              "--allow-fp-rank-variant"), "--allow-fp-rank-variant")
 
 
 def test_collkit_rules_setting_line_is_checked():

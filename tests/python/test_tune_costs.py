@@ -7,7 +7,8 @@ from collections import defaultdict
 
 import pytest
 
-from ck_trace_build import ck_trace, needs_ck_trace
+import needs
+from ck_trace_build import ck_trace
 from collkit.tune import costs
 
 RANKS = (2, 3, 4, 5, 6, 7, 8, 12, 16)
@@ -42,7 +43,7 @@ def _busiest(lines: list[str]) -> dict[tuple, tuple[int, int]]:
     return {k: (max(v[0] for v in d.values()), max(v[1] for v in d.values())) for k, d in out.items()}
 
 
-@needs_ck_trace
+@needs.ck_trace
 def test_traced_terms_equal_ck_trace():
     cases = list(_cases())
     batch = "".join(f"{c} {a} {p} {COUNT} 0 int8 messages\n" for c, a, p in cases)

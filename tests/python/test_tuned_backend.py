@@ -11,13 +11,12 @@ file choosing another."""
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import needs
+from cli_runner import collkit, one_line_error
 from collkit.backends import mpich, openmpi
 from collkit.campaign import plan as planner
 from collkit.campaign import platform as platforms
@@ -162,25 +161,15 @@ def test_an_open_mpi_algorithm_id_the_library_lacks_is_refused(tmp_path):
 def test_cli_refuses_a_bad_file_in_one_line_with_exit_2(tmp_path):
     (tmp_path / "x.txt").write_text("not a tuning file\n")
     (tmp_path / "spec.toml").write_text(spec_text(["default", "tuned:x.txt"], mpis=("openmpi",)))
-    out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c", "--dry-run"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "x.txt" in lines[0] and "Traceback" not in out.stderr
+    one_line_error(collkit("run", "spec.toml", "--out", "c", "--dry-run", cwd=tmp_path), "x.txt")
 
 
 # ------------------------------------------------------------------ in the libraries
 
-DETECTED = platforms.detect()
-needs = {name: pytest.mark.skipif(name not in DETECTED.mpis, reason=DETECTED.missing.get(name, ""))
-         for name in ("openmpi", "mpich")}
-
-
 def run(tmp_path, mpi, tuned_file, extra=()):
     (tmp_path / tuned_file.name).write_bytes(tuned_file.read_bytes())
     (tmp_path / "spec.toml").write_text(spec_text(["default", *extra, f"tuned:{tuned_file.name}"], mpis=(mpi,)))
-    out = subprocess.run([sys.executable, "-m", "collkit", "run", "spec.toml", "--out", "c"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
     path = tmp_path / "c" / "records.jsonl"
     recs = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     return out, recs
@@ -198,7 +187,7 @@ def check_recorded(tmp_path, recs, name):
     return tuned
 
 
-@needs["openmpi"]
+@needs.openmpi
 def test_open_mpi_campaign_with_a_rules_file(tmp_path):
     out, recs = run(tmp_path, "openmpi", RULES)
     assert out.returncode == 0, out.stderr
@@ -209,7 +198,7 @@ def test_open_mpi_campaign_with_a_rules_file(tmp_path):
         assert r["effective"]["coll_tuned_allreduce_algorithm"] == "ignore"
 
 
-@needs["mpich"]
+@needs.mpich
 def test_mpich_campaign_with_a_selection_file_and_a_corrupted_copy(tmp_path):
     good = tmp_path / "good"
     good.mkdir()
@@ -240,7 +229,7 @@ def test_mpich_campaign_with_a_selection_file_and_a_corrupted_copy(tmp_path):
 
 def _ompi_traffic(tmp_path):
     from collkit.backends import discover, ompi_monitoring
-    pm = DETECTED.mpi("openmpi")
+    pm = platforms.detect().mpi("openmpi")
     offer = discover(pm.install)
 
     def with_file(name: str, alg: int):
@@ -254,7 +243,7 @@ def _ompi_traffic(tmp_path):
     return offer, with_file, traffic
 
 
-@needs["openmpi"]
+@needs.openmpi
 def test_open_mpi_consults_the_file_an_invented_algorithm_id_fails_the_call(tmp_path):
     _, with_file, traffic = _ompi_traffic(tmp_path)
     assert traffic(with_file("ok.rules", 4)).record["status"] == "ok"
@@ -262,7 +251,7 @@ def test_open_mpi_consults_the_file_an_invented_algorithm_id_fails_the_call(tmp_
     assert bad["status"] == "failed" and "MPI_ERR_ARG" in bad["reason"]
 
 
-@needs["openmpi"]
+@needs.openmpi
 def test_open_mpi_sends_the_chosen_algorithms_messages(tmp_path):
     offer, with_file, traffic = _ompi_traffic(tmp_path)
     ring = offer.force("allreduce", "ring")
