@@ -96,8 +96,14 @@ typedef struct {
      * the dispatcher's first call on the communicator; MPI_COMM_NULL until
      * then, and always for an intercommunicator. */
     MPI_Comm dup;
-    /* The profile's label (profile.c, profile.h: ckp_comm_kind), once labelled. */
+    /* The profile's label (profile.c, profile.h: ckp_comm_kind), once
+     * labelled; then index: its place in the rank's list of communicators
+     * (the files' "comms", which holds the label's instance); seq: the
+     * profiled collective calls on it so far, classified or not, so that
+     * every rank numbers the same call alike. */
     int labelled, kind, leader;
+    uint32_t index;
+    uint64_t seq;
 } ckp_comm;
 
 /* At MPI_Init, when the dispatcher or the profile is on: the attribute key,
@@ -187,8 +193,9 @@ typedef struct {
 /* Nonzero when COLLKIT_PROFILE is set (read at MPI_Init). */
 extern int ckp_profile_on;
 /* The profile's clock: the x86 time-stamp counter where the CPU says it is
- * invariant (constant_tsc and nonstop_tsc), calibrated against PMPI_Wtime
- * over the run; else PMPI_Wtime in ns. Reading PMPI_Wtime twice a call
+ * invariant (constant_tsc and nonstop_tsc), else PMPI_Wtime in ns; either is
+ * calibrated against CLOCK_MONOTONIC over the run (profile.c), the clock the
+ * files' times are in (clock.c). Reading PMPI_Wtime twice a call
  * (clock_gettime) was about a third of the profile's cost (docs/benchmarks.md). */
 extern int ckp_profile_tsc;
 #if defined(__x86_64__) || defined(__i386__)
@@ -204,16 +211,22 @@ static inline uint64_t ckp_profile_now(void)
 }
 /* Before PMPI_Init*: the start of the MPI_Init..MPI_Finalize span. */
 void ckp_profile_mark_init(void);
-/* After PMPI_Init*: reads COLLKIT_PROFILE and COLLKIT_PROFILE_TRACE; 0, or
- * -1 with one line in err (the ranks agree on it like the rules file). */
+/* After PMPI_Init*: reads COLLKIT_PROFILE, COLLKIT_PROFILE_TRACE and
+ * COLLKIT_PROFILE_CLOCK; 0, or -1 with one line in err (the ranks agree on it
+ * like the rules file). */
 int ckp_profile_setup(char *err, size_t errlen);
-/* After the agreement: the rank's start file (DIR/rank-R.start.json). */
+/* What the ranks must agree on before the profile's collective set-up: 0
+ * when not profiling, else 1 + the clock's mode. */
+int ckp_profile_mode(void);
+/* After the agreement: the clock's set-up (collective), then the rank's
+ * start file (DIR/rank-R.start.json). */
 void ckp_profile_started(void);
 /* Counts one call on comm from t0 to t1 (ckp_profile_now). The key of the
  * eight is computed from their arguments (ck_mpi_roles_of). */
 void ckp_profile_dispatch(ck_collective c, const ck_mpi_args *m, uint64_t t0, uint64_t t1);
 void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_t t1);
-/* At MPI_Finalize (before PMPI_Finalize): DIR/rank-R.json, atomically. */
+/* At MPI_Finalize (before PMPI_Finalize): the clock's second measurement
+ * (collective), then DIR/rank-R.json, atomically. */
 void ckp_profile_finish(void);
 
 /* Statistics (report.c). */

@@ -22,10 +22,21 @@ int ckp_after_init(void)
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    int mine = bad ? rank : size, first = mine;
-    PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first < size) {
-        if (rank == first) fprintf(stderr, "collkit-preload: %s\n", err);
+    /* In the same reduction: whether every rank profiles, with one clock
+     * mode, since the profile's set-up is collective (a rank left out would
+     * leave the others waiting in it). */
+    const int mode = bad ? 0 : ckp_profile_mode();
+    int mine[3] = {bad ? rank : size, mode, -mode}, agreed[3];
+    PMPI_Allreduce(mine, agreed, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const int first = agreed[0];
+    if (first == size && agreed[1] != -agreed[2]) {
+        if (rank == 0)
+            snprintf(err, sizeof err, "COLLKIT_PROFILE or COLLKIT_PROFILE_CLOCK differs between ranks; fix: give "
+                                      "every rank the same environment (mpirun -x / -genv)");
+        bad = 1;
+    }
+    if (first < size || bad) {
+        if (rank == (first < size ? first : 0)) fprintf(stderr, "collkit-preload: %s\n", err);
         fflush(stderr);
         PMPI_Finalize();
         exit(2);

@@ -61,6 +61,7 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
         if (!c) return MPI_ERR_NO_MEM;
         c->dup = MPI_COMM_NULL;
         c->labelled = 0;
+        c->seq = 0;
         rc = PMPI_Comm_test_inter(comm, &c->inter);
         if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &c->size);
         /* An intercommunicator's size and rank are its local group's. */
