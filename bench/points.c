@@ -16,6 +16,7 @@ static const char *const backend_names[] = {"mpi", "collkit", "nccl"};
 static const char *const sync_names[] = {"dissemination", "mpi_barrier", "window"};
 static const char *const validate_names[] = {"first", "all", "none"};
 static const char *const granularity_names[] = {"max", "ranks", "none"};
+static const char *const conditions_names[] = {"synchronised", "program"};
 
 #define NAMES_N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -23,27 +24,30 @@ const char *backend_name(bench_backend b) { return backend_names[b]; }
 const char *sync_name(bench_sync s) { return sync_names[s]; }
 const char *validate_name(bench_validate v) { return validate_names[v]; }
 const char *granularity_name(bench_granularity g) { return granularity_names[g]; }
+const char *conditions_name(bench_conditions c) { return conditions_names[c]; }
 
 typedef enum {
     K_ID, K_COLLECTIVE, K_BACKEND, K_ALGORITHM, K_COUNT, K_DTYPE, K_OP, K_ROOT, K_IN_PLACE,
     K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET,
-    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_GRANULARITY, K_NUM
+    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_GRANULARITY, K_CONDITIONS, K_GAP_US, K_SKEW_US, K_NUM
 } key_id;
 
 static const char *const key_names[K_NUM] = {
     "id", "collective", "backend", "algorithm", "count", "dtype", "op", "root", "in_place",
     "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback", "set",
-    "launch_warmup_s", "settle_s", "granularity",
+    "launch_warmup_s", "settle_s", "granularity", "conditions", "gap_us", "skew_us",
 };
 
 /* Everything is required except readback, set, the steady-state settings
- * (absent: steady.h's defaults) and granularity (absent: max, so that the
- * CLI's points files of the default stay byte for byte what they were): the
- * CLI always writes the others, so a missing one means the two sides disagree
- * about the contract. */
+ * (absent: steady.h's defaults), granularity (absent: max) and the program
+ * conditions (absent: synchronised; gap_us and skew_us go with
+ * conditions=program, checked in parse_line), so that the CLI's points files
+ * of the default stay byte for byte what they were: the CLI always writes the
+ * others, so a missing one means the two sides disagree about the contract. */
 static int key_required(key_id k)
 {
-    return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S && k != K_GRANULARITY;
+    return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S && k != K_GRANULARITY &&
+           k != K_CONDITIONS && k != K_GAP_US && k != K_SKEW_US;
 }
 
 typedef struct {
@@ -195,6 +199,7 @@ static void point_clear(bench_point *pt)
     free(pt->algorithm);
     free(pt->readback);
     free(pt->set);
+    free(pt->program.skew_us);
     memset(pt, 0, sizeof *pt);
 }
 
@@ -293,6 +298,30 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
             return -1;
         pt->granularity = (bench_granularity)e;
         return 0;
+    case K_CONDITIONS:
+        if (pick(c, key, val, conditions_names, NAMES_N(conditions_names), "synchronised or program", &e))
+            return -1;
+        pt->conditions = (bench_conditions)e;
+        return 0;
+    case K_GAP_US: {
+        char *end;
+        errno = 0;
+        double d = strtod(val, &end);
+        if (*val == '\0' || *end != '\0' || errno != 0 || !isfinite(d) || d < 0 || d > COND_MAX_US ||
+            val[0] == ' ')
+            return bad_value(c, key, val, "a number of microseconds from 0 to 1e6");
+        pt->program.gap_us = d;
+        return 0;
+    }
+    case K_SKEW_US: {
+        char why[128];
+        if (conditions_parse_skew(val, &pt->program, why, sizeof why) != 0) {
+            /* the value can be long: name what is wrong, not the whole value */
+            return fail(c, "bad value for 'skew_us' (%s; expected per rank %d non-decreasing numbers of "
+                           "microseconds from 0 to 1e6, ranks separated by ';')", why, COND_QUANTILES);
+        }
+        return 0;
+    }
     case K_READBACK:
         if (!readback_ok(val)) return bad_value(c, key, val, "comma-separated control variable names");
         if (!(pt->readback = dup_str(val))) return fail(c, "out of memory");
@@ -327,6 +356,11 @@ static int parse_line(ctx *c, char *s, bench_point *pt)
         if (key_required((key_id)k) && !seen[k]) return fail(c, "missing key '%s'", key_names[k]);
     if (pt->max_iters < pt->min_iters)
         return fail(c, "max_iters=%ld is below min_iters=%ld", pt->max_iters, pt->min_iters);
+    int program = pt->conditions == COND_PROGRAM;
+    if (program && !seen[K_GAP_US]) return fail(c, "missing key 'gap_us' (conditions=program)");
+    if (program && !seen[K_SKEW_US]) return fail(c, "missing key 'skew_us' (conditions=program)");
+    if (!program && (seen[K_GAP_US] || seen[K_SKEW_US]))
+        return fail(c, "'%s' needs conditions=program", seen[K_GAP_US] ? "gap_us" : "skew_us");
     if (!seen[K_LAUNCH_WARMUP_S]) pt->launch_warmup_s = STEADY_LAUNCH_WARMUP_S;
     if (!seen[K_SETTLE_S]) pt->settle_s = STEADY_SETTLE_S;
     if (!seen[K_READBACK] && !(pt->readback = dup_str(""))) return fail(c, "out of memory");

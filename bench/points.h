@@ -7,6 +7,7 @@
 #ifndef CK_BENCH_POINTS_H
 #define CK_BENCH_POINTS_H
 
+#include "conditions.h"
 #include "validate.h"
 
 #include <collkit/collkit.h>
@@ -48,6 +49,8 @@ typedef struct {
     bench_sync sync;
     bench_validate validate;
     bench_granularity granularity; /* absent: GRAN_MAX */
+    bench_conditions conditions;   /* absent: COND_SYNCHRONISED */
+    program_conditions program;    /* COND_PROGRAM: gap and per-rank skew (conditions.h) */
     char *readback; /* comma-separated names; "" when absent */
     char *set;      /* comma-separated NAME:VALUE set through MPI_T for this point; "" when absent */
     int line;       /* line in the points file, for messages */
@@ -67,5 +70,6 @@ const char *backend_name(bench_backend b);
 const char *sync_name(bench_sync s);
 const char *validate_name(bench_validate v);
 const char *granularity_name(bench_granularity g);
+const char *conditions_name(bench_conditions c);
 
 #endif

@@ -371,6 +371,23 @@ int record_point(FILE *f, const bench_point *pt, int ranks, const point_result *
     }
     /* Only where it is not the default, so that default records stay as they were. */
     if (pt->granularity != GRAN_MAX) jb_key(&b, "granularity"), jb_string(&b, granularity_name(pt->granularity));
+    /* Program conditions say what the calls were measured under; the default
+     * (synchronised) writes nothing, so its records stay as they were. */
+    if (pt->conditions == COND_PROGRAM) {
+        jb_key(&b, "conditions");
+        jb_begin_object(&b);
+        jb_key(&b, "mode"), jb_string(&b, conditions_name(pt->conditions));
+        jb_key(&b, "gap_us"), jb_number(&b, pt->program.gap_us);
+        jb_key(&b, "skew_us");
+        jb_begin_array(&b);
+        for (int r = 0; r < pt->program.ranks; r++) {
+            jb_begin_array(&b);
+            for (int k = 0; k < COND_QUANTILES; k++) jb_number(&b, pt->program.skew_us[r * COND_QUANTILES + k]);
+            jb_end_array(&b);
+        }
+        jb_end_array(&b);
+        jb_end_object(&b);
+    }
     jb_key(&b, "stats_us");
     jb_begin_object(&b);
     jb_key(&b, "min"), jb_number(&b, st.min);

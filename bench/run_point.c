@@ -14,6 +14,7 @@
 #include "run_point.h"
 
 #include "backend.h"
+#include "conditions.h"
 #include "per_rank.h"
 #include "steady.h"
 #include "sync.h"
@@ -78,7 +79,9 @@ typedef struct {
     double ramp_s;       /* the first call's extra time, */
     long calls;          /* and the measured calls made so far */
     double rank_delay_s; /* test-only: this rank's calls made slower (per_rank_test_delay) */
-    int per_rank;        /* granularity = ranks: keep this rank's times (per_rank.h) */
+    int per_rank;        /* granularity = ranks or program conditions: keep this rank's times (per_rank.h) */
+    int program;         /* conditions = program: back to back, paced (conditions.h) */
+    program_pacer pace;
     per_rank_acc pr;
     int have_offset;     /* window sync estimated the clock offset: per_rank_end reuses it */
     double offset, offset_error;
@@ -139,6 +142,21 @@ static int preflight(runner *r, point_result *res)
             snprintf(res->reason, sizeof res->reason, "nccl %s: %s", ck_collective_name(pt->coll), why);
             return 1;
         }
+    }
+#ifdef SMPI_H
+    /* The pacing spins on MPI_Wtime, which only MPI calls advance under
+     * SimGrid: the wait would never end (the CLI refuses such a spec too). */
+    if (pt->conditions == COND_PROGRAM) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason, "conditions=program cannot run under SimGrid");
+        return 1;
+    }
+#endif
+    if (pt->conditions == COND_PROGRAM && pt->program.ranks != r->p) {
+        res->status = ST_FAILED;
+        snprintf(res->reason, sizeof res->reason, "skew_us gives %d ranks' quantiles, the launch has %d ranks",
+                 pt->program.ranks, r->p);
+        return 1;
     }
     if (ck_collective_has_root(pt->coll) && (pt->root < 0 || pt->root >= r->p)) {
         res->status = ST_FAILED;
@@ -271,6 +289,10 @@ static void validate(runner *r, long it)
  * simulated ranks' buffers cost the host neither time nor memory. */
 static int refill_needed(const runner *r, int check)
 {
+    /* Program conditions: a fill between back-to-back calls is time the
+     * program does not spend there, so only the calls whose result is checked
+     * (and in-place ones, as below) get a fresh one. */
+    if (r->program) return !r->filled || check || r->pt->in_place;
 #ifdef SMPI_H
     if (r->pt->validate == VAL_NONE) return 0;
 #endif
@@ -289,7 +311,17 @@ static int refill_needed(const runner *r, int check)
     return !r->filled || r->pt->validate != VAL_NONE || r->pt->in_place;
 }
 
-typedef enum { SEP_DISSEMINATION, SEP_BARRIER, SEP_WINDOW } separator;
+/* SEP_PROGRAM: no separation, the rank's pacing (conditions = program). */
+typedef enum { SEP_DISSEMINATION, SEP_BARRIER, SEP_WINDOW, SEP_PROGRAM } separator;
+
+/* What separates the untimed iterations (warm-up, windows: no windows exist
+ * yet, so window points warm up behind barriers) or the timed ones. */
+static separator separator_of(const runner *r, int timed)
+{
+    if (r->program) return SEP_PROGRAM;
+    if (r->pt->sync == SYNC_MPI_BARRIER) return SEP_BARRIER;
+    return timed && r->pt->sync == SYNC_WINDOW ? SEP_WINDOW : SEP_DISSEMINATION;
+}
 
 typedef struct {
     double seconds; /* this rank's time of the call */
@@ -333,6 +365,11 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         int rc = MPI_Barrier(r->comm);
         if (rc != MPI_SUCCESS) note_error(r, rc);
         skip = 0;
+    } else if (sep == SEP_PROGRAM) {
+        /* As with MPI_Barrier: a rank with an error keeps calling like the
+         * others; the round's agreement ends the point. */
+        program_pacer_wait(&r->pace);
+        skip = 0;
     } else {
         o->late = sync_wait_until(start);
         skip = 0;
@@ -358,6 +395,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
 #ifdef CK_INSTRUMENT
         ck_spans_enable(0);
 #endif
+        if (sep == SEP_PROGRAM) program_pacer_exit(&r->pace, t1);
         o->seconds = t1 - t0;
         o->exit = t1;
         /* Test-only slow rank: added like the slow start below, for the same
@@ -401,10 +439,9 @@ static int settle_error(runner *r, double err_mark_max, point_result *res)
 static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
 {
     const bench_point *pt = r->pt;
-    int window = pt->sync == SYNC_WINDOW;
+    int window = separator_of(r, 1) == SEP_WINDOW;
     long n = pt->warmup > 0 ? pt->warmup : (window ? 1 : 0);
-    /* No windows exist yet, so window points warm up behind barriers. */
-    separator sep = pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    separator sep = separator_of(r, 0);
     /* The check is timed (not reported) so that windows have room for it. */
     int check = window && pt->validate == VAL_ALL;
     double cycle = 0.0;
@@ -423,6 +460,7 @@ static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
     double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), cycle};
     int rc = agree_max(v, 2, r->ctrl);
     if (rc != MPI_SUCCESS) return rc;
+    program_pacer_resume(&r->pace);
     *max_cycle = v[1];
     return settle_error(r, v[0], res);
 }
@@ -460,7 +498,7 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
     return MPI_SUCCESS;
 #else
     if (!(pt->settle_s > 0.0)) return MPI_SUCCESS;
-    separator sep = pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    separator sep = separator_of(r, 0);
     long wlen = window_length(pt, max_cycle);
     if (wlen == 0) {
         /* The warm-up's slowest cycle may itself be a start-up cost (the
@@ -472,6 +510,7 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
         double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), o.cycle};
         rc = agree_max(v, 2, r->ctrl);
         if (rc != MPI_SUCCESS) return rc;
+        program_pacer_resume(&r->pace);
         if (agree_marked_rank(v[0], r->p) >= 0) return settle_error(r, v[0], res);
         wlen = window_length(pt, v[1]);
         if (wlen == 0) return MPI_SUCCESS;
@@ -490,6 +529,7 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
         v[wlen] = agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p);
         int rc = agree_max(v, (size_t)wlen + 1, r->ctrl);
         if (rc != MPI_SUCCESS) return rc;
+        program_pacer_resume(&r->pace);
         res->settle_windows = w + 1;
         if (agree_marked_rank(v[wlen], r->p) >= 0) return settle_error(r, v[wlen], res);
         double med = steady_median(v, (size_t)wlen, scratch);
@@ -564,8 +604,8 @@ static long next_round(const bench_point *pt, long prev, long kept, double kept_
 static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
 {
     const bench_point *pt = r->pt;
-    int window = pt->sync == SYNC_WINDOW;
-    separator sep = window ? SEP_WINDOW : pt->sync == SYNC_MPI_BARRIER ? SEP_BARRIER : SEP_DISSEMINATION;
+    separator sep = separator_of(r, 1);
+    int window = sep == SEP_WINDOW;
     double offset = 0.0, win = 2.0 * max_cycle + WINDOW_MARGIN_S, ctrl_time = 0.0;
     int rc;
     if (window) {
@@ -619,6 +659,7 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
         double c0 = MPI_Wtime();
         rc = agree_max(v, len, r->ctrl);
         ctrl_time = MPI_Wtime() - c0;
+        program_pacer_resume(&r->pace);
         if (rc != MPI_SUCCESS) {
             free(v);
             return rc;
@@ -676,6 +717,8 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(comm, &r.p);
     if (rc != MPI_SUCCESS) return rc;
     if (preflight(&r, res)) return MPI_SUCCESS;
+    r.program = pt->conditions == COND_PROGRAM;
+    if (r.program) program_pacer_begin(&r.pace, &pt->program, pt->id, r.rank);
     int ok = 0;
     rc = allocate(&r, res, &ok);
     if (rc == MPI_SUCCESS && ok) {
@@ -687,7 +730,9 @@ int run_point(const bench_point *pt, MPI_Comm comm, MPI_Comm ctrl, bench_device 
 #ifdef CK_INSTRUMENT
             r.record_tags = 1;
 #endif
-            r.per_rank = pt->granularity == GRAN_RANKS;
+            /* Program conditions keep every rank's arrival and exit: the
+             * waiting and working of each call are computed from them. */
+            r.per_rank = pt->granularity == GRAN_RANKS || r.program;
             if (r.per_rank) per_rank_begin(&r.pr, r.p);
             rc = timed_rounds(&r, res, it, max_cycle);
             /* Every rank gets here together, as for the tags below; rank 0

@@ -63,9 +63,11 @@ def _select(names: tuple[str, ...], spec: Spec, offered: Callable[[str], set[str
 
 def _base(spec: Spec, coll: str, ranks: int, size: int) -> dict:
     # in_place only where the collective's MPI form has an in-place variant (not bcast).
+    # conditions: the spec's [measure], or its [[case]]'s (Spec.variants)
     return dict(collective=coll, ranks=ranks, count=size // datatype_size(spec.dtype), bytes=size,
                 dtype=spec.dtype, op=spec.op, root=spec.root,
-                in_place=spec.in_place and collective(coll).in_place != "none")
+                in_place=spec.in_place and collective(coll).in_place != "none",
+                conditions=spec.measure.conditions)
 
 
 def _collkit_points(spec: Spec, registry: list[Algorithm], mpi: str, strict: bool = True) -> list[Point]:
@@ -289,6 +291,10 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
         # wait would never end. Simulated ranks have no clock skew to correct.
         raise UserError("measure.sync = \"window\" cannot run on a simulated platform (its busy wait on "
                         "MPI_Wtime never advances simulated time); use \"dissemination\" or \"mpi_barrier\"")
+    if any(p.conditions.program for p in points):
+        # The same busy wait on MPI_Wtime paces program conditions (bench/conditions.c).
+        raise UserError("conditions = \"program\" cannot run on a simulated platform (its pacing is a busy "
+                        "wait on MPI_Wtime, which never advances simulated time); measure it on a real platform")
     avail = machine.available_memory()
     out = []
     for p in points:

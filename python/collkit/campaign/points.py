@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collkit.campaign.conditions import SYNCHRONISED, Conditions
 from collkit.campaign.spec import Measure
 
 
@@ -66,6 +67,9 @@ class Point:
     # [parameters.NAME] setting of this point: (library name, value), in the spec's order;
     # already in env (and readback where MPI_T reports it)
     params: tuple[tuple[str, str], ...] = ()
+    # what its calls are measured under (campaign/conditions.py): the spec's [measure]
+    # or its [[case]]'s; not part of the id (a campaign measures a point one way)
+    conditions: Conditions = SYNCHRONISED
 
     @property
     def id(self) -> str:
@@ -98,8 +102,12 @@ class Point:
             fields.append(f"launch_warmup_s={m.launch_warmup_s:g}")
         if m.settle_s is not None:
             fields.append(f"settle_s={m.settle_s:g}")
-        if m.granularity != "max":   # the default's lines stay what they were
-            fields.append(f"granularity={m.granularity}")
+        # program conditions keep every rank's planes (collkit-bench forces it too; the
+        # line says so, so that the record's granularity says what it holds)
+        granularity = "ranks" if self.conditions.program else m.granularity
+        if granularity != "max":   # the default's lines stay what they were
+            fields.append(f"granularity={granularity}")
+        fields += self.conditions.points_fields()
         return " ".join(fields)
 
     def describe(self) -> dict:
@@ -111,7 +119,8 @@ class Point:
             "readback": list(self.readback),
             "skip_reason": self.skip_reason,
         } | ({"tuning_file": self.tuning_file, "tuning_sha256": self.tuning_sha256} if self.tuning_file else {}) \
-          | ({"parameters": dict(self.params)} if self.params else {})
+          | ({"parameters": dict(self.params)} if self.params else {}) \
+          | ({"conditions": self.conditions.to_json()} if self.conditions.program else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Point":
@@ -122,7 +131,8 @@ class Point:
                    env=tuple(sorted(d.get("env", {}).items())), cvars=tuple(sorted(d.get("cvars", {}).items())),
                    readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""),
                    tuning_file=d.get("tuning_file", ""), tuning_sha256=d.get("tuning_sha256", ""),
-                   params=tuple((k, str(v)) for k, v in (d.get("parameters") or {}).items()))
+                   params=tuple((k, str(v)) for k, v in (d.get("parameters") or {}).items()),
+                   conditions=Conditions.from_json(d.get("conditions")))
 
 
 @dataclass

@@ -15,9 +15,16 @@ stored JSON object whole, in its order, so that writing a record back changes
 nothing and the fields only some readers need (`instrument`, `times_us`, launcher
 fields) stay available.
 
+Every record says what its calls were measured under: `conditions`
+(campaign/conditions.py; {"mode": "synchronised"} where collkit-bench wrote none,
+and for records made before the field existed, as `Record.conditions` reads them).
+A record with per-rank planes also gets `working` (campaign/working.py), computed
+here from the planes while they are still inline.
+
 It lives in campaign/ beside points.py and store.py because the campaign
-directory writes records (campaign/ never imports analysis/); the readers in
-analysis/ and the launchers in launch/ import it from here."""
+directory writes records (campaign/ imports of analysis/ only its leaf module
+stats.py, for the working summary's interval); the readers in analysis/ and the
+launchers in launch/ import it from here."""
 
 from __future__ import annotations
 
@@ -25,6 +32,8 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from collkit.campaign import conditions as conds
+from collkit.campaign import working
 from collkit.campaign.points import Point, format_parameters, label, parse_parameters
 
 STATUSES = ("ok", "invalid", "failed", "skipped")
@@ -115,6 +124,18 @@ class Record:
         return inst if isinstance(inst, dict) else None
 
     @property
+    def conditions(self) -> dict:
+        """What the calls were measured under (campaign/conditions.py's record form);
+        {"mode": "synchronised"} for records without the field (made before it existed)."""
+        return conds.record_form(self.fields.get("conditions"))
+
+    @property
+    def working(self) -> dict | None:
+        """The stored working summary (campaign/working.py), None when the record has none."""
+        w = self.fields.get("working")
+        return w if isinstance(w, dict) else None
+
+    @property
     def job_failure(self) -> bool:
         """A Slurm job ended without running this point: it says nothing about the algorithm."""
         return bool(self.fields.get("job_failure"))
@@ -166,6 +187,9 @@ class Record:
         out.update(mpi=point.mpi, label=point.label, native=point.native, env=dict(point.env),
                    cvars=dict(point.cvars), launch=launch, recorded=now())
         out["in_place"] = bool(out.get("in_place", point.in_place))
+        out["conditions"] = conds.record_form(out.get("conditions"))
+        if out.get("status") in ("ok", "invalid") and (w := working.of_record(out)) is not None:
+            out["working"] = w
         if point.tuning_file:
             # What the library reports its tuning-file variable to be (MPI_T), beside the copy
             # launched: whichever library's variable the point read back (a point reads its own)
@@ -198,7 +222,8 @@ class Record:
                  **extra) -> "Record":
         rec = {k: v for k, v in point.describe().items() if k not in ("skip_reason", "readback")}
         rec.update(status=status, reason=reason, iterations=0, times_us=[], stats_us={}, algbw_GBps=0.0,
-                   busbw_GBps=0.0, label=point.label, launch=launch, recorded=now())
+                   busbw_GBps=0.0, label=point.label, launch=launch, recorded=now(),
+                   conditions=point.conditions.record())
         if stderr_tail:
             rec["stderr_tail"] = stderr_tail
         rec.update(extra)

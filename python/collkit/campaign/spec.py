@@ -47,6 +47,14 @@
                                     # (both absent: collkit-bench's defaults, docs/bench-protocol.md)
     granularity = "max"             # max: the slowest rank per iteration | ranks: also every
                                     # rank's times and skews | none: aggregates only
+    conditions = "synchronised"     # synchronised | program: back to back, each rank paced by
+    gap_us = 0                      # the program's gap and its own arrival skew (skew_us: per
+    skew_us = [[0, ...], ...]       # rank, 11 quantiles); a [[case]] may set these three too
+                                    # (campaign/conditions.py)
+
+A [[case]] may also set conditions, gap_us and skew_us (what it leaves out is
+[measure]'s): per case because skew_us has one list per rank, and a profile's
+classes differ in rank count and in how their ranks arrive (spec --from-profile).
 
 A spec with [[case]] tables measures the union of its cases' points (plan.py makes
 each case's points and keeps one per point id); a spec without them measures the top
@@ -65,6 +73,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from collkit.campaign import conditions as conds
 from collkit.campaign import tuning as tunings
 from collkit.campaign.gpu_spec import parse_gpu_table
 from collkit.campaign.sizes import parse_sizes
@@ -89,7 +98,7 @@ _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dty
              "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu", "case",
              "parameters")
 # What one [[case]] may set; what it leaves out it takes from the top level.
-_CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place")
+_CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place", *conds.KEYS)
 # Keys a user plausibly writes for something the spec says another way.
 _MEANT = {
     "algorithms": "algorithms are chosen per backend, e.g. [backends] collkit = [\"ring\"], mpi = [\"default\", \"all\"]",
@@ -100,7 +109,7 @@ _MEANT = {
     "np": "the key is 'ranks' (a number or a list)",
 }
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
-                 "timeout_s", "launch_warmup_s", "settle_s", "granularity")
+                 "timeout_s", "launch_warmup_s", "settle_s", "granularity", *conds.KEYS)
 MAX_STEADY_S = 60.0    # collkit-bench's bound on launch_warmup_s and settle_s
 
 
@@ -120,6 +129,9 @@ class Measure:
     # What records keep of the timed iterations: "max" (the slowest rank per iteration,
     # collkit-bench's default: its points-file key is then left out), "ranks", "none".
     granularity: str = "max"
+    # What the calls are measured under (campaign/conditions.py): synchronised (the
+    # default, nothing in the points file) or the program's gap and per-rank skew.
+    conditions: conds.Conditions = conds.SYNCHRONISED
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,7 @@ class Case:
     op: str
     root: int
     in_place: bool
+    conditions: conds.Conditions | None = None   # its own conditions; None: [measure]'s
 
 
 @dataclass(frozen=True)
@@ -168,7 +181,9 @@ class Spec:
         if not self.cases:
             return (self,)
         return tuple(replace(self, collectives=c.collectives, sizes=c.sizes, ranks=c.ranks, dtype=c.dtype,
-                             op=c.op, root=c.root, in_place=c.in_place, cases=()) for c in self.cases)
+                             op=c.op, root=c.root, in_place=c.in_place, cases=(),
+                             measure=replace(self.measure, conditions=c.conditions) if c.conditions else self.measure)
+                     for c in self.cases)
 
 
 def _unknown(key: str, allowed: tuple[str, ...], where: str) -> UserError:
@@ -238,7 +253,9 @@ def _measure(raw: object) -> Measure:
         if "launch_warmup_s" in raw else None,
         settle_s=_number(raw["settle_s"], "measure.settle_s", MAX_STEADY_S) if "settle_s" in raw else None,
         granularity=_choice(raw.get("granularity", d.granularity), GRANULARITIES, "measure.granularity"),
+        conditions=conds.parse(raw, "measure") or d.conditions,
     )
+    conds.check_measure(m.conditions, m.sync, m.granularity, "measure")
     if m.max_iterations < m.min_iterations:
         _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")
     if m.timeout_s <= 0:
@@ -270,10 +287,12 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
     for key in ("collectives", "sizes", "ranks", "backends"):
         if key not in raw and (key == "backends" or "case" not in raw):
             _raise(f"missing required key '{key}'")
+    measure = _measure(raw.get("measure", {}))
     if "case" in raw:
-        top, cases = _cases(raw)
+        top, cases = _cases(raw, measure)
     else:
         top, cases = _case(raw), ()
+        conds.check_ranks(measure.conditions, top.ranks, "measure")
     instrument = raw.get("instrument", False)
     if not isinstance(instrument, bool):
         _raise(f"instrument must be true or false, not {instrument!r}")
@@ -320,7 +339,7 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         root=top.root,
         in_place=top.in_place,
         backends=backends,
-        measure=_measure(raw.get("measure", {})),
+        measure=measure,
         metadata=_choice(raw.get("metadata", "standard"), METADATA_LEVELS, "metadata"),
         text=text,
         instrument=instrument,
@@ -398,7 +417,7 @@ def _case(raw: dict) -> Case:
     return Case(collectives, tuple(sizes), ranks, dtype, op, root, _in_place(raw.get("in_place", False)))
 
 
-def _cases(raw: dict) -> tuple[Case, tuple[Case, ...]]:
+def _cases(raw: dict, measure: Measure) -> tuple[Case, tuple[Case, ...]]:
     """[[case]] tables: each merged over the top level's point keys and checked like
     it. The top level's own keys are checked one by one (a case may override any of
     them, so they need not fit together). Returns the union as the top-level Case
@@ -426,7 +445,13 @@ def _cases(raw: dict) -> tuple[Case, tuple[Case, ...]]:
                     _raise(f"unknown key '{key}': {_MEANT[key]}")
                 if key not in _CASE_KEYS:
                     raise _unknown(key, _CASE_KEYS, "the case")
-            cases.append(_case(top | table))
+            case = _case(top | table)
+            own = conds.parse(table, "case", measure.conditions)
+            if own is not None:
+                conds.check_measure(own, measure.sync, measure.granularity, "case")
+                case = replace(case, conditions=own)
+            conds.check_ranks(own or measure.conditions, case.ranks, "case" if own else "measure")
+            cases.append(case)
         except UserError as exc:
             raise UserError(f"case {i}: {exc}") from None
     union = Case(collectives=tuple(dict.fromkeys(c for case in cases for c in case.collectives)),

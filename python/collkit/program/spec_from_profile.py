@@ -18,16 +18,32 @@ several the placement may differ).
 Classes the campaign cannot measure are listed, with the reason, at the top of the
 spec and on the terminal: barrier and the v-collectives (collkit-bench has no such
 point), a user op or a predefined op collkit-bench does not run, a datatype it
-cannot fill, an intercommunicator, 0 bytes."""
+cannot fill, an intercommunicator, 0 bytes.
+
+Conditions (--conditions; campaign/conditions.py): with "program" (the default when
+a kept class has a split of its time into waiting and working), each kept class
+with a split becomes a [[case]] of its own, measured under its program's
+conditions: gap_us the smallest of its ranks' gap medians (the part of the time
+between calls that every rank spends; what is above it on a rank is that rank's
+lateness, which the skew carries), skew_us each rank's arrival quantiles, both in
+microseconds. Per case and not one distribution for the whole spec: skew_us has
+one list per rank, and the classes differ in rank count, and in who arrives late
+(a class after a rank's own work, another after everyone's). Classes without a
+split keep the synchronised conditions, grouped as before. "synchronised" writes
+every class that way (the campaign of before the split existed). Two classes on
+different communicators of one size with the same bytes make the same campaign
+point; the busier one's case is written first, and its conditions are measured."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from collkit.campaign import conditions as conds
 from collkit.campaign import spec as specs
 from collkit.campaign.sizes import format_size
 from collkit.common import atomic
@@ -46,6 +62,7 @@ MOVEMENT_DTYPE = "int8"
 # so that a spec of a dozen classes x ~20 algorithms stays a matter of seconds per
 # launch, and a per-point timeout far above any of these points' times.
 MEASURE = specs.Measure(warmup=2, min_iterations=10, max_iterations=1000, time_budget_s=0.02, timeout_s=60.0)
+CONDITIONS = conds.MODES
 
 
 @dataclass(frozen=True)
@@ -152,7 +169,44 @@ def _pct(part: float, total: float) -> str:
     return f"{100.0 * part / total:.1f} %" if total > 0 else "-"
 
 
-def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_pct: float) -> str:
+def _field(obj: object, key: str, default=None):
+    """A field of the profile's split, an object or (a file's) mapping alike."""
+    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+
+def program_conditions(c: CallClass) -> conds.Conditions | str:
+    """The program conditions of class c from its split, or why it has none."""
+    split = getattr(c, "split", None)
+    if split is None:
+        return _field(c, "split_reason", "") or "no split of its time in the profile"
+    rows: dict[int, tuple[float, ...]] = {}
+    gaps = []
+    for r in _field(split, "ranks", ()) or ():
+        q = [float(v) * 1e6 for v in (_field(r, "skew_quantiles_s", ()) or ())]
+        if len(q) != conds.QUANTILES or not all(math.isfinite(v) for v in q):
+            return f"rank {_field(r, 'rank')}: no {conds.QUANTILES} arrival quantiles"
+        # within the campaign's bounds; non-decreasing as the profile measured them
+        q = [min(max(v, 0.0), conds.MAX_US) for v in q]
+        rows[int(_field(r, "rank", -1))] = tuple(round(max(q[:k + 1]), 3) for k in range(len(q)))
+        gap = _field(r, "gap_median_s")
+        if gap is not None and math.isfinite(float(gap)):
+            gaps.append(float(gap) * 1e6)
+    if sorted(rows) != list(range(c.comm_size)):
+        return f"the split covers {len(rows)} of its {c.comm_size} ranks"
+    gap_us = round(min(max(min(gaps), 0.0), conds.MAX_US), 3) if gaps else 0.0
+    return conds.Conditions("program", gap_us, tuple(rows[r] for r in range(c.comm_size)))
+
+
+def _toml_conditions(c: conds.Conditions) -> list[str]:
+    rows = [f"[{', '.join(f'{v:.10g}' for v in row)}]" for row in c.skew_us]
+    return ['conditions = "program"',
+            f"gap_us = {c.gap_us:.10g}                 # the smallest of its ranks' gap medians",
+            "skew_us = [                     # per rank: arrival after the first, 0, 10, ..., 100 % (us)",
+            *(f"  {row}," for row in rows), "]"]
+
+
+def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_pct: float,
+               conditions: str = "synchronised") -> str:
     total = sel.total_s
     kept_s = sum(c.time_max_s for c, _ in sel.kept)
     source = str(profile.path) if profile.path is not None else "a profile"
@@ -170,6 +224,10 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
         "# of the class's communicator size: a class on a sub-communicator (its profile 'comm' label) is",
         "# measured on MPI_COMM_WORLD of that size. Data-movement collectives run as int8 (count = bytes).",
     ]
+    if conditions == "program":
+        lines += ["# Conditions: a class whose profile splits its time into waiting and working is a [[case]] of its",
+                  "# own, measured under the program's conditions (calls back to back, each rank paced by the gap",
+                  "# between calls and its own arrival skew: docs/campaigns.md); the others synchronised."]
     if sel.unmeasurable:
         lost = sum(c.time_max_s for c, _ in sel.unmeasurable)
         lines.append(f"# not measured: {len(sel.unmeasurable)} classes, {_pct(lost, total)} of the time in collectives")
@@ -192,10 +250,16 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
         f"time_budget_s = {MEASURE.time_budget_s:g}",
         f"timeout_s = {MEASURE.timeout_s:g}",
     ]
+    # program conditions: a case per class with a split (its own conditions); the rest grouped
     groups: dict[tuple, list[tuple[CallClass, PointOf]]] = {}
+    own: dict[tuple, conds.Conditions] = {}
     for c, p in sel.kept:
-        groups.setdefault(p.case_key, []).append((c, p))
-    for members in sorted(groups.values(), key=lambda m: -sum(c.time_max_s for c, _ in m)):
+        cond = program_conditions(c) if conditions == "program" else None
+        key = (p.case_key, c.key) if isinstance(cond, conds.Conditions) else p.case_key
+        if isinstance(cond, conds.Conditions):
+            own[key] = cond
+        groups.setdefault(key, []).append((c, p))
+    for key, members in sorted(groups.items(), key=lambda kv: -sum(c.time_max_s for c, _ in kv[1])):
         p = members[0][1]
         sizes = sorted({q.bytes for _, q in members})
         share = sum(c.time_max_s for c, _ in members)
@@ -211,6 +275,14 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
             f"root = {p.root}",
             f"in_place = {'true' if p.in_place else 'false'}",
         ]
+        if key in own:
+            c = members[0][0]
+            lines += [f"# under the program's conditions of the class on comm {_comment(c.comm)} "
+                      f"({_comment(str(_field(c.split, 'source', '')))}: {_field(c.split, 'matched_calls', 0)} "
+                      "calls on one clock)", *_toml_conditions(own[key])]
+        elif conditions == "program":
+            why = program_conditions(members[0][0])
+            lines.append(f"# synchronised: {_comment(why if isinstance(why, str) else 'grouped')}")
     return "\n".join(lines) + "\n"
 
 
@@ -233,21 +305,29 @@ def run(ns: argparse.Namespace) -> int:
         raise UserError(f"{ns.from_profile}: the profile records no time in collectives; there is nothing to "
                         "measure (profile a run that calls collectives)")
     sel = select(profile, min_share)
+    with_split = [c for c, _ in sel.kept if isinstance(program_conditions(c), conds.Conditions)]
+    conditions = getattr(ns, "conditions", None) or ("program" if with_split else "synchronised")
+    if conditions == "program" and sel.kept and not with_split:
+        raise UserError(f"--conditions program: no kept class of {ns.from_profile} has its time split into "
+                        "waiting and working (profile the program again with this collkit, with a trace or the "
+                        "default sampling), or use --conditions synchronised")
     for c, why in sel.unmeasurable:
         print(f"not measured: {describe(c)} ({c.calls} calls, {_pct(c.time_max_s, sel.total_s)}): {why}")
     if not sel.kept:
         raise UserError(f"{ns.from_profile}: no measurable class has {min_share:g} % of the time in collectives "
                         f"({len(sel.unmeasurable)} cannot be measured, {len(sel.below)} below); lower --min-share")
     out = Path(ns.out)
-    text = write_spec(profile, sel, mpi, _name(out), min_share)
+    text = write_spec(profile, sel, mpi, _name(out), min_share, conditions)
     specs.parse(text, source=str(out))   # what `collkit run` will read: never write a spec it refuses
     try:
         atomic.write_text(out, text)
     except OSError as e:
         raise UserError(f"--out {out}: cannot write the spec ({e.strerror}); choose another path") from None
     cases = text.count("\n[[case]]")
+    program = text.count('\nconditions = "program"')
     print(f"wrote {out}: {len(sel.kept)} classes in {cases} case(s), "
-          f"{_pct(sum(c.time_max_s for c, _ in sel.kept), sel.total_s)} of the time in collectives; "
+          f"{_pct(sum(c.time_max_s for c, _ in sel.kept), sel.total_s)} of the time in collectives"
+          f"{f', {program} under the program conditions' if program else ''}; "
           f"measure them with `collkit run {out}`")
     return 0
 
@@ -263,6 +343,10 @@ EPILOG = """\
 examples:
   collkit spec --from-profile app.profile.json --out app.toml
   collkit spec --from-profile app.profile.json --min-share 5 --out app.toml
+  collkit spec --from-profile app.profile.json --conditions synchronised --out app.toml
+Classes whose profile splits their time into waiting and working are measured
+under the program's conditions (back to back, each rank's arrival skew and the gap
+between calls) unless --conditions synchronised.
 Classes the campaign cannot measure (barrier, v-collectives, user ops, 0 bytes,
 intercommunicators) are listed at the top of the spec with the reason.
 See docs/application-loop.md."""
@@ -277,4 +361,7 @@ def add_parser(sub) -> None:
                    help=f"keep classes with at least PCT %% of the time in collectives (default {DEFAULT_MIN_SHARE:g})")
     p.add_argument("--mpi", metavar="NAME", help="measure on this known MPI (default: the profile's)")
     p.add_argument("--out", required=True, metavar="SPEC.toml", help="where to write the spec")
+    p.add_argument("--conditions", choices=CONDITIONS,
+                   help="measure under the program's conditions (its classes' arrival skew and gap between calls) "
+                        "or synchronised calls (default: program when the profile splits a kept class's time)")
     p.set_defaults(func=run)

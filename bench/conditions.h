@@ -1,0 +1,64 @@
+/*
+ * [measure] conditions (docs/bench-protocol.md, "Program conditions"): what a
+ * point's calls are measured under. "synchronised" (the default) separates
+ * every iteration (sync) and times the slowest rank of calls that start
+ * together; "program" runs the iterations back to back, as a program's calls
+ * do, and before each call every rank spends the program's gap between calls
+ * plus a draw from its own arrival-skew distribution, so the calls see the
+ * program's imbalance and pipelining.
+ */
+#ifndef CK_BENCH_CONDITIONS_H
+#define CK_BENCH_CONDITIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { COND_SYNCHRONISED, COND_PROGRAM } bench_conditions;
+
+/* Per rank, the quantiles 0, 10, ..., 100 % of its arrival after a call's
+ * first arrival: the shape the profile reports and the spec writes. */
+#define COND_QUANTILES 11
+/* Bound on gap_us and every skew quantile: one second between calls is
+ * already a program that calls collectives rarely; larger values only make
+ * a campaign wait. */
+#define COND_MAX_US 1e6
+
+/* The program conditions of a point (parsed by points.c). */
+typedef struct {
+    double gap_us;   /* common to every rank */
+    int ranks;       /* rows of skew_us */
+    double *skew_us; /* ranks x COND_QUANTILES, each row non-decreasing */
+} program_conditions;
+
+/* "q0,...,q10;q0,...,q10;...": one row per rank, rows separated by ';'.
+ * Returns 0 with *out filled (its skew_us malloc'ed), or -1 with a short
+ * description of what is wrong in why. */
+int conditions_parse_skew(const char *s, program_conditions *out, char *why, size_t whylen);
+
+/* This rank's pacing through a point's calls: a generator of its own, seeded
+ * from the point's id and the rank, so a run is repeatable and ranks (and
+ * points) draw independent sequences. */
+typedef struct {
+    double gap_s;
+    const double *q_us; /* this rank's COND_QUANTILES */
+    uint64_t state;     /* splitmix64 */
+    double prev_exit;   /* MPI_Wtime at this rank's previous exit; < 0 before the first call */
+} program_pacer;
+
+void program_pacer_begin(program_pacer *pc, const program_conditions *c, const char *point_id, int rank);
+/* One draw of the rank's skew in seconds: the inverse of its quantile
+ * function, linear between the quantiles, at a uniform [0, 1). */
+double program_pacer_draw_s(program_pacer *pc);
+/* Busy-waits until gap + one draw after the previous call's exit (from now
+ * before the first call): whatever the harness did since (a fill, a check)
+ * counts as part of the gap, as the program's own work would. */
+void program_pacer_wait(program_pacer *pc);
+/* The call's exit on this rank's MPI_Wtime. */
+void program_pacer_exit(program_pacer *pc, double t);
+/* After one of the harness's agreements (the only synchronisation left):
+ * the next wait runs from now, not from a call's exit before the agreement,
+ * whose time would otherwise eat the gap and the skew of the next call. Harmless
+ * on a pacer never begun (synchronised conditions: it never waits). */
+void program_pacer_resume(program_pacer *pc);
+
+#endif
