@@ -73,6 +73,27 @@ def test_profile_table_fits():
     assert "reduce_scatter" in text and "double_precision" in text
 
 
+def test_profile_split_table_fits():
+    """The waiting and working per class: the widest cells are a sample's
+    stride, late ranks that tie, and a class with no split and its reason."""
+    from dataclasses import replace
+    from collkit.program.profile_file import ClassSplit, Clock, RankSplit
+    ranks = tuple(RankSplit(rank=r, world_rank=r, waiting_s=123.456789, working_s=1234.567891,
+                            last_share=0.25 if r >= 1020 else 0.0, gap_median_s=None,
+                            skew_quantiles_s=(0.0,) * 11) for r in range(1024))
+    split = ClassSplit(source="sample", matched_calls=1234567, unmatched_calls=123, stride=1 << 20,
+                       waiting_s=123.456789, working_s=1234.567891, working_call_median_s=1e-6, ranks=ranks)
+    classes = [replace(call("reduce_scatter_v", 3 << 30, 1358.02468, calls=1234567, comm="c1023x1024",
+                            comm_size=1024, dtype="double", datatype="MPI_DOUBLE_PRECISION", op="sum"), split=split),
+               replace(call("alltoallv", 8, 0.5, comm_size=1024, comm="inter"), split_reason=(
+                   "calls on an intercommunicator are not matched across its two groups"))]
+    prof = replace(make_profile(classes, ranks=1024, wall_s=12345.5),
+                   clock=Clock(methods=("exchange", "reference", "same-node"), error_bound_s=1.5e-6, nodes=256))
+    text = profile.table(prof, width=WIDTH)
+    fits(text)
+    assert "1/1048576" in text and "1020,1021,1022+1 (25%)" in text and "not split: alltoallv" in text
+
+
 def _prediction(rules: bool) -> Prediction:
     long = call("reduce_scatter", 3 << 20, 12.345678, calls=1234567, comm="comm#12", comm_size=1024,
                 dtype="double", datatype="MPI_DOUBLE", op="sum", in_place=True)

@@ -30,11 +30,11 @@ from collkit.common.errors import UserError
 from collkit.common.table import render_sections, terminal_width
 from collkit.launch import watch
 from collkit.mpis import known
-from collkit.program import profile_file, rank_files
-from collkit.program.profile_file import Profile
+from collkit.program import arrivals, profile_file, rank_files
+from collkit.program.profile_file import CallClass, ClassSplit, Profile
 
 DEFAULT_OUT = "collkit-profile.json"
-DEFAULT_TRACE = 100_000  # calls per rank for a bare --trace: 1.6 MB per rank
+DEFAULT_TRACE = 100_000  # calls per rank for a bare --trace: 2.4 MB per rank
 TRACE_MAX = 10_000_000   # the preload's bound (preload/profile.h CKP_TRACE_MAX)
 
 
@@ -78,6 +78,7 @@ def _merge(found: rank_files.Found, *, mpi: known.KnownMPI, command: list[str], 
                        "profile at MPI_Finalize")
     reasons += found.problems
     classes, tr = rank_files.merge(found.finals, trace)
+    classes, clock = arrivals.split_classes(found.finals, classes, size)
     everyone = [*found.starts.values(), *found.finals.values()]
     hosts = sorted({f.host for f in everyone})
     first = found.finals.get(0) or found.starts.get(0) or everyone[0]
@@ -91,7 +92,8 @@ def _merge(found: rank_files.Found, *, mpi: known.KnownMPI, command: list[str], 
         unclassified_calls=max((f.unclassified_calls for f in found.finals.values()), default=0),
         unclassified_time_max_s=max((f.unclassified_s for f in found.finals.values()), default=0.0),
         busiest_rank_s=max((math.fsum(c.time_s for c in f.classes) + f.unclassified_s
-                            for f in found.finals.values()), default=0.0))
+                            for f in found.finals.values()), default=0.0),
+        run_id=next(iter(found.run_ids)) if len(found.run_ids) == 1 else None, clock=clock)
 
 
 def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, str], ...] = (),
@@ -131,6 +133,7 @@ def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, s
         wall_s = time.perf_counter() - t0
         exit_status, failure = _status(done.code)
         found = rank_files.collect(folder)
+        rank_files.require_one_run(found, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if not found.any:
@@ -188,20 +191,77 @@ def _short(mpi_name: str | None) -> str:
     return mpi_name[4:].lower() if mpi_name.startswith("MPI_") else mpi_name
 
 
-def table(p: Profile, width: int | None = None) -> str:
-    """The classes by time, then the totals; fits `width` (the terminal's, else 100 columns)."""
-    width = width or terminal_width()
-    head = ["collective", "bytes", "datatype", "op", "root", "in place", "calls", "time max s", "% wall"]
-    # one section per communicator (its name and size head it), the busiest first
+def _by_comm(p: Profile) -> list[tuple[str, list[CallClass]]]:
+    """One section per communicator (its name and size head it), the busiest first."""
     by_comm: dict[tuple[str, int], list] = {}
     for c in p.classes:
         by_comm.setdefault((c.comm, c.comm_size), []).append(c)
-    sections = {f"communicator {comm} ({size} rank{'s' if size != 1 else ''})":
-                [[c.collective, _fmt_bytes(c.bytes), _short(c.datatype), _short(c.op),
-                  "-" if c.root is None else str(c.root), "yes" if c.in_place else "no", str(c.calls),
-                  f"{c.time_max_s:.6f}", f"{100 * c.share(p.wall_s):.2f}"] for c in members]
-                for (comm, size), members in sorted(by_comm.items(),
-                                                    key=lambda kv: -sum(c.time_max_s for c in kv[1]))}
+    return [(f"communicator {comm} ({size} rank{'s' if size != 1 else ''})", members)
+            for (comm, size), members in sorted(by_comm.items(), key=lambda kv: -sum(c.time_max_s for c in kv[1]))]
+
+
+def _late(split: ClassSplit) -> str:
+    """The rank(s) (of the class's communicator) most often last to arrive, with that share."""
+    top = max(r.last_share for r in split.ranks)
+    if len(split.ranks) < 2 or top <= 0:
+        return "-"
+    late = sorted({r.rank for r in split.ranks if r.last_share >= top - 1e-9})
+    shown = ",".join(map(str, late[:3])) + (f"+{len(late) - 3}" if len(late) > 3 else "")
+    return f"{shown} ({100 * top:.0f}%)"
+
+
+def _split_table(p: Profile, width: int) -> list[str]:
+    """Per class its busiest rank's waiting and working (docs/application-loop.md,
+    "Waiting and working"), the late ranks, and the totals; why a class has no split."""
+    head = ["collective", "bytes", "from", "matched", "waiting s", "working s", "% wait", "late rank (share)"]
+    sections, why = {}, []
+    for title, members in _by_comm(p):
+        rows = []
+        for c in members:
+            s = c.split
+            if s is None:
+                rows.append([c.collective, _fmt_bytes(c.bytes), "-", "0", "-", "-", "-", "-"])
+                if p.clock is not None:
+                    why.append(f"{c.collective} {_fmt_bytes(c.bytes)} on {c.comm}: {c.split_reason}")
+                continue
+            total = s.waiting_s + s.working_s
+            rows.append([c.collective, _fmt_bytes(c.bytes), "trace" if s.source == "trace" else f"1/{s.stride}",
+                         str(s.matched_calls), f"{s.waiting_s:.6f}", f"{s.working_s:.6f}",
+                         f"{100 * s.waiting_s / total:.1f}" if total > 0 else "-", _late(s)])
+        sections[title] = rows
+    lines = ["", "waiting and working at each class's busiest rank (from: the trace, or every Nth call sampled)",
+             render_sections(head, sections, right={1, 3, 4, 5, 6}, width=width), ""]
+    split = [c.split for c in p.classes if c.split is not None]
+    prose = []
+    if p.clock is None:
+        first = next((c.split_reason for c in p.classes if c.split_reason), "")
+        prose.append(f"no class is split into waiting and working: {first or 'the profile has no clock data'}; "
+                     "profile again with this collkit")
+    else:
+        waiting, working = sum(s.waiting_s for s in split), sum(s.working_s for s in split)
+        share = f" ({100 * waiting / (waiting + working):.1f} % waiting)" if waiting + working > 0 else ""
+        prose.append(f"in total {waiting:.6f} s waiting and {working:.6f} s working at the classes' busiest "
+                     f"ranks{share}; clocks: {', '.join(p.clock.methods)} on {p.clock.nodes} "
+                     f"node{'s' if p.clock.nodes != 1 else ''}, error bound {p.clock.error_bound_s * 1e6:.3g} us")
+        lost = sum(s.unmatched_calls for s in split)
+        if lost:
+            prose.append(f"{lost} kept calls of split classes were not matched across their ranks "
+                         "(left out of the split)")
+        prose += [f"not split: {w}" for w in why]
+    for text in prose:
+        lines += textwrap.wrap(text, width)
+    return lines
+
+
+def table(p: Profile, width: int | None = None) -> str:
+    """The classes by time, then the totals, then the waiting and working;
+    fits `width` (the terminal's, else 100 columns)."""
+    width = width or terminal_width()
+    head = ["collective", "bytes", "datatype", "op", "root", "in place", "calls", "time max s", "% wall"]
+    sections = {title: [[c.collective, _fmt_bytes(c.bytes), _short(c.datatype), _short(c.op),
+                         "-" if c.root is None else str(c.root), "yes" if c.in_place else "no", str(c.calls),
+                         f"{c.time_max_s:.6f}", f"{100 * c.share(p.wall_s):.2f}"] for c in members]
+                for title, members in _by_comm(p)}
     lines = [render_sections(head, sections, right={1, 4, 6, 7, 8}, width=width)]
     total = p.collective_time_s
     sums = p.class_time_sum_s
@@ -220,6 +280,7 @@ def table(p: Profile, width: int | None = None) -> str:
     lines.append("")
     for text in prose:
         lines += textwrap.wrap(text, width)
+    lines += _split_table(p, width)
     return "\n".join(lines)
 
 
@@ -257,8 +318,10 @@ DESCRIPTION = """\
 Run an unmodified MPI program (C or Fortran) under libcollkit-preload in profiling mode
 and write, per class of collective call (collective, communicator, bytes, datatype, op,
 root, in place), the number of calls and the time inside the library: the busiest
-rank's and the sum over ranks. The calls still run as they would (the library's own
-collectives), so the profile is the program's."""
+rank's and the sum over ranks; and each class's time split into waiting (for the
+ranks that arrived later) and working, with the ranks most often late. The calls
+still run as they would (the library's own collectives), so the profile is the
+program's."""
 
 EPILOG = """\
 examples:
@@ -279,7 +342,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", metavar="FILE", default=DEFAULT_OUT, help=f"the profile (default {DEFAULT_OUT})")
     p.add_argument("--trace", nargs="?", type=int, const=DEFAULT_TRACE, metavar="N",
                    help=f"also keep the first N calls of each rank in order, with their times "
-                        f"(default N {DEFAULT_TRACE}, 16 bytes a call; for `collkit replay`)")
+                        f"(default N {DEFAULT_TRACE}, 24 bytes a call; for `collkit replay`)")
     p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
                    help="stop the program, every process it started, after S seconds (default: no limit)")
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",

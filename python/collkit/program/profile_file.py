@@ -1,7 +1,7 @@
 """The profile file: what `collkit profile` writes and `spec --from-profile`,
 `predict`, `trial` and `replay` read. One home for its shape and its checks.
 
-    {"format": "collkit-profile", "version": 1,
+    {"format": "collkit-profile", "version": 2,
      "complete": true, "exit_status": 0, "incomplete_reason": "",
      "created": "2026-11-27T08:00:00Z", "collkit_version": "...",
      "program": {"command": ["mpirun", "-n", "4", "./app"], "cwd": "/home/u/run"},
@@ -14,7 +14,11 @@
                       "ranks": [{"rank": 0, "dropped": 0,
                                  "calls": [[class_index, start_s, duration_s], ...]}]},
      "unclassified": {"calls": 0, "time_max_s": 0.0},   # optional, zeros when absent
-     "collectives_busiest_rank_s": 0.09}   # optional: the most time one rank spent in collectives
+     "collectives_busiest_rank_s": 0.09,   # optional: the most time one rank spent in collectives
+     "run_id": "5f0c3a9e12b4d7a0",        # null: version-1 rank files (no run id)
+     "clock": null | {"methods": ["exchange", "reference", "same-node"],  # how ranks' clocks were mapped
+                      "error_bound_s": 1.2e-06,   # the largest rank's bound on its offset's error
+                      "nodes": 2}}                # clock domains (nodes) among the ranks
 
 A class is one kind of call: collective, communicator, block bytes as the
 preload's rules count them (ck_mpi_roles: bytes of one rank's block),
@@ -23,7 +27,26 @@ datatype, op, root, in place:
     {"collective": "allreduce", "comm": "world", "comm_size": 4, "bytes": 8,
      "datatype": "MPI_DOUBLE", "dtype": "double", "op": "sum", "root": null,
      "in_place": false, "calls": 1000, "time_max_s": 0.01, "time_sum_s": 0.035,
-     "ranks": 4}
+     "ranks": 4, "split": null | {split}, "split_reason": ""}
+
+The split (issue #41; arrivals.py computes it, waits.py defines it) of the
+class's time into waiting (for the ranks a rank's result depends on) and
+working (the rest):
+
+    {"source": "trace" | "sample", "matched_calls": 500, "unmatched_calls": 0,
+     "stride": 4,                  # the sample's: every 4th call of the communicator
+     "waiting_s": 0.006, "working_s": 0.004,     # at the busiest rank, all its calls
+     "working_call_median_s": 8e-06,             # median over matched calls of waits.call_working
+     "ranks": [{"rank": 0, "world_rank": 0,      # rank in the class's communicator, in the world
+                "waiting_s": 0.006, "working_s": 0.004,  # this rank's, all its calls
+                "last_share": 0.0,               # fraction of matched calls it arrived last at
+                "gap_median_s": 1e-04 | null,    # median from its previous profiled call's exit
+                "skew_quantiles_s": [0, ..., 3e-04]}]}   # arrival - the call's first arrival,
+                                                         # 0 %, 10 %, ..., 100 % quantiles
+
+split is null where no call of the class could be matched over its ranks or
+the clocks are too uncertain; split_reason says why ("" otherwise). Version 1
+(no run_id, clock, split) loads with split null everywhere.
 
 * comm: "world" (congruent with MPI_COMM_WORLD), "self" (one rank), "inter"
   (an intercommunicator), else "c<L>x<N>": the communicator whose rank 0 is
@@ -62,11 +85,16 @@ from collkit.library import registry
 from collkit.library.registry import COLLECTIVES
 
 FORMAT = "collkit-profile"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)   # the versions this collkit reads
 # Collectives the preload only times (no algorithm of collkit's covers them).
 TIMING_ONLY = ("barrier", "allgatherv", "alltoallv", "gatherv", "scatterv", "reduce_scatter_v", "scan",
                "exscan")
 MAX_RANKS = 1 << 24
+# How a rank's clock was mapped onto rank 0's (the rank files' clock "method").
+CLOCK_METHODS = ("reference", "same-node", "exchange")
+SPLIT_SOURCES = ("trace", "sample")
+SKEW_QUANTILES = 11     # 0 %, 10 %, ..., 100 %
 
 # What a collective is (rooted, a reduction) and which datatypes a reduction's
 # class names are the registry's (libcollkit's descriptors), read on use:
@@ -94,6 +122,39 @@ def dtypes() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class RankSplit:
+    """One rank's part of a class's split."""
+    rank: int                   # in the class's communicator
+    world_rank: int
+    waiting_s: float            # over all its calls in the class
+    working_s: float
+    last_share: float           # fraction of the matched calls at which it arrived last
+    gap_median_s: float | None  # median time from its previous profiled call's exit to an arrival
+    skew_quantiles_s: tuple[float, ...]   # its arrival - the call's first arrival: 0, 10, ..., 100 %
+
+
+@dataclass(frozen=True)
+class ClassSplit:
+    """A class's time split into waiting and working (waits.py's definition)."""
+    source: str                 # "trace" or "sample"
+    matched_calls: int
+    unmatched_calls: int
+    stride: int
+    waiting_s: float            # at the class's busiest rank, over all its calls
+    working_s: float
+    working_call_median_s: float
+    ranks: tuple[RankSplit, ...]
+
+
+@dataclass(frozen=True)
+class Clock:
+    """How the ranks' times were put on one clock."""
+    methods: tuple[str, ...]
+    error_bound_s: float
+    nodes: int
+
+
+@dataclass(frozen=True)
 class CallClass:
     collective: str
     comm: str
@@ -108,6 +169,8 @@ class CallClass:
     time_max_s: float
     time_sum_s: float
     ranks: int
+    split: ClassSplit | None = None
+    split_reason: str = ""      # why split is None
 
     @property
     def key(self) -> tuple:
@@ -159,6 +222,8 @@ class Profile:
     # The most time one rank spent in collectives (its classes and its
     # unclassified calls); 0 in a file that does not say.
     busiest_rank_s: float = 0.0
+    run_id: str | None = None
+    clock: Clock | None = None
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -189,10 +254,14 @@ class Profile:
                     "library_version": self.mpi_library_version},
             "ranks": self.ranks, "ranks_reported": self.ranks_reported, "nodes": self.nodes,
             "hosts": list(self.hosts), "wall_s": self.wall_s, "mpi_span_s": self.mpi_span_s,
-            "classes": [asdict(self.classes[i]) for i in order],
+            "classes": [asdict(self.classes[i]) for i in order],   # the split's tuples: JSON lists
             "trace": None,
             "unclassified": {"calls": self.unclassified_calls, "time_max_s": self.unclassified_time_max_s},
             "collectives_busiest_rank_s": self.busiest_rank_s,
+            "run_id": self.run_id,
+            "clock": None if self.clock is None else {"methods": list(self.clock.methods),
+                                                      "error_bound_s": self.clock.error_bound_s,
+                                                      "nodes": self.clock.nodes},
         }
         if self.trace is not None:
             out["trace"] = {"max_calls_per_rank": self.trace.max_calls_per_rank,
@@ -251,7 +320,70 @@ def _optional(obj: dict, key: str, kind, where: str):
     return _get(obj, key, kind, where)
 
 
-def _call_class(raw: dict, where: str) -> CallClass:
+def _fraction(obj: dict, key: str, where: str) -> float:
+    value = _get(obj, key, float, where)
+    if value > 1:
+        raise _Bad(f"{where}: '{key}' {value} is above 1")
+    return value
+
+
+def _float_list(obj: dict, key: str, where: str, n: int) -> tuple[float, ...]:
+    values = obj.get(key)
+    if not isinstance(values, list) or len(values) != n:
+        raise _Bad(f"{where}: '{key}' is not a list of {n} numbers")
+    out = tuple(_get({key: v}, key, float, where) for v in values)
+    if any(b < a for a, b in zip(out, out[1:])):
+        raise _Bad(f"{where}: '{key}' is not in increasing order")
+    return out
+
+
+def _rank_split(raw: object, where: str, comm_size: int, ranks: int) -> RankSplit:
+    if not isinstance(raw, dict):
+        raise _Bad(f"{where}: not an object")
+    return RankSplit(
+        rank=_count(raw, "rank", where, 0, comm_size - 1), world_rank=_count(raw, "world_rank", where, 0, ranks - 1),
+        waiting_s=_get(raw, "waiting_s", float, where), working_s=_get(raw, "working_s", float, where),
+        last_share=_fraction(raw, "last_share", where), gap_median_s=_optional(raw, "gap_median_s", float, where),
+        skew_quantiles_s=_float_list(raw, "skew_quantiles_s", where, SKEW_QUANTILES))
+
+
+def _split(raw: object, where: str, comm_size: int, ranks: int) -> ClassSplit | None:
+    if raw is None:
+        return None
+    where = f"{where} split"
+    if not isinstance(raw, dict):
+        raise _Bad(f"{where}: not an object or null")
+    source = _get(raw, "source", str, where)
+    if source not in SPLIT_SOURCES:
+        raise _Bad(f"{where}: 'source' {source!r} is not one of {', '.join(SPLIT_SOURCES)}")
+    stride = _count(raw, "stride", where, 1, 1 << 62)
+    if stride & (stride - 1):
+        raise _Bad(f"{where}: 'stride' {stride} is not a power of two")
+    per_rank = raw.get("ranks")
+    if not isinstance(per_rank, list) or not 1 <= len(per_rank) <= MAX_RANKS:
+        raise _Bad(f"{where}: 'ranks' is not a list of ranks")
+    return ClassSplit(
+        source=source, matched_calls=_count(raw, "matched_calls", where, 1),
+        unmatched_calls=_count(raw, "unmatched_calls", where), stride=stride,
+        waiting_s=_get(raw, "waiting_s", float, where), working_s=_get(raw, "working_s", float, where),
+        working_call_median_s=_get(raw, "working_call_median_s", float, where),
+        ranks=tuple(_rank_split(r, f"{where} rank entry {i}", comm_size, ranks) for i, r in enumerate(per_rank)))
+
+
+def _clock(raw: object) -> Clock | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _Bad("'clock' is not an object or null")
+    methods = raw.get("methods")
+    if (not isinstance(methods, list) or not methods or any(m not in CLOCK_METHODS for m in methods)
+            or methods != sorted(set(methods))):
+        raise _Bad(f"clock: 'methods' is not a sorted list of {', '.join(CLOCK_METHODS)}")
+    return Clock(methods=tuple(methods), error_bound_s=_get(raw, "error_bound_s", float, "clock"),
+                 nodes=_count(raw, "nodes", "clock", 1, MAX_RANKS))
+
+
+def _call_class(raw: dict, where: str, version: int, ranks: int) -> CallClass:
     coll = _get(raw, "collective", str, where)
     if not is_profiled(coll):
         raise _Bad(f"{where}: unknown collective '{coll}'")
@@ -267,7 +399,9 @@ def _call_class(raw: dict, where: str) -> CallClass:
         bytes=_count(raw, "bytes", where), datatype=_get(raw, "datatype", str, where), dtype=dtype,
         op=_optional(raw, "op", str, where), root=root, in_place=_get(raw, "in_place", bool, where),
         calls=_count(raw, "calls", where), time_max_s=_get(raw, "time_max_s", float, where),
-        time_sum_s=_get(raw, "time_sum_s", float, where), ranks=_count(raw, "ranks", where, 1, MAX_RANKS))
+        time_sum_s=_get(raw, "time_sum_s", float, where), ranks=_count(raw, "ranks", where, 1, MAX_RANKS),
+        **({} if version < 2 else {"split": _split(raw.get("split"), where, comm_size, ranks),
+                                   "split_reason": _get(raw, "split_reason", str, where)}))
     if c.time_sum_s < c.time_max_s * (1 - 1e-9):
         raise _Bad(f"{where}: time_sum_s is below time_max_s")
     return c
@@ -305,8 +439,9 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise _Bad(f"not a collkit profile (no \"format\": \"{FORMAT}\")")
     version = raw.get("version")
-    if version != VERSION:
-        raise _Bad(f"profile format version {version!r}; this collkit reads version {VERSION}")
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise _Bad(f"profile format version {version!r}; this collkit reads versions "
+                   f"{', '.join(map(str, VERSIONS))}")
     program = raw.get("program")
     mpi = raw.get("mpi")
     if not isinstance(program, dict) or not isinstance(mpi, dict):
@@ -320,11 +455,15 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
     classes_raw = raw.get("classes")
     if not isinstance(classes_raw, list):
         raise _Bad("'classes' is not a list")
-    classes = tuple(_call_class(c, f"class {i}") for i, c in enumerate(classes_raw))
+    ranks = _count(raw, "ranks", "profile", 1, MAX_RANKS)
+    classes = tuple(_call_class(c, f"class {i}", version, ranks) for i, c in enumerate(classes_raw))
     keys = [c.key for c in classes]
     if len(set(keys)) != len(keys):
         raise _Bad("two classes have the same key")
-    ranks = _count(raw, "ranks", "profile", 1, MAX_RANKS)
+    run_id = raw.get("run_id") if version >= 2 else None
+    if run_id is not None and (not isinstance(run_id, str) or len(run_id) != 16
+                               or any(ch not in "0123456789abcdef" for ch in run_id)):
+        raise _Bad("'run_id' is not 16 lowercase hexadecimal digits or null")
     unclassified = raw.get("unclassified", {"calls": 0, "time_max_s": 0.0})
     return Profile(
         complete=_get(raw, "complete", bool, "profile"), exit_status=_get(raw, "exit_status", int, "profile"),
@@ -340,10 +479,25 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
         unclassified_calls=_count(unclassified, "calls", "unclassified"),
         unclassified_time_max_s=_get(unclassified, "time_max_s", float, "unclassified"),
         busiest_rank_s=_get(raw, "collectives_busiest_rank_s", float, "profile")
-        if "collectives_busiest_rank_s" in raw else 0.0, path=path)
+        if "collectives_busiest_rank_s" in raw else 0.0, run_id=run_id,
+        clock=_clock(raw.get("clock")) if version >= 2 else None, path=path)
 
 
-def load(path: str | Path, *, need_complete: bool = False, need_trace: bool = False) -> Profile:
+def require_split(profile: Profile) -> Profile:
+    """The profile, when its calls could be put on one clock and split into
+    waiting and working (each class's split, or its split_reason); a one-line
+    UserError naming the file otherwise (a profile whose ranks wrote no clock
+    data: a version-1 profile, or one from a preload before issue #41)."""
+    if profile.clock is None:
+        where = profile.path or "the profile"
+        raise UserError(f"{where}: the profile has no clock data to split its calls into waiting and working "
+                        "(its ranks' preload predates it); profile the program again with this collkit's "
+                        "`collkit profile`")
+    return profile
+
+
+def load(path: str | Path, *, need_complete: bool = False, need_trace: bool = False,
+         need_split: bool = False) -> Profile:
     """Read and check a profile; one-line UserError naming the file otherwise."""
     p = Path(path)
     try:
@@ -367,4 +521,4 @@ def load(path: str | Path, *, need_complete: bool = False, need_trace: bool = Fa
     if need_trace and prof.trace is None:
         raise UserError(f"{path}: the profile has no call sequence; profile again with "
                         "`collkit profile --trace`")
-    return prof
+    return require_split(prof) if need_split else prof
