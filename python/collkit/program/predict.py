@@ -21,6 +21,20 @@ sums of the classes' bounds: each class's interval holds with 95 %, the sum of
 bounds with at least that (the bounds move together only if every class errs the
 same way), so it is wider than a joint 95 % interval, never narrower.
 
+Waiting and working (issue #41). Where the profile splits a class's time
+(profile_file.ClassSplit, program/waits.py's rule), the class's prediction is its
+busiest rank's waiting, as profiled and stated unchanged by any choice (it is the
+program's imbalance), plus calls x the campaign's working time per call (the
+median over iterations of waits.call_working, campaign/working.py) measured under
+the class's own conditions (spec_from_profile.program_conditions: back to back,
+the profiled gap and per-rank arrival skew). A record measured under other
+conditions than the profile's is refused with one line, unless the point's
+conditions are another class's of this profile (two classes of one point: the
+spec measures the busier one's) or --synchronised asks for the working time of
+synchronised calls (the slowest rank's time after a barrier). A class without a
+split (a version-1 profile, calls that could not be matched) is predicted as
+before: calls x the synchronised median of the whole call.
+
 The implied change of wall time is rules total minus default total: it assumes the
 time saved inside collectives is saved on the program's critical path, which holds
 for bulk-synchronous programs and overstates it where collectives overlap other work."""
@@ -34,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collkit.analysis import stats
+from collkit.campaign import conditions as conds
+from collkit.campaign import working
 from collkit.campaign.record import Record
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
@@ -41,7 +57,7 @@ from collkit.common.table import render, terminal_width
 from collkit.program import profile_file, rules_choice
 from collkit.program.profile_file import CallClass, Profile
 from collkit.program.rules_choice import LIBRARY, Rules
-from collkit.program.spec_from_profile import describe, point_of
+from collkit.program.spec_from_profile import describe, point_of, program_conditions
 
 
 
@@ -59,10 +75,16 @@ class ClassPrediction:
     default_total_ci: tuple[float, float] | None
     rules_total_s: float
     rules_total_ci: tuple[float, float] | None
+    # The profiled waiting at the class's busiest rank, in both totals (None: no
+    # split, default_s and rules_s are then whole calls); what default_s and
+    # rules_s are: BASIS_PROGRAM, BASIS_SYNCHRONISED or BASIS_WHOLE.
+    waiting_s: float | None = None
+    basis: str = ""
 
     def to_json(self) -> dict:
         return {"class": {k: getattr(self.call, k) for k in ("collective", "comm", "comm_size", "bytes", "datatype",
                                                            "dtype", "op", "root", "in_place", "calls", "time_max_s")},
+                "waiting_s": self.waiting_s, "basis": self.basis,
                 "covered": self.covered, "note": self.note, "default_s": self.default_s,
                 "default_ci": self.default_ci, "choice": self.choice, "rules_s": self.rules_s,
                 "rules_ci": self.rules_ci, "default_total_s": self.default_total_s,
@@ -86,6 +108,17 @@ class Prediction:
     forced: tuple[tuple[str, str], ...] = ()     # or the (collective, algorithm)s forced instead
 
     @property
+    def waiting_total_s(self) -> float:
+        """The profiled waiting in both totals (covered classes with a split)."""
+        return sum(x.waiting_s for x in self.classes if x.covered and x.waiting_s is not None)
+
+    def working_total_s(self, variant: str) -> float:
+        """The predicted working of the covered classes with a split, under the
+        default ("default") or the choice ("rules")."""
+        return sum((x.default_total_s if variant == "default" else x.rules_total_s) - x.waiting_s
+                   for x in self.classes if x.covered and x.waiting_s is not None)
+
+    @property
     def has_choice(self) -> bool:
         """Whether a choice (rules or forced algorithms) is predicted beside the default."""
         return self.rules is not None or bool(self.forced)
@@ -107,6 +140,9 @@ class Prediction:
                 "default_total_s": self.default_total_s, "default_total_ci": self.default_total_ci,
                 "rules_total_s": self.rules_total_s, "rules_total_ci": self.rules_total_ci,
                 "wall_change_s": self.wall_change_s, "wall_change_pct": self.wall_change_pct,
+                "waiting_total_s": self.waiting_total_s,
+                "working_default_total_s": self.working_total_s("default"),
+                "working_rules_total_s": self.working_total_s("rules"),
                 "classes": [c.to_json() for c in self.classes]}
 
 
@@ -143,6 +179,55 @@ def _seconds(rec: Record) -> tuple[float, tuple[float, float] | None]:
     return rec.time_median_us * 1e-6, (ci[0] * 1e-6, ci[1] * 1e-6) if ci is not None else None
 
 
+BASIS_PROGRAM = "working under the program's conditions"
+BASIS_SYNCHRONISED = "working of synchronised calls"
+BASIS_WHOLE = "whole calls, synchronised"
+
+
+class _OtherConditions(Exception):
+    """A record measured under other conditions than the profile's (one line at the top)."""
+
+
+@dataclass(frozen=True)
+class _Want:
+    """What a split class asks of its records: its own conditions, the conditions any
+    class of this profile on the same point was given (the spec measures the
+    busier one's), or synchronised calls (--synchronised)."""
+    own: conds.Conditions | None       # None: synchronised asked for
+    point: tuple[conds.Conditions, ...]
+
+
+def _per_call(rec: Record, want: _Want | None, campaign_dir: Path, c: CallClass,
+              what: str) -> tuple[float, tuple[float, float] | None, str, str]:
+    """(seconds a call, its interval, basis, note) of one record for class c."""
+    if want is None:
+        return (*_seconds(rec), BASIS_WHOLE, "")
+    got = rec.conditions
+    if want.own is None:
+        if got.get("mode") != "synchronised":
+            raise _OtherConditions(f"{what} was measured under program conditions and --synchronised asks "
+                                   "for synchronised calls; give a synchronised campaign, or leave out --synchronised")
+        return (*_seconds(rec), BASIS_SYNCHRONISED, "")
+    if not conds.matches(got, want.own):
+        if not any(conds.matches(got, other) for other in want.point):
+            mode = got.get("mode", "synchronised")
+            raise _OtherConditions(
+                f"{what} was measured under {mode} conditions"
+                + (" of another profile" if mode == "program" else "")
+                + f", not those of the profile's {describe(c)} calls (gap {want.own.gap_us:g} us, arrival skew per "
+                "rank); measure them (collkit spec --from-profile PROFILE, then collkit run), or give "
+                "--synchronised to predict working times from synchronised calls")
+        note = "measured under the conditions of another class of the same point"
+    else:
+        note = ""
+    w = rec.working or working.of_record(rec.fields, campaign_dir)
+    if not w or w.get("median_us") is None:
+        raise _OtherConditions(f"{what} has no per-rank arrivals and exits to take its working time from; "
+                               "measure it again with this collkit")
+    ci = w.get("median_ci_us")
+    return (w["median_us"] * 1e-6, (ci[0] * 1e-6, ci[1] * 1e-6) if ci else None, BASIS_PROGRAM, note)
+
+
 def _scale(ci: tuple[float, float] | None, calls: int) -> tuple[float, float] | None:
     return (calls * ci[0], calls * ci[1]) if ci is not None else None
 
@@ -152,7 +237,8 @@ def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
     return ClassPrediction(c, False, why, None, None, choice, None, None, t, (t, t), t, (t, t))
 
 
-def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None) -> ClassPrediction:
+def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None,
+                   want: _Want | None, campaign_dir: Path) -> ClassPrediction:
     p = point_of(c)
     choice = LIBRARY
     if isinstance(p, str):
@@ -168,16 +254,46 @@ def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Ru
     why = _usable(default, f"{mpi}:default")
     if why:
         return _uncovered(c, why, choice)
-    d_s, d_ci = _seconds(default)
+    d_s, d_ci, basis, cond_note = _per_call(default, want, campaign_dir, c, f"{mpi}:default")
     r_s, r_ci = d_s, d_ci
     if choice != LIBRARY and not note:
         chosen = index.get(_point_key("collkit", mpi, choice, p))
         why = _usable(chosen, f"collkit:{choice}")
         if why:
             return _uncovered(c, why, choice)
-        r_s, r_ci = _seconds(chosen)
-    return ClassPrediction(c, True, note, d_s, d_ci, choice, r_s, r_ci, c.calls * d_s, _scale(d_ci, c.calls),
-                           c.calls * r_s, _scale(r_ci, c.calls))
+        r_s, r_ci, _, _ = _per_call(chosen, want, campaign_dir, c, f"collkit:{choice}")
+    note = "; ".join(n for n in (note, cond_note) if n)
+    waiting = c.split.waiting_s if want is not None and c.split is not None else None
+    base = waiting or 0.0
+
+    def total(ci):
+        return (base + c.calls * ci[0], base + c.calls * ci[1]) if ci is not None else None
+    return ClassPrediction(c, True, note, d_s, d_ci, choice, r_s, r_ci, base + c.calls * d_s, total(d_ci),
+                           base + c.calls * r_s, total(r_ci), waiting_s=waiting, basis=basis)
+
+
+def _wants(profile: Profile, synchronised: bool) -> dict[tuple, _Want | None]:
+    """Per class key, what its records must have been measured under (None: no split)."""
+    if synchronised:
+        return {c.key: _Want(None, ()) if c.split is not None else None for c in profile.classes}
+    own: dict[tuple, conds.Conditions] = {}
+    by_point: dict[object, list[conds.Conditions]] = {}
+    for c in profile.classes:
+        cond = program_conditions(c) if c.split is not None else None
+        p = point_of(c)
+        if isinstance(cond, conds.Conditions) and not isinstance(p, str):
+            own[c.key] = cond
+            by_point.setdefault((p.collective, p.ranks, p.bytes, p.dtype, p.op, p.root, p.in_place),
+                                []).append(cond)
+    out: dict[tuple, _Want | None] = {}
+    for c in profile.classes:
+        p = point_of(c)
+        if c.key not in own or isinstance(p, str):
+            out[c.key] = None
+            continue
+        out[c.key] = _Want(own[c.key], tuple(by_point[(p.collective, p.ranks, p.bytes, p.dtype, p.op, p.root,
+                                                       p.in_place)]))
+    return out
 
 
 def _total(parts: list[ClassPrediction], value, interval) -> tuple[float, tuple[float, float] | None]:
@@ -189,11 +305,13 @@ def _total(parts: list[ClassPrediction], value, interval) -> tuple[float, tuple[
 
 
 def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
-                    forced: tuple[tuple[str, str], ...] = ()) -> Prediction:
+                    forced: tuple[tuple[str, str], ...] = (), synchronised: bool = False) -> Prediction:
     """The prediction for a profile from a campaign (and a rules file, or
     algorithms forced as `collkit trial --algorithm` forces them): the contract
     `collkit trial` relies on. UserError (one line) on a campaign or rules file
-    that cannot be read, or a campaign without the profile's MPI."""
+    that cannot be read, a campaign without the profile's MPI, or one measured
+    under other conditions than the profile's (unless synchronised: then the
+    split classes' working comes from synchronised calls)."""
     if rules is not None and forced:
         raise ValueError("predict a rules file or forced algorithms, not both")
     parsed = (rules_choice.load_rules(rules, profile.mpi_name) if rules is not None
@@ -205,8 +323,12 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
         raise UserError(f"--campaign {campaign_dir}: measured MPI {', '.join(mpis)}, the profile ran on {mpi}; "
                         f"measure the profile's MPI (collkit spec --from-profile ... --mpi {mpi})")
     index = {_key(r): r for r in records}
-    parts = [_predict_class(c, mpi, index, parsed)
-             for c in sorted(profile.classes, key=lambda c: -c.time_max_s)]
+    wants = _wants(profile, synchronised)
+    try:
+        parts = [_predict_class(c, mpi, index, parsed, wants[c.key], Path(campaign_dir))
+                 for c in sorted(profile.classes, key=lambda c: -c.time_max_s)]
+    except _OtherConditions as e:
+        raise UserError(f"--campaign {campaign_dir}: {e}") from None
     d_total, d_ci = _total(parts, lambda x: x.default_total_s, lambda x: x.default_total_ci)
     r_total, r_ci = _total(parts, lambda x: x.rules_total_s, lambda x: x.rules_total_ci)
     return Prediction(mpi=mpi, campaign=Path(campaign_dir), rules=Path(rules) if rules is not None else None,
@@ -245,6 +367,10 @@ def table(pred: Prediction, width: int | None = None) -> str:
             rows.append([f"{variant}: {x.choice}", _t(x.rules_s), _ci(x.rules_ci) if x.covered else "",
                          _t(x.rules_total_s), _ci(x.rules_total_ci) if x.covered else "(profiled)"])
         head = f"{describe(c)}: {c.calls} calls, profiled {_t(c.time_max_s)}"
+        if x.covered and x.waiting_s is not None:
+            head += f"; waiting {_t(x.waiting_s)} (profiled, unchanged) + calls x {x.basis}"
+        elif x.covered:
+            head += f"; calls x {x.basis}" + (f" ({c.split_reason})" if getattr(c, "split_reason", "") else "")
         note = textwrap.wrap(x.note, width - 4, initial_indent="  note: ", subsequent_indent="    ") if x.note else []
         blocks.append((textwrap.wrap(head, width), rows, note))
     every = [r for _, rows, _ in blocks for r in rows]
@@ -261,6 +387,11 @@ def table(pred: Prediction, width: int | None = None) -> str:
               f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
               + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if pred.has_choice else ""))
     out += textwrap.wrap(totals, width)
+    if any(x.covered and x.waiting_s is not None for x in pred.classes):
+        out += textwrap.wrap(f"of which waiting {_t(pred.waiting_total_s)} (profiled, the same under any choice) "
+                             f"and working {_t(pred.working_total_s('default'))} under the default"
+                             + (f", {_t(pred.working_total_s('rules'))} under the rules" if pred.has_choice else ""),
+                             width)
     if pred.uncovered_s > 0:
         n = sum(1 for x in pred.classes if not x.covered)
         out += textwrap.wrap(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} "
@@ -276,7 +407,8 @@ def table(pred: Prediction, width: int | None = None) -> str:
 
 def run(ns: argparse.Namespace) -> int:
     profile = profile_file.load(ns.profile, need_complete=True)
-    pred = predict_profile(profile, Path(ns.campaign), Path(ns.rules) if ns.rules else None)
+    pred = predict_profile(profile, Path(ns.campaign), Path(ns.rules) if ns.rules else None,
+                           synchronised=ns.synchronised)
     if ns.json:
         print(json.dumps(pred.to_json(), indent=2))
     else:
@@ -305,5 +437,8 @@ def add_parser(sub) -> None:
     p.add_argument("profile", metavar="FILE", help="a profile of `collkit profile`")
     p.add_argument("--campaign", required=True, metavar="DIR", help="a campaign directory of `collkit run`")
     p.add_argument("--rules", metavar="FILE", help="a collkit rules file (docs/preload.md)")
+    p.add_argument("--synchronised", action="store_true",
+                   help="take the working time of split classes from synchronised calls (a campaign not "
+                        "measured under the profile's conditions)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)

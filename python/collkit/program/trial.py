@@ -69,6 +69,7 @@ class TrialSettings:
     campaign: Path | None = None
     profile: Path | None = None                # the profile the prediction uses
     timeout: float | None = None               # seconds per run; None: no limit
+    synchronised: bool = False                 # predict's --synchronised
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,23 @@ class RunRecord:
     warmup: bool
     wall_s: float
     collective_time_s: float
+    # The run's profile's waiting and working (issue #41), summed over its classes
+    # with a split (the busiest rank of each); None when none has one.
+    waiting_s: float | None = None
+    working_s: float | None = None
 
     def to_json(self) -> dict:
         return {"index": self.index, "variant": self.variant, "warmup": self.warmup,
-                "wall_s": self.wall_s, "collective_time_s": self.collective_time_s}
+                "wall_s": self.wall_s, "collective_time_s": self.collective_time_s,
+                "waiting_s": self.waiting_s, "working_s": self.working_s}
+
+
+def _split_totals(prof: profile_file.Profile) -> tuple[float | None, float | None]:
+    """(waiting, working) summed over the profile's classes that have a split."""
+    split = [c.split for c in prof.classes if c.split is not None]
+    if not split:
+        return None, None
+    return sum(x.waiting_s for x in split), sum(x.working_s for x in split)
 
 
 @dataclass
@@ -121,7 +135,7 @@ def _variant_args(settings: TrialSettings, variant: str) -> dict:
 def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> Prediction:
     """The prediction for the choice: its collkit rules file or its forced algorithms."""
     c = settings.choice
-    return predict_fn(profile, settings.campaign, c.rules, forced=c.algorithms)
+    return predict_fn(profile, settings.campaign, c.rules, forced=c.algorithms, synchronised=settings.synchronised)
 
 
 def _stopped(where: str, variant: str, exc: BaseException) -> tuple[str, str]:
@@ -166,8 +180,9 @@ def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None
                     result.message = (f"{label} failed: {why}"
                                       + (f"; its standard error ends: {tail}" if tail else ""))
                     return result
+            waiting, work = _split_totals(prof)
             record = RunRecord(index=k, variant=variant, warmup=warm, wall_s=float(res.wall_s),
-                               collective_time_s=prof.collective_time_s)
+                               collective_time_s=prof.collective_time_s, waiting_s=waiting, working_s=work)
             print(f"[trial] {label}: {record.wall_s:.3f} s, {record.collective_time_s:.3f} s in collectives",
                   file=progress, flush=True)
             if settings.check.active:
@@ -249,6 +264,8 @@ def report(settings: TrialSettings, result: TrialResult, width: int | None = Non
                  _s(wall.choice_median - wall.default_median)]]
         lines += textwrap.wrap(f"prediction from the campaign ({settings.campaign}; {_s(pred.uncovered_s)} s of "
                                "the profile's collective time not covered by it) beside the measurement:", width)
+        if pred.waiting_total_s > 0 or any(x.waiting_s is not None for x in pred.classes):
+            rows += _split_rows(pred, result)
         lines.append(render(["seconds", "variant", "predicted", "95% interval", "measured median"], rows,
                             right={2, 4}, width=width))
     if settings.check.active:
@@ -263,6 +280,27 @@ def report(settings: TrialSettings, result: TrialResult, width: int | None = Non
     lines += textwrap.wrap(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""), width,
                            subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _median(xs: list[float | None]) -> float | None:
+    vals = sorted(x for x in xs if x is not None)
+    if not vals:
+        return None
+    n = len(vals)
+    return vals[n // 2] if n % 2 else 0.5 * (vals[n // 2 - 1] + vals[n // 2])
+
+
+def _split_rows(pred: Prediction, result: TrialResult) -> list[list[str]]:
+    """Waiting and working, predicted (the profile's waiting, the campaign's working)
+    beside the runs' medians (each run's profile's split; classes with a split only)."""
+    rows = []
+    for variant in (DEFAULT, CHOICE):
+        waits = _median(result.measured(variant, "waiting_s"))
+        works = _median(result.measured(variant, "working_s"))
+        rows.append(["  waiting", variant, _s(pred.waiting_total_s), "(profiled, unchanged)", _s(waits)])
+        rows.append(["  working", variant, _s(pred.working_total_s("default" if variant == DEFAULT else "rules")),
+                     "", _s(works)])
+    return rows
 
 
 def to_json(settings: TrialSettings, result: TrialResult) -> dict:
@@ -322,7 +360,8 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
             profile = Path(ns.profile)
             profile_file.load(profile, need_complete=True)
     return TrialSettings(mpi=mpi, command=command, choice=choice, runs=ns.runs, warmup=ns.warmup,
-                         check=check, campaign=campaign, profile=profile, timeout=ns.timeout)
+                         check=check, campaign=campaign, profile=profile, timeout=ns.timeout,
+                         synchronised=getattr(ns, "synchronised", False))
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -393,6 +432,8 @@ def add_parser(sub) -> None:
     p.add_argument("--campaign", metavar="DIR", help="show the prediction from this campaign beside the runs")
     p.add_argument("--profile", metavar="FILE",
                    help="the profile the prediction uses (default: the first default run's)")
+    p.add_argument("--synchronised", action="store_true",
+                   help="predict working times from synchronised calls (collkit predict --synchronised)")
     p.add_argument("--json", metavar="FILE", help="write every run's numbers and the verdicts as JSON")
     p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
                    help="stop a run, every process it started, and the trial after S seconds of that run "
