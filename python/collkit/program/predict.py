@@ -109,14 +109,15 @@ class Prediction:
 
     @property
     def waiting_total_s(self) -> float:
-        """The profiled waiting in both totals (covered classes with a split)."""
-        return sum(x.waiting_s for x in self.classes if x.covered and x.waiting_s is not None)
+        """The profiled waiting in both totals: of every class with a split (an
+        uncovered one's is in its profiled time)."""
+        return sum(x.waiting_s for x in self.classes if x.waiting_s is not None)
 
     def working_total_s(self, variant: str) -> float:
-        """The predicted working of the covered classes with a split, under the
-        default ("default") or the choice ("rules")."""
+        """The working of the classes with a split under the default ("default")
+        or the choice ("rules"): predicted where covered, profiled where not."""
         return sum((x.default_total_s if variant == "default" else x.rules_total_s) - x.waiting_s
-                   for x in self.classes if x.covered and x.waiting_s is not None)
+                   for x in self.classes if x.waiting_s is not None)
 
     @property
     def has_choice(self) -> bool:
@@ -233,8 +234,12 @@ def _scale(ci: tuple[float, float] | None, calls: int) -> tuple[float, float] | 
 
 
 def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
+    """Its profiled time in both totals; a split's waiting is part of it (so the
+    totals' waiting and working are those of every class with a split, as a
+    trial's runs measure them)."""
     t = c.time_max_s
-    return ClassPrediction(c, False, why, None, None, choice, None, None, t, (t, t), t, (t, t))
+    return ClassPrediction(c, False, why, None, None, choice, None, None, t, (t, t), t, (t, t),
+                           waiting_s=c.split.waiting_s if c.split is not None else None)
 
 
 def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None,
@@ -387,8 +392,8 @@ def table(pred: Prediction, width: int | None = None) -> str:
               f"{_t(pred.default_total_s)} {_ci(pred.default_total_ci)}"
               + (f", under the rules {_t(pred.rules_total_s)} {_ci(pred.rules_total_ci)}" if pred.has_choice else ""))
     out += textwrap.wrap(totals, width)
-    if any(x.covered and x.waiting_s is not None for x in pred.classes):
-        out += textwrap.wrap(f"of which waiting {_t(pred.waiting_total_s)} (profiled, the same under any choice) "
+    if any(x.waiting_s is not None for x in pred.classes):
+        out += textwrap.wrap(f"of which, in the classes with a split, waiting {_t(pred.waiting_total_s)} (profiled, the same under any choice) "
                              f"and working {_t(pred.working_total_s('default'))} under the default"
                              + (f", {_t(pred.working_total_s('rules'))} under the rules" if pred.has_choice else ""),
                              width)
