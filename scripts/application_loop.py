@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,8 @@ class Program:
         python = str(ROOT / ".mpich" / "bin" / "python")
         if self.name == "hpcc":
             return [shutil.which("hpcc") or "hpcc"]
+        if self.name == "cp2k":
+            return [shutil.which("cp2k.popt") or "cp2k.popt", "-i", str(run_dir / "H2O.inp")]
         if self.name == "mpi4py-osu-bcast":
             return [python, str(run_dir / "osu_bcast.py")]
         # `sh -c` only merges the tests' standard error (where unittest reports)
@@ -61,6 +64,11 @@ class Program:
             sys.path.insert(0, str(ROOT / "tests" / "preload"))
             import sweep  # hpcc's small input, shared with the preload's sweep
             sweep.hpcc_prepare(run_dir, ranks)
+        elif self.name == "cp2k":
+            # Debian's example (cp2k-data's basis sets and potentials are found by
+            # name), a few more MD steps so that the run is not all start-up.
+            text = CP2K_EXAMPLE.read_text()
+            (run_dir / "H2O.inp").write_text(re.sub(r"STEPS\s+\d+", f"STEPS {CP2K_STEPS}", text))
         elif self.name == "mpi4py-osu-bcast":
             # The demo as mpi4py's sdist ships it (setup.sh downloads the sdist).
             with tarfile.open(MPI4PY_SDIST) as tar:
@@ -70,6 +78,9 @@ class Program:
     def missing(self) -> str | None:
         if self.name == "hpcc":
             return None if shutil.which("hpcc") else "hpcc is not installed (apt-get install hpcc)"
+        if self.name == "cp2k":
+            return None if shutil.which("cp2k.popt") and CP2K_EXAMPLE.exists() else \
+                "CP2K is not installed (apt-get install cp2k cp2k-data)"
         if not (ROOT / ".mpich" / "bin" / "python").exists() or not MPI4PY_SDIST.exists() \
                 or not (MPI4PY_TESTS / "test_cco_buf.py").exists():
             return "mpi4py, its sdist or its tests are missing (bash scripts/setup.sh --tests)"
@@ -84,7 +95,18 @@ class Program:
 HPCC_CHECK = ("--compare-command",
               "sh -c 'grep -E -e ^Success= -e ^Found -e \"tests completed and\" -e ^PTRANS_residual= "
               "hpccoutf.txt; rm -f hpccoutf.txt'")
+CP2K_EXAMPLE = Path("/usr/share/doc/cp2k/examples/H2O.inp")
+CP2K_STEPS = 20
 PROGRAMS = {
+    # One water molecule, Quickstep DFT, NVE molecular dynamics: what must not
+    # change is the physics, the total energy of each step to 1e-8 relative
+    # (another summation order in an allreduce moves the last digits).
+    "cp2k": Program("cp2k", ("openmpi",),
+                    f"CP2K 2023.1 (Debian packages cp2k, cp2k-data), cp2k.popt on its H2O.inp example "
+                    f"({CP2K_STEPS} MD steps)",
+                    ("--compare-regex", r"(?m)^\s*ENERGY\|\s+Total FORCE_EVAL \( QS \) energy[^:]*:\s+(\S+)",
+                     "--compare-rtol", "1e-8"),
+                    {"OMP_NUM_THREADS": "1"}),
     "hpcc": Program("hpcc", ("openmpi",), "HPC Challenge 1.5.0 (Debian package hpcc), N = 200, P x Q = all ranks",
                     HPCC_CHECK),
     # Four ranks' unittest reports reach the output interleaved at the grain of

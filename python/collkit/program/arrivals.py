@@ -143,6 +143,13 @@ def split_classes(finals: dict[int, RankFile], classes: tuple[CallClass, ...],
             unmatched[k.cls] += 1
             disagree[k.cls] += len(cls) > 1
     missing = [r for r in range(size) if r not in finals]
+    # each rank's time per merged class, summed once (per class and rank it
+    # would be classes x classes: 2,048 classes took half a minute)
+    times: dict[int, dict[tuple, float]] = {}
+    for world_rank, f in finals.items():
+        per_key = times.setdefault(world_rank, {})
+        for rc in f.classes:
+            per_key[rc.key] = per_key.get(rc.key, 0.0) + rc.time_s
     out = []
     for i, c in enumerate(classes):
         if c.comm == "inter":
@@ -161,16 +168,12 @@ def split_classes(finals: dict[int, RankFile], classes: tuple[CallClass, ...],
                        f"their communicator is a multiple of up to {max(stride.values(), default=1)})")
             out.append(replace(c, split=None, split_reason=why))
             continue
-        out.append(_class_split(c, matched[i], unmatched[i], finals, source, class_stride[i]))
+        out.append(_class_split(c, matched[i], unmatched[i], finals, times, source, class_stride[i]))
     return tuple(out), clock
 
 
-def _rank_time(f: RankFile, key: tuple) -> float:
-    return sum(rc.time_s for rc in f.classes if rc.key == key)
-
-
 def _class_split(c: CallClass, calls: list[list[_Kept]], unmatched: int, finals: dict[int, RankFile],
-                 source: str, stride: int) -> CallClass:
+                 times: dict[int, dict[tuple, float]], source: str, stride: int) -> CallClass:
     per: dict[tuple[int, int], _PerRank] = {}
     call_working = []
     for call in calls:
@@ -189,7 +192,7 @@ def _class_split(c: CallClass, calls: list[list[_Kept]], unmatched: int, finals:
             if k.gap_s is not None:
                 acc.gaps.append(k.gap_s)
     key = merged_key(c)
-    time_of = {w: _rank_time(finals[w], key) for w in {w for _, w in per}}
+    time_of = {w: times[w].get(key, 0.0) for w in {w for _, w in per}}
     matched_of: dict[int, float] = {}
     for (_, w), acc in per.items():
         matched_of[w] = matched_of.get(w, 0.0) + acc.waiting + acc.working

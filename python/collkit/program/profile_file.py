@@ -74,6 +74,7 @@ refused with one line (UserError) naming the file; an incomplete profile loads
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -106,11 +107,15 @@ def is_profiled(collective: object) -> bool:
     return collective in TIMING_ONLY or collective in COLLECTIVES
 
 
+# Cached: a class's merge key asks once per class and rank file (thousands of
+# classes), and the registry's name lookup builds its list each time.
+@functools.lru_cache(maxsize=None)
 def rooted(collective: str) -> bool:
     """One of the eight with a root (bcast, reduce, gather, scatter)."""
     return collective in COLLECTIVES and registry.collective(collective).has_root
 
 
+@functools.lru_cache(maxsize=None)
 def reduction(collective: str) -> bool:
     """One of the eight with an op (reduce, allreduce, reduce_scatter)."""
     return collective in COLLECTIVES and registry.collective(collective).has_op
