@@ -12,7 +12,8 @@ from cli_runner import in_process, one_line_error
 from collkit.campaign import conditions as conds
 from collkit.common.errors import UserError
 from collkit.program.predict import BASIS_PROGRAM, BASIS_SYNCHRONISED, BASIS_WHOLE, predict_profile
-from collkit.program.profile_file import ClassSplit, RankSplit
+from collkit.program import profile_file
+from collkit.program.profile_file import ClassSplit, RankSplit, RankTrace, Trace
 from collkit.program.spec_from_profile import program_conditions
 from program_fixture import call, profile, write
 from test_predict import campaign, rec, rules, times
@@ -95,3 +96,16 @@ def test_a_class_without_a_split_is_predicted_from_whole_synchronised_calls(tmp_
     camp = campaign(tmp_path / "c", [rec("mpi", "default", c, times(40.0))])
     (x,) = predict_profile(profile([c], ranks=2), camp, None).classes
     assert x.basis == BASIS_WHOLE and x.waiting_s is None and x.default_total_s == pytest.approx(1000 * 40e-6)
+
+
+def test_a_trace_without_clock_data_is_one_line_naming_the_file(tmp_path, capsys):
+    c = call("allreduce", 8, 0.05, dtype="double", datatype="MPI_DOUBLE", op="sum", calls=1000, comm_size=2)
+    prof = profile([c], ranks=2)
+    old = dataclasses.replace(prof, trace=Trace(max_calls_per_rank=10, ranks=(RankTrace(rank=0, dropped=0,
+                                                                                      calls=((0, 0.1, 1e-5),)),)))
+    path = tmp_path / "old.json"
+    profile_file.dump(old, path)
+    camp = campaign(tmp_path / "c", [rec("mpi", "default", c, times(40.0))])
+    res = in_process(capsys, "predict", str(path), "--campaign", str(camp))
+    line = one_line_error(res, "old.json", "no clock data", "profile the program again")
+    assert "Traceback" not in line

@@ -319,6 +319,9 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
     split classes' working comes from synchronised calls)."""
     if rules is not None and forced:
         raise ValueError("predict a rules file or forced algorithms, not both")
+    if profile.trace is not None and not synchronised:
+        # a trace asks for the calls' detail: without clock data it cannot be split
+        profile_file.require_split(profile)
     parsed = (rules_choice.load_rules(rules, profile.mpi_name) if rules is not None
               else rules_choice.forced(forced) if forced else None)
     records = _records(campaign_dir)
