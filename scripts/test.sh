@@ -87,8 +87,11 @@ step "GPU variant: collkit-bench-nccl builds, GPU-free tests" bash scripts/gpu_c
 step "cluster user: sdist, pip install as an unprivileged user, campaigns, a second MPI, Slurm, bad input" \
     bash scripts/cluster_user_check.sh
 # pytest-xdist: one worker per core, each test file on one worker (the files'
-# module fixtures, a Slurm cluster among them, start once).
-step "python tests" .venv/bin/python -m pytest -q -n "$JOBS" --dist loadfile "${pytest_select[@]}" \
+# module fixtures, a Slurm cluster among them, start once), in the order
+# conftest.py gives them (the slowest first: --no-loadscope-reorder, else
+# xdist orders files by their number of tests).
+step "python tests" .venv/bin/python -m pytest -q -n "$JOBS" --dist loadfile --no-loadscope-reorder \
+    "${pytest_select[@]}" \
     --junitxml "$RESULTS/pytest.xml"
 
 .venv/bin/python scripts/slowest.py "$RESULTS" 10
