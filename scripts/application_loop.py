@@ -207,6 +207,7 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     summary["profile"]["classes"] = prof["classes"][:8]
     summary["profile"]["collective_time_s"] = prof["collectives_busiest_rank_s"]
     summary["profile"]["class_time_sum_s"] = sum(c["time_max_s"] for c in prof["classes"])
+    summary["profile"]["clock"] = prof.get("clock")
 
     collkit("spec", "--from-profile", str(profile), "--min-share", str(min_share), "--out", str(spec))
     if quick:   # make test: the shortest measurement that still gives every point a median
