@@ -26,7 +26,8 @@ TEST_PACKAGES=(slurm-wlm munge
                gfortran hpcc       # libcollkit-preload's Fortran test and third-party program (docs/preload.md)
                chromium            # headless, for the HTML report's browser tests (test_report_browser.py)
                environment-modules  # the cluster-user check loads MPICH through a modulefile
-               tmux)               # a real terminal that test_new.py drives `collkit new` in
+               tmux                # a real terminal that test_new.py drives `collkit new` in
+               ccache)             # a second checkout compiles nothing twice (scripts/ccache.sh)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] %s\n' "$*" >&2; exit 2; }
@@ -46,6 +47,7 @@ if ((${#missing[@]})); then
         say "not root (or no apt-get): skipping apt-get install ${missing[*]}; using what is on PATH"
     fi
 fi
+source scripts/ccache.sh
 for tool in cmake cc; do
     command -v "$tool" >/dev/null || die "no $tool on PATH: module load $tool (or apt-get install ${tool/cc/build-essential}) first"
 done

@@ -21,6 +21,7 @@ cd "$(dirname "$0")/.."
 FULL=0
 [[ ${1:-} == --full ]] && FULL=1
 bash scripts/setup.sh --tests || exit $?
+source scripts/ccache.sh     # the sanitizer and GPU trees below compile through it too
 
 export COLLKIT_TESTS_REQUIRE_ALL=1
 JOBS=$(nproc)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import mpi_programs
 import needs
 from cli_runner import one_line_error
 from collkit.apply import preload
@@ -31,16 +32,7 @@ MPIS = needs.each_mpi()     # the preload is a part of each MPI's build
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     """profile_calls.c built with each MPI's own mpicc, once."""
-    out = {}
-
-    def get(mpi: str) -> Path:
-        if mpi not in out:
-            exe = tmp_path_factory.mktemp(f"prog-{mpi}") / "profile_calls"
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(SOURCE)], check=True)
-            out[mpi] = exe
-        return out[mpi]
-
-    return get
+    return mpi_programs.builder(tmp_path_factory, SOURCE)
 
 
 def _launch(mpi: str, *program: str, ranks: int = RANKS) -> list[str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import mpi_programs
 import needs
 from collkit.apply import preload
 from collkit.mpis import known
@@ -27,16 +28,7 @@ MARGIN_S = 50e-6        # the clock's reading either side of an exchange (the is
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     """profile_sequence.c built with each MPI's own mpicc, once."""
-    out = {}
-
-    def get(mpi: str) -> Path:
-        if mpi not in out:
-            exe = tmp_path_factory.mktemp(f"seq-{mpi}") / "profile_sequence"
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(SOURCE)], check=True)
-            out[mpi] = exe
-        return out[mpi]
-
-    return get
+    return mpi_programs.builder(tmp_path_factory, SOURCE)
 
 
 def _run(mpi: str, exe: Path, ranks: int, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import mpi_programs
 import needs
 from cli_runner import one_line_error
 from collkit.common.errors import UserError
@@ -468,18 +469,7 @@ SKEW_MEDIAN = 5     # skew_quantiles_s[5]: the 50 % quantile
 @pytest.fixture(scope="module")
 def imbalance(tmp_path_factory):
     """imbalance.c built with each MPI's own mpicc, once."""
-    import subprocess
-    from collkit.mpis import known
-    out = {}
-
-    def get(mpi: str) -> Path:
-        if mpi not in out:
-            exe = tmp_path_factory.mktemp(f"imbalance-{mpi}") / "imbalance"
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(IMBALANCE)], check=True)
-            out[mpi] = exe
-        return out[mpi]
-
-    return get
+    return mpi_programs.builder(tmp_path_factory, IMBALANCE)
 
 
 def _own_waiting_us(stdout: str) -> dict[int, float]:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import mpi_programs
 import needs
 from cli_runner import in_process, one_line_error, start
 from collkit.launch import watch
@@ -221,15 +222,7 @@ MPIS = needs.each_mpi()     # the preload is a part of each MPI's build
 @pytest.fixture(scope="module")
 def hang(tmp_path_factory):
     """hang.c built with each MPI's own mpicc, once."""
-    out = {}
-
-    def get(mpi: str) -> Path:
-        if mpi not in out:
-            exe = tmp_path_factory.mktemp(f"hang-{mpi}") / "hang"
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(HANG)], check=True)
-            out[mpi] = exe
-        return out[mpi]
-    return get
+    return mpi_programs.builder(tmp_path_factory, HANG)
 
 
 def _hanging(mpi: str, hang, tmp_path: Path) -> tuple[list[str], Path]:
