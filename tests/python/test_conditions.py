@@ -256,8 +256,10 @@ def _campaign(tmp_path, mpi: str, program: bool):
 def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, mpi):
     stored, points = _campaign(tmp_path, mpi, program=True)
     assert "conditions=program" in points and "granularity=ranks" in points
-    assert len(stored) == 1
-    rec = stored[0]
+    # one point; an unstable first measurement is measured again in another launch
+    # (docs/campaigns.md), and the last record is the point's
+    assert len({r["id"] for r in stored}) == 1
+    rec = stored[-1]
     assert rec["status"] == "ok", rec["reason"]
     assert rec["conditions"] == {"mode": "program", "gap_us": 10.0, "skew_us": [[0.0] * 11, [200.0] * 11]}
     assert rec["granularity"] == "ranks" and rec["per_rank"]["iterations"] >= 40
@@ -282,7 +284,7 @@ def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, m
 def test_a_synchronised_campaign_is_unchanged_and_says_so(tmp_path):
     stored, points = _campaign(tmp_path, "openmpi", program=False)
     assert "conditions" not in points and "granularity" not in points and "gap_us" not in points
-    rec = stored[0]
+    rec = stored[-1]                 # the last record of the one point (an unstable one is measured again)
     assert rec["status"] == "ok" and rec["conditions"] == {"mode": "synchronised"}
     assert "per_rank" not in rec and "working" not in rec and "granularity" not in rec
 
