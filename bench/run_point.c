@@ -170,7 +170,9 @@ static int preflight(runner *r, point_result *res)
                        .root = pt->root,
                        .in_place = pt->in_place,
                        .rank = r->rank,
-                       .p = r->p};
+                       .p = r->p,
+                       /* the library's algorithms: only what MPI promises */
+                       .past_result_free = pt->backend != BK_COLLKIT};
     ckv_layout lay;
     if (ckv_layout_of(&r->vc, &lay) != 0) {
         res->status = ST_FAILED;
