@@ -37,28 +37,51 @@ int conditions_parse_skew(const char *s, program_conditions *out, char *why, siz
 
 /* This rank's pacing through a point's calls: a generator of its own, seeded
  * from the point's id and the rank, so a run is repeatable and ranks (and
- * points) draw independent sequences. */
+ * points) draw independent sequences.
+ *
+ * Arrival skew is relative to a call's first arrival, so the ranks pace on a
+ * common schedule once one is set (program_pacer_schedule): call k of it is
+ * due at origin + k x cycle, and a rank arrives its draw after that, or gap
+ * after its previous exit where that is later (it runs behind: back to back,
+ * the program's pipelined regime). Without a schedule (the first warm-up
+ * calls) a rank arrives gap + its draw after its previous exit; a call that
+ * does not synchronise its ranks (a bcast's root, a gather's leaves) would
+ * then let the draws add up call after call, and one rank run ahead of the
+ * others until the library's flow control stops it. */
+#define PACER_CALLS 64
 typedef struct {
     double gap_s;
     const double *q_us; /* this rank's COND_QUANTILES */
     uint64_t state;     /* splitmix64 */
     double prev_exit;   /* MPI_Wtime at this rank's previous exit; < 0 before the first call */
+    double arrival;     /* MPI_Wtime at this rank's last arrival */
+    double origin;      /* the schedule's call 0 on this rank's MPI_Wtime; < 0: none */
+    double cycle_s;
+    long k;             /* calls since the schedule's origin */
+    double calls_s[PACER_CALLS]; /* this rank's latest call times: the next cycle's estimate */
+    long n_calls;
 } program_pacer;
 
 void program_pacer_begin(program_pacer *pc, const program_conditions *c, const char *point_id, int rank);
 /* One draw of the rank's skew in seconds: the inverse of its quantile
  * function, linear between the quantiles, at a uniform [0, 1). */
 double program_pacer_draw_s(program_pacer *pc);
-/* Busy-waits until gap + one draw after the previous call's exit (from now
- * before the first call): whatever the harness did since (a fill, a check)
- * counts as part of the gap, as the program's own work would. */
+/* Waits until this rank's next arrival (above); whatever the harness did
+ * since the previous call (a fill, a check) counts as part of the gap, as the
+ * program's own work would. */
 void program_pacer_wait(program_pacer *pc);
 /* The call's exit on this rank's MPI_Wtime. */
 void program_pacer_exit(program_pacer *pc, double t);
-/* After one of the harness's agreements (the only synchronisation left):
- * the next wait runs from now, not from a call's exit before the agreement,
- * whose time would otherwise eat the gap and the skew of the next call. Harmless
- * on a pacer never begun (synchronised conditions: it never waits). */
-void program_pacer_resume(program_pacer *pc);
+/* This rank's estimate of the cycle a common schedule needs: its median
+ * call time since the last schedule, plus the gap, plus its median skew; the
+ * ranks agree on the largest. 0 when it made no call. */
+double program_pacer_cycle_s(program_pacer *pc);
+/* After one of the harness's agreements (the only synchronisation left): a
+ * new schedule, call 0 at `origin` (this rank's MPI_Wtime) every cycle_s;
+ * cycle_s <= 0: none, the next wait runs from now, not from a call's exit
+ * before the agreement, whose time would otherwise eat the gap and the skew
+ * of the next call. Harmless on a pacer never begun (synchronised
+ * conditions: it never waits). */
+void program_pacer_schedule(program_pacer *pc, double origin, double cycle_s);
 
 #endif

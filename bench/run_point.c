@@ -436,6 +436,29 @@ static int settle_error(runner *r, double err_mark_max, point_result *res)
     return agree_text_to_root(src, r->err_msg, res->reason, r->rank, r->ctrl);
 }
 
+/* After each of the harness's agreements under program conditions: the
+ * ranks agree on a common schedule for the calls up to the next one
+ * (conditions.h): the largest of their cycle estimates, call 0 on rank 0's
+ * clock two cycles and SCHEDULE_AHEAD_S after it sent its time, far enough
+ * ahead for the agreement to reach every rank (a rank it reaches late runs
+ * behind the schedule for a while: back to back). The clock offset to rank 0
+ * is measured once a point, and per_rank_end reuses it. */
+#define SCHEDULE_AHEAD_S 100e-6
+static int reschedule(runner *r)
+{
+    if (!r->program) return MPI_SUCCESS;
+    if (!r->have_offset) {
+        int rc = sync_clock_offset(r->ctrl, r->rank, r->p, &r->offset, &r->offset_error);
+        if (rc != MPI_SUCCESS) return rc;
+        r->have_offset = 1;
+    }
+    double v[2] = {program_pacer_cycle_s(&r->pace), r->rank == 0 ? MPI_Wtime() : -HUGE_VAL};
+    int rc = agree_max(v, 2, r->ctrl);
+    if (rc != MPI_SUCCESS) return rc;
+    program_pacer_schedule(&r->pace, v[1] + 2.0 * v[0] + SCHEDULE_AHEAD_S + r->offset, v[0]);
+    return MPI_SUCCESS;
+}
+
 /* Warm-up (or, for windows without warm-up, one untimed probe). Leaves the
  * slowest cycle across ranks in *max_cycle. */
 static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
@@ -462,7 +485,8 @@ static int warm_up(runner *r, point_result *res, long *it, double *max_cycle)
     double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), cycle};
     int rc = agree_max(v, 2, r->ctrl);
     if (rc != MPI_SUCCESS) return rc;
-    program_pacer_resume(&r->pace);
+    rc = reschedule(r);
+    if (rc != MPI_SUCCESS) return rc;
     *max_cycle = v[1];
     return settle_error(r, v[0], res);
 }
@@ -512,7 +536,8 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
         double v[2] = {agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p), o.cycle};
         rc = agree_max(v, 2, r->ctrl);
         if (rc != MPI_SUCCESS) return rc;
-        program_pacer_resume(&r->pace);
+        rc = reschedule(r);
+        if (rc != MPI_SUCCESS) return rc;
         if (agree_marked_rank(v[0], r->p) >= 0) return settle_error(r, v[0], res);
         wlen = window_length(pt, v[1]);
         if (wlen == 0) return MPI_SUCCESS;
@@ -531,7 +556,8 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
         v[wlen] = agree_mark(r->err_code != MPI_SUCCESS, r->rank, r->p);
         int rc = agree_max(v, (size_t)wlen + 1, r->ctrl);
         if (rc != MPI_SUCCESS) return rc;
-        program_pacer_resume(&r->pace);
+        rc = reschedule(r);
+        if (rc != MPI_SUCCESS) return rc;
         res->settle_windows = w + 1;
         if (agree_marked_rank(v[wlen], r->p) >= 0) return settle_error(r, v[wlen], res);
         double med = steady_median(v, (size_t)wlen, scratch);
@@ -661,7 +687,7 @@ static int timed_rounds(runner *r, point_result *res, long it, double max_cycle)
         double c0 = MPI_Wtime();
         rc = agree_max(v, len, r->ctrl);
         ctrl_time = MPI_Wtime() - c0;
-        program_pacer_resume(&r->pace);
+        if (rc == MPI_SUCCESS) rc = reschedule(r);
         if (rc != MPI_SUCCESS) {
             free(v);
             return rc;

@@ -10,7 +10,7 @@
 
 "synchronised" is what collkit-bench always measured: every iteration separated
 (`sync`), the slowest rank of calls that start together. "program" runs the
-iterations back to back, and before each call every rank busy-waits gap_us plus a
+iterations back to back, and before each call every rank waits gap_us plus a
 draw from its own skew distribution (docs/bench-protocol.md, "Program conditions"),
 keeping every rank's arrival and exit (granularity "ranks" is forced), so that the
 records hold what the call costs amid the program's imbalance and pipelining, and
