@@ -280,6 +280,29 @@ def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, m
     assert Record.from_json(rec).working == w == working.of_record(rec, tmp_path / "c")
 
 
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_a_root_that_does_not_wait_keeps_the_skew_it_was_given(tmp_path, mpi):
+    """An 8-byte bcast returns at the root as soon as its data is sent: paced
+    from each rank's own exit, the root (skew 0) ran ahead of rank 1 (200 us)
+    by 200 us more every call, until the library's flow control stopped it;
+    on the common schedule rank 1 arrives its 200 us after the root, call
+    after call (docs/bench-protocol.md, "Program conditions")."""
+    text = (f'name = "b"\ncollectives = ["bcast"]\nsizes = ["8B"]\nranks = [2]\nmpi = ["{mpi}"]\nroot = 0\n'
+            '[backends]\nmpi = ["default"]\n[measure]\n' + MEASURE
+            + f'conditions = "program"\ngap_us = 10\nskew_us = [{ZERO}, {LATE}]\n')
+    (tmp_path / "spec.toml").write_text(text)
+    res = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    rec = [json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()][-1]
+    assert rec["status"] == "ok", rec["reason"]
+    m = per_rank.matrix(rec, tmp_path / "c")
+    skew = m[1][1] - m[1][0]
+    # the median as above; and the last calls no later than the first ones (no drift)
+    assert 120 <= float(np.median(skew)) <= 800, skew
+    n = len(skew) // 4
+    assert float(np.median(skew[-n:])) <= float(np.median(skew[:n])) + 200, skew
+
+
 @needs.openmpi
 def test_a_synchronised_campaign_is_unchanged_and_says_so(tmp_path):
     stored, points = _campaign(tmp_path, "openmpi", program=False)
