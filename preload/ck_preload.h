@@ -104,6 +104,10 @@ typedef struct {
     int labelled, kind, leader;
     uint32_t index;
     uint64_t seq;
+    /* The autotuner: a number no other entry of this run has (a freed
+     * entry's address may come back), and the class of its last call. */
+    uint64_t serial;
+    void *tune_last;
 } ckp_comm;
 
 /* At MPI_Init, when the dispatcher or the profile is on: the attribute key,
@@ -119,6 +123,70 @@ extern int ckp_multi_threaded;
 /* Entries freed so far: a memo keyed by a communicator's handle is stale once
  * this moves (a freed handle may come back as another communicator). */
 extern unsigned long ckp_comms_freed;
+
+/* ---------------------------------------------------------------- the autotuner (autotune*.c) */
+
+/* What COLLKIT_AUTOTUNE* set (autotune_config.c; docs/preload.md, "Autotune"). */
+typedef struct {
+    int on;
+    char out[4096];              /* the rules file rank 0 writes at MPI_Finalize */
+    double budget;               /* exploration's cost, at most this fraction of the class's time */
+    long max_calls;              /* exploration calls a class, at most */
+    double alpha;                /* the chance of eliminating the best candidate, at most */
+    /* Per collective: which libcollkit algorithms may be candidates (bit k:
+     * ckp_algs[c][k]); all when COLLKIT_AUTOTUNE_CANDIDATES does not name it.
+     * The library's own collective always is one. */
+    uint32_t allowed[CK_NUM_COLLECTIVES];
+    int from;                    /* COLLKIT_AUTOTUNE_FROM: its rules (in ckp_cfg) settle the classes they match */
+    /* Test-only (COLLKIT_AUTOTUNE_TEST_SLOW): microseconds added inside the
+     * timed call of a candidate, on one rank or all (-1). */
+    int nslow;
+    struct {
+        int coll, col, rank;
+        double us;
+    } slow[16];
+} ckp_tune_config;
+
+extern ckp_tune_config ckp_tune_cfg;
+
+/* Reads COLLKIT_AUTOTUNE* (after ckp_config_load); 0, or -1 with one line in err. */
+int ckp_autotune_setup(char *err, size_t errlen);
+
+/* Why algorithm a cannot run this call correctly (a ckp_reason), or -1 when
+ * it can: from values equal on every rank only (dispatch.c). */
+int ckp_fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info, size_t bytes, int count,
+                        MPI_Datatype dt, MPI_Op op, int root);
+
+/* One call as the autotuner sees it: the column it runs (an algorithm index,
+ * or CKP_LIBRARY) and, while its class explores, what to time. */
+typedef struct {
+    void *cls;     /* the class, or NULL: the call is not the autotuner's */
+    int col;
+    int timed;     /* exploring: time the call and hand it to ckp_autotune_end */
+    double slow_s; /* test-only delay inside the timed call */
+} ckp_tune_call;
+
+/* Before the call: its class (made at its first call, keyed by values equal
+ * on every rank) and the column it runs. */
+void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
+                        size_t bytes, ckp_tune_call *tc);
+/* After it: this rank's time in it; at a look, the ranks agree on the
+ * slowest rank's times (one allreduce on the shim's duplicate of comm) and
+ * decide. */
+void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds);
+/* The first line of MPI_Get_library_version (autotune_write.c): the rules'
+ * `mpi_library` setting, checked by rules.c against the running library. */
+void ckp_library_line(char *out, size_t len);
+/* At MPI_Finalize: rank 0 writes the rules (autotune_write.c). */
+void ckp_autotune_finish(int rank);
+/* The report's section (report.c). */
+void ckp_autotune_report(void *file);
+
+/* Statistics (autotune_stats.c). */
+void ckp_sort(double *v, size_t n);
+double ckp_median_sorted(const double *v, size_t n);
+void ckp_median_interval_sorted(const double *v, size_t n, double *lo, double *hi);
+double ckp_mann_whitney_greater(const double *a, size_t na, const double *b, size_t nb, double *scratch);
 
 /* ---------------------------------------------------------------- the dispatcher (dispatch.c) */
 

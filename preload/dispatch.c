@@ -168,7 +168,7 @@ static int run_bytes(const ck_algorithm *a, const ck_mpi_args *m, const ck_mpi_r
     return rc;
 }
 
-/* Whether a reduction's datatype (named and contiguous: fallback_reason)
+/* Whether a reduction's datatype (named and contiguous: ckp_fallback_reason)
  * holds only integers, whose sums are exact in any order. Anything not
  * listed, floating or not known to the shim, counts as floating-point. */
 static int integer_type(MPI_Datatype dt)
@@ -190,8 +190,8 @@ static int integer_type(MPI_Datatype dt)
  * input here agrees across ranks: count and dt are read only for reductions,
  * whose one count and datatype are significant and equal at every rank (the
  * interceptors pass them on both sides). */
-static int fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info,
-                           size_t bytes, int count, MPI_Datatype dt, MPI_Op op, int root)
+int ckp_fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info, size_t bytes, int count,
+                        MPI_Datatype dt, MPI_Op op, int root)
 {
     if (info->inter) return CKP_FB_INTERCOMM;
     if (ck_collective_has_root(c) && (root < 0 || root >= info->size)) return CKP_FB_ROOT;
@@ -262,15 +262,23 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     if (ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
         ck_mpi_block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
         return ck_pmpi_call(c, &m);
-    int k = ckp_choose(c, info->size, bytes);
     int col = CKP_LIBRARY;
-    if (k >= 0) {
-        const ck_algorithm *a = ckp_algs[c][k];
-        int why = fallback_reason(a, c, info, bytes, rcount, rtype, op, root);
-        if (why < 0) col = k;
-        else ckp_stat_fallback(c, k, (ckp_reason)why);
+    ckp_tune_call tc = {0};
+    if (ckp_tune_cfg.on && ckp_cfg.forced[c] < 0) {
+        /* The autotuner's candidates are the algorithms that can run the
+         * call: nothing to fall back from. */
+        ckp_autotune_begin(c, comm, info, &m, bytes, &tc);
+        col = tc.col;
+    } else {
+        int k = ckp_choose(c, info->size, bytes);
+        if (k >= 0) {
+            const ck_algorithm *a = ckp_algs[c][k];
+            int why = ckp_fallback_reason(a, c, info, bytes, rcount, rtype, op, root);
+            if (why < 0) col = k;
+            else ckp_stat_fallback(c, k, (ckp_reason)why);
+        }
     }
-    const int timed = ckp_cfg.report;
+    const int timed = ckp_cfg.report || tc.timed;
     double t0 = timed ? PMPI_Wtime() : 0.0;
     int rc;
     if (col == CKP_LIBRARY) {
@@ -288,8 +296,12 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         rc = run_bytes(ckp_algs[c][col], &m, &ro, bytes, info->dup);
         ckp_inside = 0;
     }
-    if (timed) ckp_stat_call(c, col, bytes, PMPI_Wtime() - t0);
-    else ckp_stat_call(c, col, bytes, 0.0);
+    if (tc.slow_s > 0.0) /* test-only: a candidate made slow on purpose (COLLKIT_AUTOTUNE_TEST_SLOW) */
+        for (double until = PMPI_Wtime() + tc.slow_s; PMPI_Wtime() < until;) continue;
+    const double seconds = timed ? PMPI_Wtime() - t0 : 0.0;
+    ckp_stat_call(c, col, bytes, seconds);
+    /* After the program's call returned: a look's agreement is the shim's own collective. */
+    if (tc.timed) ckp_autotune_end(&tc, info, seconds);
     return rc;
 }
 

@@ -11,6 +11,8 @@ int ckp_after_init(void)
 {
     char err[1024] = "";
     int bad = ckp_config_load(err, sizeof err) != 0;
+    if (!bad && ckp_autotune_setup(err, sizeof err) != 0) bad = 1;
+    if (!bad && ckp_tune_cfg.on) ckp_cfg.active = 1;
     if (!bad && ckp_profile_setup(err, sizeof err) != 0) bad = 1;
     if (!bad && (ckp_cfg.active || ckp_profile_on) && ckp_comms_create() != MPI_SUCCESS) {
         snprintf(err, sizeof err, "could not create the attribute key of its communicators (MPI error)");
@@ -51,6 +53,7 @@ int ckp_before_finalize(void)
     ckp_profile_finish();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (ckp_cfg.report && rank == 0) ckp_report_write();
+    ckp_autotune_finish(rank);
     ckp_comms_release();
     return MPI_SUCCESS;
 }

@@ -86,6 +86,7 @@ int ckp_report_write(void)
                         ckp_algs[c][k]->name, reason_names[r], fallbacks[c][k][r]);
             }
     if (!any) fprintf(f, "fallbacks to the library: none\n");
+    ckp_autotune_report(f);
     if (f != stderr && fclose(f) != 0) return -1;
     return 0;
 }

@@ -5,7 +5,9 @@
  * is an algorithm of the collective or `library`. '#' starts a comment; the
  * first rule that matches a call wins, no rule means the library. One setting
  * line, `allow_fp_rank_variant = true|false` (default false), lets rules run
- * CK_TRAIT_FP_RANK_VARIANT algorithms on floating-point reductions. */
+ * CK_TRAIT_FP_RANK_VARIANT algorithms on floating-point reductions; and
+ * `mpi_library = TEXT`, the library the autotuner learned them on, which
+ * must be the program's. */
 #include "ck_preload.h"
 
 #include <errno.h>
@@ -63,6 +65,30 @@ static int parse_setting(ckp_config *cfg, char **fields, const char *path, int l
     return 0;
 }
 
+static int check_library(char *rest, const char *path, int lineno, char *err, size_t errlen)
+{
+    while (*rest == ' ' || *rest == '\t') rest++;
+    if (*rest != '=') {
+        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: expected mpi_library = TEXT; fix: see docs/preload.md", path,
+                 lineno);
+        return -1;
+    }
+    rest++;
+    while (*rest == ' ' || *rest == '\t') rest++;
+    size_t end = strlen(rest);
+    while (end && (rest[end - 1] == '\n' || rest[end - 1] == '\r' || rest[end - 1] == ' ' || rest[end - 1] == '\t'))
+        rest[--end] = '\0';
+    char mine[MPI_MAX_LIBRARY_VERSION_STRING];
+    ckp_library_line(mine, sizeof mine);
+    if (strcmp(rest, mine) != 0) {
+        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: learned on MPI library '%s', this program runs on '%s'; fix: "
+                 "autotune again on this MPI (collkit preload --autotune), or delete the mpi_library line to use "
+                 "the rules anyway", path, lineno, rest, mine);
+        return -1;
+    }
+    return 0;
+}
+
 static int add_rule(ckp_config *cfg, const ckp_rule *r, size_t *cap)
 {
     if (cfg->nrules == *cap) {
@@ -89,6 +115,16 @@ int ckp_rules_load(const char *path, ckp_config *cfg, char *err, size_t errlen)
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        /* `mpi_library = TEXT`: the library the rules were learned on (the
+         * autotuner writes it); rules learned on another MPI describe another
+         * library's collectives and stop the program. Its text may hold '#'. */
+        if (strncmp(line, "mpi_library", 11) == 0 && (line[11] == ' ' || line[11] == '\t' || line[11] == '=')) {
+            if (check_library(line + 11, path, lineno, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
         char *fields[5] = {0};

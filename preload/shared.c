@@ -59,9 +59,12 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
     if (!found) {
         c = malloc(sizeof *c);
         if (!c) return MPI_ERR_NO_MEM;
+        static uint64_t serials;
         c->dup = MPI_COMM_NULL;
         c->labelled = 0;
         c->seq = 0;
+        c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+        c->tune_last = NULL;
         rc = PMPI_Comm_test_inter(comm, &c->inter);
         if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &c->size);
         /* An intercommunicator's size and rank are its local group's. */

@@ -7,6 +7,13 @@ counted fallbacks to the library). Used by ctest (p = 1, 3, 4) and by
 
     sweep.py --mpi openmpi --mpirun M --preload LIB --registry JSON --ranks 1,3,4
              --program matrix|fortran_use_mpi|fortran_mpif|fortran_f08|hpcc|mpi4py -- CMD...
+
+With --autotune, one run per rank count under COLLKIT_AUTOTUNE=1 instead: the
+program's calls spread over every candidate of their classes (issue #42);
+it must pass (no wrong result, no hang), rank 0 must have written the rules,
+and for the programs that call every collective in many classes (CALLS_ALL)
+each collective must have run on the library and on at least one libcollkit
+algorithm.
 """
 from __future__ import annotations
 
@@ -203,6 +210,53 @@ def run_one(a: argparse.Namespace, job: list[tuple[str, dict]], labels: dict[str
         return True
 
 
+def run_autotune(a: argparse.Namespace, colls: list[str], labels: dict[str, str], p: int) -> bool:
+    what = f"{a.program} autotune p={p}"
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp)
+        report, rules = run_dir / "report.txt", run_dir / "learned.rules"
+        env = {"LD_PRELOAD": a.preload, "COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_OUT": str(rules),
+               "COLLKIT_REPORT": str(report)}
+        cmd = list(a.cmd)
+        if a.program == "matrix":
+            # through each collective's label (no constraints): the autotuner picks the algorithm
+            cmd += ["--level", "quick", "--no-invalid"]
+            for coll in colls:
+                cmd += ["--algorithm", f"{coll}/{labels[coll]}"]
+        argv = [a.mpirun, "-n", str(p)] + (["--oversubscribe"] if a.mpi == "openmpi" else [])
+        argv += env_flags(a.mpi, env) + cmd
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout, cwd=tmp,
+                                 start_new_session=True)
+        except subprocess.TimeoutExpired:
+            print(f"FAIL {what}: timed out after {a.timeout:.0f} s", flush=True)
+            return False
+        if res.returncode != 0:
+            tail = (res.stdout + res.stderr).strip().splitlines()[-8:]
+            print(f"FAIL {what}: exit {res.returncode}\n  " + "\n  ".join(tail), flush=True)
+            return False
+        text = report.read_text() if report.exists() else ""
+        ran: dict[str, set[str]] = {c: set() for c in colls}
+        for line in text.splitlines():
+            if line.startswith("fallbacks to the library:"):
+                break
+            f = line.split()
+            if len(f) == 5 and f[0] in ran and f[2].isdigit() and int(f[2]) > 0:
+                ran[f[0]].add(f[1])
+        # The matrix calls each collective in dozens of classes: each must have explored.
+        # Programs with a call or two a class (significance) show only that nothing hangs.
+        thin = [c for c, names in ran.items() if "library" not in names or len(names) < 2]
+        if thin and a.program in CALLS_ALL:
+            print(f"FAIL {what}: no exploration of {', '.join(thin)} (library and an algorithm)\n{text}",
+                  flush=True)
+            return False
+        if not rules.exists() or "collkit rules v1" not in rules.read_text():
+            print(f"FAIL {what}: rank 0 wrote no rules to {rules.name}", flush=True)
+            return False
+        print(f"ok   {what}: " + " ".join(f"{c}:{len(n)}" for c, n in ran.items()), flush=True)
+        return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpi", required=True, choices=["openmpi", "mpich"])
@@ -218,6 +272,8 @@ def main() -> int:
                          "fewer runs for slow programs")
     ap.add_argument("--fail-fast", action="store_true",
                     help="stop at the first failed run (a hang costs the whole --timeout once, not per run)")
+    ap.add_argument("--autotune", action="store_true",
+                    help="one run per rank count under COLLKIT_AUTOTUNE=1 (no forcing)")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
     # Runs happen in a temporary directory: paths given relative to here must not break.
@@ -230,6 +286,12 @@ def main() -> int:
     start = time.monotonic()
     by_coll = {c: [x for x in registry if x["collective"] == c] for c in colls}
     labels = {c: next(x["name"] for x in algs if constraint_free(x)) for c, algs in by_coll.items()}
+    if a.autotune:
+        for p in ranks:
+            runs += 1
+            failures += 0 if run_autotune(a, colls, labels, p) else 1
+        print(f"{a.program}: {runs - failures}/{runs} autotune runs passed in {time.monotonic() - start:.0f} s")
+        return 1 if failures else 0
     if a.together:
         rounds = max(len(v) for v in by_coll.values())
         jobs = [[(c, v[k % len(v)]) for c, v in by_coll.items()] for k in range(rounds)]

@@ -1,0 +1,385 @@
+/* The autotuner (COLLKIT_AUTOTUNE=1; docs/preload.md, "Autotune"): the
+ * program's own calls are the benchmark.
+ *
+ * A class is what the rules and the profile key a call by, read only from
+ * values equal on every rank: the collective, the communicator, the block
+ * bytes, the root of a rooted collective, the datatype and op of a reduction,
+ * and MPI_IN_PLACE where every rank must pass it alike (allreduce, allgather,
+ * alltoall, reduce_scatter). Every rank therefore sees the same classes and
+ * the same sequence of calls in each, and numbers them alike.
+ *
+ * A class's candidates are the library's own collective and each libcollkit
+ * algorithm that can run the call (ckp_fallback_reason) and that
+ * COLLKIT_AUTOTUNE_CANDIDATES allows. It explores in stages: in each, every
+ * candidate still in the race runs `stage` calls, round robin, the order
+ * rotated every round, each timed on every rank. At the end of a stage (a
+ * look) the ranks agree with one allreduce (MPI_MAX) on the shim's duplicate
+ * of the communicator, after the program's call returned: each call's time is
+ * then the slowest rank's, which is what the program waits for, and every
+ * rank holds the same numbers and takes the same decisions.
+ *
+ * Racing by successive elimination: at each look the candidate with the
+ * lowest median leads, and every other one whose calls are slower by a
+ * one-sided Mann-Whitney test at level alpha / ((K - 1) x L) is out (K the
+ * class's candidates, L the most looks the call cap allows): Bonferroni over
+ * every comparison the race can make, so the chance that the truly fastest
+ * candidate is ever eliminated stays below alpha, whatever the looks see.
+ * Samples per candidate run 4, 8, 16, ... (stages double), so L is small.
+ *
+ * Bounds: exploration stops at max_calls calls; and its cost (the calls'
+ * time above what the current choice takes, at its median) may not exceed
+ * `budget` of the class's time so far: when it would, the class runs the
+ * current choice until its calls paid for the next stage, then explores on.
+ * When one candidate is left, or the calls are spent, the class settles: on
+ * the library where it is still in the race (nothing beat it significantly),
+ * else on the lowest median left. A class the program stops calling before
+ * it settles stays undecided (the rules keep the library). */
+#include "autotune.h"
+#include "ck_preload.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIRST_STAGE 4
+
+#define BUCKETS 1024
+static tune_class *table[BUCKETS];
+static tune_class *all_classes; /* in order of creation, for the rules */
+static tune_class **all_tail = &all_classes;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+tune_class *ckp_autotune_classes(void) { return all_classes; }
+
+static size_t hash_key(int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const uint64_t v[] = {(uint64_t)coll, serial, (uint64_t)bytes, (uint64_t)(int64_t)root,
+                          (uint64_t)(uintptr_t)dt, (uint64_t)(uintptr_t)op, (uint64_t)in_place};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ v[i]) * 1099511628211ULL;
+    return (size_t)(h % BUCKETS);
+}
+
+static int same_key(const tune_class *k, int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt,
+                    MPI_Op op, int in_place)
+{
+    return k->coll == coll && k->serial == serial && k->bytes == bytes && k->root == root && k->dt == dt &&
+           k->op == op && k->in_place == in_place;
+}
+
+static int is_reduction(ck_collective c) { return ck_collective_has_op(c); }
+
+/* MPI_IN_PLACE that every rank passes alike. */
+static int in_place_everywhere(ck_collective c)
+{
+    return c == CK_ALLREDUCE || c == CK_ALLGATHER || c == CK_ALLTOALL || c == CK_REDUCE_SCATTER;
+}
+
+static void settle(tune_class *k, int col, const char *why)
+{
+    k->state = SETTLED;
+    k->choice = col;
+    k->why = why;
+    free(k->pending);
+    free(k->order);
+    k->pending = NULL;
+    k->order = NULL;
+}
+
+static double cand_median(tune_cand *c)
+{
+    /* t is kept sorted after each look (look()). */
+    return ckp_median_sorted(c->t, c->n);
+}
+
+/* The choice as it stands: the library while it is in the race, else the
+ * lowest median left. */
+static tune_cand *current_choice(tune_class *k)
+{
+    tune_cand *best = NULL;
+    for (int i = 0; i < k->ncand; i++) {
+        tune_cand *c = &k->cand[i];
+        if (!c->alive) continue;
+        if (c->col == CKP_LIBRARY) return c;
+        if (!best || cand_median(c) < cand_median(best)) best = c;
+    }
+    return best;
+}
+
+static void begin_stage(tune_class *k, long stage)
+{
+    k->stage = stage;
+    k->in_stage = 0;
+    int n = 0;
+    for (int i = 0; i < k->ncand; i++)
+        if (k->cand[i].alive) k->order[n++] = i;
+    k->alive = n;
+}
+
+static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
+                              size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
+{
+    tune_class *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->coll = (int)c;
+    k->serial = info->serial;
+    k->bytes = bytes;
+    k->root = root;
+    k->dt = dt;
+    k->op = op;
+    k->in_place = in_place;
+    k->p = info->size;
+    k->world = comm == MPI_COMM_WORLD;
+    k->choice = CKP_LIBRARY;
+    k->cand = calloc((size_t)ckp_nalgs[c] + 1, sizeof *k->cand);
+    if (!k->cand) {
+        free(k);
+        return NULL;
+    }
+    k->cand[k->ncand++] = (tune_cand){.col = CKP_LIBRARY, .alive = 1};
+    for (int a = 0; a < ckp_nalgs[c]; a++) {
+        if (!(ckp_tune_cfg.allowed[c] & (1u << a))) continue;
+        if (ckp_fallback_reason(ckp_algs[c][a], c, info, bytes, m->rcount, m->rtype, m->op, m->root) >= 0)
+            continue;
+        k->cand[k->ncand++] = (tune_cand){.col = a, .alive = 1};
+    }
+    /* Where rules to start from match, the class starts settled on them. */
+    if (ckp_tune_cfg.from) {
+        for (size_t i = 0; i < ckp_cfg.nrules; i++) {
+            const ckp_rule *r = &ckp_cfg.rules[i];
+            if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
+            int col = r->alg < 0 ? CKP_LIBRARY : r->alg;
+            /* A rule whose algorithm cannot run this call keeps the library, as under COLLKIT_RULES. */
+            int ok = col == CKP_LIBRARY;
+            for (int j = 0; j < k->ncand && !ok; j++) ok = k->cand[j].col == col;
+            if (!ok && ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op,
+                                           m->root) < 0)
+                ok = 1;
+            k->from_rules = 1;
+            settle(k, ok ? col : CKP_LIBRARY, "from the rules");
+            return k;
+        }
+    }
+    if (k->ncand == 1) {
+        settle(k, CKP_LIBRARY, "no other candidate");
+        return k;
+    }
+    if ((long)k->ncand * FIRST_STAGE > ckp_tune_cfg.max_calls) {
+        settle(k, CKP_LIBRARY, "COLLKIT_AUTOTUNE_CALLS too few for one stage");
+        return k;
+    }
+    /* Samples per candidate at the looks: 4, 8, 16, ...; at least two
+     * candidates share the calls until the last look. */
+    long per = ckp_tune_cfg.max_calls / 2;
+    k->max_looks = 1;
+    for (long n = FIRST_STAGE; n * 2 <= per; n *= 2) k->max_looks++;
+    k->order = malloc((size_t)k->ncand * sizeof *k->order);
+    k->pending = malloc(((size_t)k->ncand * FIRST_STAGE + 1) * sizeof *k->pending);
+    if (!k->order || !k->pending) {
+        settle(k, CKP_LIBRARY, "out of memory");
+        return k;
+    }
+    /* From values equal on every rank only (not the handles, not the order
+     * in which this rank met its classes). */
+    const uint64_t mix[] = {(uint64_t)c, (uint64_t)bytes, (uint64_t)(int64_t)root, (uint64_t)in_place,
+                            (uint64_t)k->p};
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) h = (h ^ mix[i]) * 1099511628211ULL;
+    k->offset = (long)(h % (uint64_t)k->ncand);
+    k->state = EXPLORING;
+    begin_stage(k, FIRST_STAGE);
+    return k;
+}
+
+/* A reduction's datatype and op as the key holds them: a predefined op as
+ * itself, a user op as MPI_OP_NULL; a named datatype as itself, a derived
+ * one as MPI_DATATYPE_NULL. A program that makes a type or an op per call
+ * would otherwise make a class per call; such a class is `loose`, and each
+ * of its calls is checked again (ckp_autotune_begin). */
+static int predefined_op(MPI_Op op)
+{
+    static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
+                                 MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (op == ops[i]) return 1;
+    return 0;
+}
+
+static int named_type(MPI_Datatype dt)
+{
+    int ni, na, nd, comb;
+    return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
+}
+
+static tune_class *find_class(ck_collective c, MPI_Comm comm, ckp_comm *info, const ck_mpi_args *m, size_t bytes)
+{
+    const int red = is_reduction(c);
+    const int root = ck_collective_has_root(c) ? m->root : -1;
+    MPI_Datatype dt = red ? m->rtype : MPI_DATATYPE_NULL;
+    MPI_Op op = red ? m->op : MPI_OP_NULL;
+    const int in_place = in_place_everywhere(c) && m->sbuf == MPI_IN_PLACE;
+    tune_class *k = ckp_multi_threaded ? NULL : info->tune_last;
+    if (k && same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) return k;
+    if (red && !predefined_op(op)) op = MPI_OP_NULL;
+    if (red && !named_type(dt)) dt = MPI_DATATYPE_NULL;
+    if (k && same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) return k;
+    if (ckp_multi_threaded) pthread_mutex_lock(&table_lock);
+    size_t h = hash_key((int)c, info->serial, bytes, root, dt, op, in_place);
+    for (k = table[h]; k; k = k->next)
+        if (same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) break;
+    if (!k && (k = make_class(c, comm, info, m, bytes, root, dt, op, in_place)) != NULL) {
+        k->next = table[h];
+        table[h] = k;
+        *all_tail = k;
+        all_tail = &k->created;
+    }
+    if (ckp_multi_threaded) pthread_mutex_unlock(&table_lock);
+    else info->tune_last = k;
+    return k;
+}
+
+void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
+                        size_t bytes, ckp_tune_call *tc)
+{
+    tc->cls = NULL;
+    tc->col = CKP_LIBRARY;
+    tc->timed = 0;
+    tc->slow_s = 0.0;
+    tune_class *k = find_class(c, comm, (ckp_comm *)info, m, bytes);
+    if (!k) return; /* out of memory: the library, untimed */
+    tc->cls = k;
+    k->calls++;
+    if (k->state == PAUSED && k->calls > k->resume_at) k->state = EXPLORING;
+    if (k->state != EXPLORING) {
+        tc->col = k->choice;
+    } else {
+        /* Round j of the stage runs its alive candidates rotated by j (and
+         * by the class's own offset: a class called once still runs one
+         * candidate of its own, not always the library). */
+        long round = k->in_stage / k->alive, pos = (k->in_stage + round + k->offset) % k->alive;
+        tc->col = k->cand[k->order[pos]].col;
+        tc->timed = 1;
+    }
+    /* A loose class (a user op, a derived datatype) may hold calls its
+     * candidate cannot run (a non-commutative op after a commutative one):
+     * those run the library and are not counted, alike on every rank (the
+     * reason reads only values equal on every rank). */
+    if (tc->col != CKP_LIBRARY && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL) && is_reduction(c) &&
+        ckp_fallback_reason(ckp_algs[c][tc->col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) >= 0) {
+        tc->col = CKP_LIBRARY;
+        tc->timed = 0;
+    }
+    for (int i = 0; i < ckp_tune_cfg.nslow; i++)
+        if (ckp_tune_cfg.slow[i].coll == (int)c && ckp_tune_cfg.slow[i].col == tc->col &&
+            (ckp_tune_cfg.slow[i].rank < 0 || ckp_tune_cfg.slow[i].rank == info->rank))
+            tc->slow_s += ckp_tune_cfg.slow[i].us * 1e-6;
+}
+
+static int reserve(tune_cand *c, size_t n)
+{
+    if (c->cap >= n) return 0;
+    double *t = realloc(c->t, n * sizeof *t);
+    if (!t) return -1;
+    c->t = t;
+    c->cap = n;
+    return 0;
+}
+
+/* The end of a stage: agree, eliminate, settle or go on. Every rank reaches
+ * it at the same call of the class. What may fail (memory) is reserved
+ * before the agreement and its failure travels in it (the last element), so
+ * that no rank decides alone; after it, only agreed numbers are read, and
+ * every rank decides alike. */
+static void look(tune_class *k, const ckp_comm *info)
+{
+    const long n = k->in_stage;
+    const long next = k->looks == 0 ? k->stage : 2 * k->stage; /* 4, 4, 8, 16: totals 4, 8, 16, 32 */
+    int fail = 0;
+    size_t most = 0;
+    for (int i = 0; i < k->ncand; i++) {
+        tune_cand *c = &k->cand[i];
+        if (!c->alive) continue;
+        if (reserve(c, c->n + (size_t)k->stage) != 0) fail = 1;
+        if (c->n + (size_t)k->stage > most) most = c->n + (size_t)k->stage;
+    }
+    double *scratch = malloc(2 * 2 * most * sizeof *scratch);
+    double *grown = realloc(k->pending, ((size_t)(next * k->alive) + 1) * sizeof *grown);
+    if (grown) k->pending = grown;
+    if (!scratch || !grown) fail = 1;
+    k->pending[n] = fail;
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, k->pending, (int)n + 1, MPI_DOUBLE, MPI_MAX, info->dup);
+    if (rc != MPI_SUCCESS || k->pending[n] != 0.0) {
+        free(scratch);
+        settle(k, CKP_LIBRARY, rc != MPI_SUCCESS ? "the agreement failed" : "out of memory");
+        return;
+    }
+    for (long j = 0; j < n; j++) {
+        long round = j / k->alive, pos = (j + round + k->offset) % k->alive;
+        tune_cand *c = &k->cand[k->order[pos]];
+        c->t[c->n++] = k->pending[j];
+        k->explore_s += k->pending[j];
+    }
+    k->looks++;
+    for (int i = 0; i < k->ncand; i++)
+        if (k->cand[i].alive) ckp_sort(k->cand[i].t, k->cand[i].n);
+    tune_cand *lead = NULL;
+    for (int i = 0; i < k->ncand; i++)
+        if (k->cand[i].alive && (!lead || cand_median(&k->cand[i]) < cand_median(lead))) lead = &k->cand[i];
+    const double level = ckp_tune_cfg.alpha / ((double)(k->ncand - 1) * (double)k->max_looks);
+    for (int i = 0; i < k->ncand; i++) {
+        tune_cand *c = &k->cand[i];
+        if (!c->alive || c == lead) continue;
+        double p = ckp_mann_whitney_greater(lead->t, lead->n, c->t, c->n, scratch);
+        if (p < level) {
+            c->alive = 0;
+            c->out_look = k->looks;
+            c->out_p = p;
+        }
+    }
+    free(scratch);
+    tune_cand *choice = current_choice(k);
+    const double ref = cand_median(choice);
+    /* The cost of exploring: each candidate's calls at its median above the
+     * choice's. Medians, not the calls' sum: an algorithm's first call pays
+     * once for what it sets up (bine_hierarchical's split communicator: 50 us
+     * against 0.5 us a call), which would otherwise eat a short class's
+     * whole budget at the first look. */
+    k->cost_s = 0.0;
+    for (int i = 0; i < k->ncand; i++)
+        k->cost_s += (double)k->cand[i].n * (cand_median(&k->cand[i]) - ref);
+    k->choice = choice->col;
+    k->lost_s = 0.0;
+    for (int i = 0; i < k->ncand; i++)
+        if (k->cand[i].col != k->choice)
+            for (size_t j = 0; j < k->cand[i].n; j++) k->lost_s += k->cand[i].t[j];
+    int left = 0;
+    for (int i = 0; i < k->ncand; i++) left += k->cand[i].alive;
+    if (left == 1) {
+        settle(k, choice->col, "the others were slower");
+        return;
+    }
+    if (k->explored + next * left > ckp_tune_cfg.max_calls || k->looks >= k->max_looks) {
+        settle(k, choice->col, choice->col == CKP_LIBRARY ? "calls spent, none faster than the library"
+                                                          : "calls spent, the lowest median left");
+        return;
+    }
+    /* Over budget: run the choice until the class's time pays for the cost. */
+    const double time_s = k->explore_s + k->paused_s;
+    if (k->cost_s > ckp_tune_cfg.budget * time_s && ref > 0.0) {
+        long wait = (long)ceil((k->cost_s / ckp_tune_cfg.budget - time_s) / ref);
+        k->resume_at = k->calls + wait;
+        k->paused_s += (double)wait * ref;
+        k->state = PAUSED;
+    }
+    begin_stage(k, next);
+}
+
+void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds)
+{
+    tune_class *k = tc->cls;
+    if (!k || !tc->timed) return;
+    k->pending[k->in_stage++] = seconds;
+    k->explored++;
+    if (k->in_stage == k->stage * k->alive) look(k, info);
+}

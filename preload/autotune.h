@@ -1,0 +1,54 @@
+/* The autotuner's classes and candidates (autotune.c), for the files that
+ * write them out (autotune_write.c). */
+#ifndef COLLKIT_PRELOAD_AUTOTUNE_H
+#define COLLKIT_PRELOAD_AUTOTUNE_H
+
+#include "ck_preload.h"
+
+enum { EXPLORING, PAUSED, SETTLED };
+
+typedef struct {
+    int col;          /* CKP_LIBRARY or an algorithm index */
+    int alive;
+    double *t;        /* the agreed (slowest rank's) time of each of its exploration calls */
+    size_t n, cap;
+    int out_look;     /* the look that eliminated it (0: never) */
+    double out_p;
+} tune_cand;
+
+typedef struct tune_class {
+    /* the key */
+    int coll;
+    uint64_t serial;
+    size_t bytes;
+    int root, in_place;
+    MPI_Datatype dt;
+    MPI_Op op;
+    /* what the rules and the report say of it */
+    int p, world;
+    int ncand;
+    tune_cand *cand;
+    int state, choice, from_rules;
+    const char *why;
+    long calls;          /* all of its calls so far */
+    long explored;       /* its exploration calls */
+    long stage;          /* calls per alive candidate in this stage */
+    long in_stage;       /* calls made in this stage */
+    int alive;           /* candidates in the race */
+    int *order;          /* this stage's alive candidates */
+    long offset;         /* where its rotation starts: a hash of its key's rank-equal values */
+    double *pending;     /* this rank's times of the stage's calls, in call order */
+    int looks, max_looks;
+    long resume_at;      /* PAUSED: the call at which the next stage starts */
+    double explore_s;    /* agreed time of every exploration call */
+    double paused_s;     /* calls run paused, at the choice's median: the class's time besides */
+    double cost_s;       /* exploration time above the choice's median */
+    double lost_s;       /* exploration time on candidates other than the choice */
+    struct tune_class *next;    /* in its bucket */
+    struct tune_class *created; /* in the order the classes were made: the rules' order */
+} tune_class;
+
+/* Every class, in the order the program first called it. */
+tune_class *ckp_autotune_classes(void);
+
+#endif

@@ -1,0 +1,173 @@
+/* What the autotuner learned, written out (docs/preload.md, "Autotune"): the
+ * collkit rules file rank 0 writes at MPI_Finalize, each rule with the
+ * provenance of its class, and the section of the report. Every rank holds
+ * the same agreed numbers, so rank 0's stand for all. */
+#include "autotune.h"
+#include "ck_preload.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *col_name(int coll, int col)
+{
+    return col == CKP_LIBRARY ? "library" : ckp_algs[coll][col]->name;
+}
+
+/* The first line of MPI_Get_library_version: what the rules were learned on. */
+void ckp_library_line(char *out, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    v[0] = '\0';
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) v[0] = '\0';
+    v[sizeof v - 1] = '\0';
+    char *nl = strpbrk(v, "\r\n");
+    if (nl) *nl = '\0';
+    size_t end = strlen(v);
+    while (end && (v[end - 1] == ' ' || v[end - 1] == '\t')) v[--end] = '\0';
+    snprintf(out, len, "%s", v);
+}
+
+static const char *op_name(MPI_Op op)
+{
+    static const struct {
+        MPI_Op op;
+        const char *name;
+    } ops[] = {{MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_LAND, "land"},
+               {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"}, {MPI_BAND, "band"}, {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"},
+               {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (ops[i].op == op) return ops[i].name;
+    return "user op";
+}
+
+static const char *state_name(const tune_class *k)
+{
+    if (k->state == SETTLED) return k->why;
+    if (k->state == PAUSED) return "undecided: exploring paused by the budget when the program ended (the library)";
+    return "undecided: still exploring when the program ended (the library)";
+}
+
+/* One class in words: "allreduce, 4 ranks (world), 8 B, MPI_DOUBLE sum, root 0, in place". */
+static void describe(const tune_class *k, char *out, size_t len)
+{
+    char dt[MPI_MAX_OBJECT_NAME] = "", extra[160] = "";
+    int n = 0;
+    if (k->dt != MPI_DATATYPE_NULL && PMPI_Type_get_name(k->dt, dt, &n) != MPI_SUCCESS) dt[0] = '\0';
+    size_t used = 0;
+    if (k->dt != MPI_DATATYPE_NULL)
+        used += (size_t)snprintf(extra + used, sizeof extra - used, ", %s %s", dt[0] ? dt : "a datatype",
+                                 op_name(k->op));
+    if (k->root >= 0 && used < sizeof extra)
+        used += (size_t)snprintf(extra + used, sizeof extra - used, ", root %d", k->root);
+    if (k->in_place && used < sizeof extra) snprintf(extra + used, sizeof extra - used, ", in place");
+    snprintf(out, len, "%s, %d ranks%s, %zu B%s", ck_collective_name((ck_collective)k->coll), k->p,
+             k->world ? " (world)" : "", k->bytes, extra);
+}
+
+static void write_candidates(FILE *f, const tune_class *k, const char *lead)
+{
+    for (int i = 0; i < k->ncand; i++) {
+        const tune_cand *c = &k->cand[i];
+        double lo = 0, hi = 0, med = ckp_median_sorted(c->t, c->n), sum = 0;
+        for (size_t j = 0; j < c->n; j++) sum += c->t[j];
+        ckp_median_interval_sorted(c->t, c->n, &lo, &hi);
+        fprintf(f, "%s  %-28s %6zu calls %12.6f s  median %10.3f us [%.3f, %.3f]  ", lead, col_name(k->coll, c->col),
+                c->n, sum, med * 1e6, lo * 1e6, hi * 1e6);
+        if (c->col == k->choice && k->state == SETTLED) fprintf(f, "chosen\n");
+        else if (!c->alive) fprintf(f, "out at look %d (p = %.2g)\n", c->out_look, c->out_p);
+        else fprintf(f, "in the race\n");
+    }
+}
+
+static int write_rules(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "collkit-preload: COLLKIT_AUTOTUNE_OUT: cannot write %s (%s); fix: a path in a writable "
+                        "directory (what was learned is lost)\n", path, strerror(errno));
+        return -1;
+    }
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    ckp_library_line(lib, sizeof lib);
+    fprintf(f, "# collkit rules v1: COLLECTIVE RANKS BYTES CHOICE, learned by collkit-preload --autotune\n"
+               "# (docs/preload.md, \"Autotune\"). Per class: its candidates' exploration calls (the slowest\n"
+               "# rank's times), medians with 95 %% intervals, and the verdict: one-sided Mann-Whitney against\n"
+               "# the lowest median, family error rate %g split over candidates and looks (Bonferroni); budget\n"
+               "# %g %% of the class's time, at most %ld exploration calls a class.\n",
+            ckp_tune_cfg.alpha, ckp_tune_cfg.budget * 100.0, ckp_tune_cfg.max_calls);
+    if (lib[0]) fprintf(f, "mpi_library = %s\n", lib);
+    if (ckp_cfg.allow_fp_rank_variant) fprintf(f, "allow_fp_rank_variant = true\n");
+    /* One rule per (collective, ranks, bytes), the key the format has: the
+     * choice of the class with the most calls; classes that differ only in
+     * communicator, datatype, op, root or in place and chose otherwise are
+     * named in the comment. */
+    for (tune_class *k = ckp_autotune_classes(); k; k = k->created) {
+        int first = 1;
+        for (tune_class *o = ckp_autotune_classes(); o != k; o = o->created)
+            if (o->coll == k->coll && o->p == k->p && o->bytes == k->bytes) first = 0;
+        if (!first) continue;
+        const tune_class *rule = NULL;
+        for (tune_class *o = k; o; o = o->created) {
+            if (o->coll != k->coll || o->p != k->p || o->bytes != k->bytes) continue;
+            char what[256];
+            describe(o, what, sizeof what);
+            fprintf(f, "\n# %s: %ld calls; %s", what, o->calls, state_name(o));
+            if (o->explored)
+                fprintf(f, "; %ld exploration calls, %.6f s, of which %.6f s on the candidates not chosen; cost "
+                           "%.6f s above the choice's median (at the candidates' medians)",
+                        o->explored, o->explore_s, o->lost_s, o->cost_s);
+            fprintf(f, "\n");
+            if (o->explored) write_candidates(f, o, "#");
+            if (o->state == SETTLED && (!rule || o->calls > rule->calls)) rule = o;
+        }
+        if (!rule) continue;
+        for (tune_class *o = k; o; o = o->created)
+            if (o->coll == k->coll && o->p == k->p && o->bytes == k->bytes && o->state == SETTLED &&
+                o->choice != rule->choice)
+                fprintf(f, "# (another class of these ranks and bytes chose %s: the rule keeps %s, its class "
+                           "has the most calls)\n", col_name(o->coll, o->choice), col_name(rule->coll, rule->choice));
+        fprintf(f, "%-15s %-6d %-10zu %s\n", ck_collective_name((ck_collective)rule->coll), rule->p, rule->bytes,
+                col_name(rule->coll, rule->choice));
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "collkit-preload: COLLKIT_AUTOTUNE_OUT: error writing %s; fix: a filesystem with room\n",
+                path);
+        return -1;
+    }
+    return 0;
+}
+
+void ckp_autotune_finish(int rank)
+{
+    if (!ckp_tune_cfg.on || rank != 0) return;
+    /* Written next to the target and renamed: a reader never sees half a file. */
+    char tmp[4096 + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", ckp_tune_cfg.out);
+    if (write_rules(tmp) == 0 && rename(tmp, ckp_tune_cfg.out) != 0) {
+        fprintf(stderr, "collkit-preload: COLLKIT_AUTOTUNE_OUT: cannot write %s (%s); the rules are in %s\n",
+                ckp_tune_cfg.out, strerror(errno), tmp);
+    }
+}
+
+void ckp_autotune_report(void *file)
+{
+    FILE *f = file;
+    if (!ckp_tune_cfg.on) return;
+    fprintf(f, "autotune (rules written to %s):\n", ckp_tune_cfg.out);
+    int any = 0;
+    for (tune_class *k = ckp_autotune_classes(); k; k = k->created) {
+        char what[256];
+        describe(k, what, sizeof what);
+        fprintf(f, "  %s: %ld calls, %s: %s", what, k->calls, k->state == SETTLED ? "chose" : "undecided",
+                k->state == SETTLED ? col_name(k->coll, k->choice) : "library");
+        if (k->explored)
+            fprintf(f, "; %d candidates, %ld exploration calls, %.6f s on the candidates not chosen", k->ncand,
+                    k->explored, k->lost_s);
+        fprintf(f, " (%s)\n", state_name(k));
+        if (k->explored) write_candidates(f, k, "   ");
+        any = 1;
+    }
+    if (!any) fprintf(f, "  no class\n");
+}
