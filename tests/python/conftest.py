@@ -27,7 +27,7 @@ def collkit():
 # other worker idle until it ends. Only the order changes; a file missing here
 # just keeps its place.
 SLOW_FILES = ("test_application_loop.py", "test_program_watchdog.py", "test_slurm.py", "test_profile.py",
-              "test_report_browser.py", "test_faults.py", "test_new.py", "test_conditions.py")
+              "test_report_browser.py", "test_faults.py", "test_new.py", "test_conditions.py", "test_autotune.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,6 +8,7 @@ any rank starts."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 from dataclasses import dataclass
@@ -21,6 +22,97 @@ LIBRARY_NAME = "libcollkit-preload.so"
 
 
 @dataclass(frozen=True)
+class Autotune:
+    """The autotuner's settings (docs/preload.md, "Autotune"), checked here as
+    the shim checks them again at MPI_Init (preload/autotune_config.c)."""
+
+    out: Path
+    budget_pct: float = 5.0
+    calls: int = 1000
+    alpha: float = 0.05
+    candidates: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (collective, names)
+    start_from: Path | None = None
+
+    def environment(self) -> dict[str, str]:
+        env = {"COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_OUT": str(self.out),
+               "COLLKIT_AUTOTUNE_BUDGET": repr(self.budget_pct), "COLLKIT_AUTOTUNE_CALLS": str(self.calls),
+               "COLLKIT_AUTOTUNE_ALPHA": repr(self.alpha)}
+        if self.candidates:
+            env["COLLKIT_AUTOTUNE_CANDIDATES"] = ";".join(f"{c}={','.join(names)}" for c, names in self.candidates)
+        if self.start_from is not None:
+            env["COLLKIT_AUTOTUNE_FROM"] = str(self.start_from)
+        return env
+
+
+AUTOTUNE_CALLS_MAX = 10_000_000     # preload/autotune_config.c's MAX_CALLS
+
+
+def parse_candidates(text: str) -> tuple[str, tuple[str, ...]]:
+    """``C=NAME,NAME,...`` checked against the registry (``library`` allowed)."""
+    coll, sep, names = text.partition("=")
+    if not sep or not coll or not names:
+        raise UserError(f"--candidates '{text}': expected COLLECTIVE=NAME,..., e.g. allreduce=ring,rabenseifner")
+    coll = registry.check_collective(coll)
+    known_names = [a.name for a in registry.load() if a.collective == coll]
+    out = []
+    for name in names.split(","):
+        if name != "library" and name not in known_names:
+            raise UserError(f"--candidates '{text}': unknown {coll} algorithm '{name}'"
+                            f"{did_you_mean(name, known_names)}; see `collkit algorithms --collective {coll}`")
+        out.append(name)
+    return coll, tuple(out)
+
+
+def _number(option: str, text: str, low: float, high: float, what: str, whole: bool = False) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or not (low < v <= high if not whole else low <= v <= high) or (whole and v != int(v)):
+        raise UserError(f"{option} {text}: {what}")
+    return v
+
+
+def autotune_from(ns: argparse.Namespace) -> Autotune | None:
+    given = [o for o, v in (("--autotune-out", ns.autotune_out), ("--autotune-from", ns.autotune_from),
+                            ("--budget", ns.budget), ("--candidates", ns.candidates),
+                            ("--autotune-calls", ns.autotune_calls), ("--autotune-alpha", ns.autotune_alpha))
+             if v is not None]
+    if not ns.autotune:
+        if given:
+            raise UserError(f"{given[0]} needs --autotune")
+        return None
+    if ns.rules is not None:
+        raise UserError(f"--rules and --autotune together: start the autotuner from the rules with "
+                        f"--autotune-from {ns.rules}")
+    if ns.algorithm:
+        raise UserError("--algorithm and --autotune together: limit the autotuner with --candidates instead")
+    out = Path(ns.autotune_out or "collkit-autotune.rules").resolve()
+    if out.is_dir() or not out.parent.is_dir() or not os.access(out.parent, os.W_OK) or \
+            (out.exists() and not os.access(out, os.W_OK)):
+        raise UserError(f"--autotune-out {ns.autotune_out or out}: cannot write there; give a file in a writable "
+                        "directory")
+    start = None
+    if ns.autotune_from is not None:
+        start = Path(ns.autotune_from).resolve()
+        if not start.is_file() or not os.access(start, os.R_OK):
+            raise UserError(f"--autotune-from {ns.autotune_from}: not a readable file; give a collkit rules file")
+    candidates = tuple(parse_candidates(t) for t in ns.candidates or [])
+    if len({c for c, _ in candidates}) != len(candidates):
+        raise UserError("--candidates names a collective twice; list all of its candidates in one --candidates")
+    return Autotune(
+        out=out,
+        budget_pct=_number("--budget", ns.budget, 0.0, 100.0, "a percentage above 0 and at most 100")
+        if ns.budget is not None else 5.0,
+        calls=int(_number("--autotune-calls", ns.autotune_calls, 1, AUTOTUNE_CALLS_MAX,
+                          f"a whole number of calls from 1 to {AUTOTUNE_CALLS_MAX}", whole=True))
+        if ns.autotune_calls is not None else 1000,
+        alpha=_number("--autotune-alpha", ns.autotune_alpha, 0.0, 0.5, "an error rate above 0 and at most 0.5")
+        if ns.autotune_alpha is not None else 0.05,
+        candidates=candidates, start_from=start)
+
+
+@dataclass(frozen=True)
 class PreloadSettings:
     """What the shim is told, as environment variables of every rank."""
 
@@ -31,6 +123,7 @@ class PreloadSettings:
     report: str | None = None  # "1" (standard error) or a file path
     profile_dir: Path | None = None  # COLLKIT_PROFILE: where each rank writes its profile
     profile_trace: int = 0  # COLLKIT_PROFILE_TRACE: calls kept in order per rank
+    autotune: Autotune | None = None  # COLLKIT_AUTOTUNE*: explore, decide, write rules
 
     def environment(self) -> dict[str, str]:
         env = {"LD_PRELOAD": str(self.library)}
@@ -40,6 +133,8 @@ class PreloadSettings:
             env["COLLKIT_RULES"] = str(self.rules)
         if self.report is not None:
             env["COLLKIT_REPORT"] = self.report
+        if self.autotune is not None:
+            env.update(self.autotune.environment())
         if self.profile_dir is not None:
             env["COLLKIT_PROFILE"] = str(self.profile_dir)
             if self.profile_trace:
@@ -65,6 +160,7 @@ def parse_algorithm(text: str) -> tuple[str, str]:
 
 
 def settings_from(ns: argparse.Namespace) -> PreloadSettings:
+    tune = autotune_from(ns)        # first: its conflicts with --rules/--algorithm say what to use instead
     algorithms = tuple(parse_algorithm(t) for t in ns.algorithm or [])
     seen: set[str] = set()
     for coll, _ in algorithms:
@@ -83,7 +179,7 @@ def settings_from(ns: argparse.Namespace) -> PreloadSettings:
     elif ns.report:
         report = "1"
     return PreloadSettings(mpi=ns.mpi, library=library_path(ns.mpi), algorithms=algorithms,
-                           rules=rules, report=report)
+                           rules=rules, report=report, autotune=tune)
 
 
 def env_flags(family: str, env: dict[str, str]) -> list[str]:
@@ -129,6 +225,8 @@ EPILOG = """\
 examples:
   collkit preload --mpi openmpi --algorithm allreduce=rabenseifner --report -- mpirun -n 4 ./app
   collkit preload --mpi mpich --rules tuned.rules -- /path/to/mpich/bin/mpirun -n 8 ./app
+  collkit preload --mpi openmpi --autotune --autotune-out app.rules --report -- mpirun -n 16 ./app
+  collkit preload --mpi openmpi --rules app.rules -- mpirun -n 16 ./app
   collkit preload --mpi openmpi --print-path
 Calls the chosen algorithm cannot do correctly (intercommunicators, derived datatypes
 in reductions, non-commutative ops, ...) go to the library, counted in the report.
@@ -147,6 +245,22 @@ def add_parser(sub) -> None:
                    help="rank 0 prints calls, bytes, time and fallbacks at MPI_Finalize (standard error)")
     p.add_argument("--report-file", metavar="FILE", help="write that report to FILE instead")
     p.add_argument("--print-path", action="store_true", help="print the preload library's path and exit")
+    t = p.add_argument_group("autotune (docs/preload.md, \"Autotune\")")
+    t.add_argument("--autotune", action="store_true",
+                   help="explore the candidates on the program's own calls, decide per class with a "
+                        "significance test, and write the choices as a collkit rules file at MPI_Finalize")
+    t.add_argument("--autotune-out", metavar="FILE",
+                   help="where rank 0 writes the learned rules (default: collkit-autotune.rules here)")
+    t.add_argument("--autotune-from", metavar="FILE",
+                   help="start from these rules: the classes they match run their choice, unexplored")
+    t.add_argument("--budget", metavar="PCT",
+                   help="exploration may cost at most PCT %% of a class's time (default 5)")
+    t.add_argument("--candidates", action="append", metavar="C=NAME,...",
+                   help="only these libcollkit algorithms of collective C (the library always is one); "
+                        "repeatable, once per collective")
+    t.add_argument("--autotune-calls", metavar="N", help="at most N exploration calls a class (default 1000)")
+    t.add_argument("--autotune-alpha", metavar="A",
+                   help="the chance of eliminating a class's fastest candidate, at most (default 0.05)")
     # Not "command": the top-level parser keeps the subcommand's name there.
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
                    help="the launcher, its arguments, the program and its arguments")

@@ -52,6 +52,10 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
     if mpi is not None and tuned_over is not None and tuned_over != mpi:
         raise UserError(f"--rules {path}: tuned over {tuned_over}, not {mpi}; tune on a campaign of {mpi} "
                         f"(`collkit tune CAMPAIGN --format collkit --mpi {mpi}`)")
+    learned = rules_format.learned_on(text)
+    if mpi is not None and learned is not None and not _same_family(learned, mpi):
+        raise UserError(f"--rules {path}: learned by the autotuner on '{learned}', not on {mpi}; autotune again "
+                        f"on {mpi} (`collkit preload --mpi {mpi} --autotune`)")
     algorithms = registry.load()
     for ln in lines:
         if ln.choice == LIBRARY:
@@ -62,6 +66,20 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
                             f"{did_you_mean(ln.choice, names)}; see `collkit algorithms --collective "
                             f"{ln.collective}`")
     return Rules(path=p, lines=tuple(lines), allow_fp_rank_variant=rules_format.allows_fp_rank_variant(text))
+
+
+def _same_family(library_line: str, mpi: str) -> bool:
+    """Whether an MPI_Get_library_version line is of the known MPI's family (the
+    preload compares the whole line at MPI_Init; without running the library,
+    the family is what can be told)."""
+    from collkit.mpis import known
+    try:
+        family = known.find(mpi).family
+    except UserError:
+        return True          # not a known MPI here: the preload will check the line
+    text = library_line.lower()
+    says = "openmpi" if "open mpi" in text else "mpich" if "mpich" in text else None
+    return says is None or says == family
 
 
 def forced(algorithms: tuple[tuple[str, str], ...]) -> Rules:

@@ -15,6 +15,7 @@ from collkit.tune.decide import DEFAULT, Rule
 COLLECTIVES = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
 _RANGE = re.compile(r"^(\*|\d+|\d+-\d+|\d+-\*)$")
 ALLOW_FP = "allow_fp_rank_variant"
+_MPI_LIBRARY = re.compile(r"^mpi_library\s*=\s*(.*)$")
 _FOR = "libcollkit over "
 _WRITTEN_FOR = re.compile(r"^#\s*for " + re.escape(_FOR) + r"([A-Za-z0-9][A-Za-z0-9._+-]*)[;\s]", re.M)
 
@@ -40,6 +41,8 @@ def parse(text: str) -> list[Line]:
     """ValueError naming the line on anything the preload would reject."""
     out = []
     for no, raw in enumerate(text.splitlines(), 1):
+        if _MPI_LIBRARY.match(raw):
+            continue        # the library the autotuner learned on (learned_on): the rest of the line
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -75,6 +78,17 @@ def written_for(text: str) -> str | None:
     does not say (a file written by hand): the preload itself ignores comments."""
     m = _WRITTEN_FOR.search(text)
     return m.group(1) if m else None
+
+
+def learned_on(text: str) -> str | None:
+    """The `mpi_library = TEXT` setting the preload's autotuner writes: the first
+    line of the MPI library's version string the rules were learned on (the
+    preload refuses them under another one), None when absent."""
+    for raw in text.splitlines():
+        m = _MPI_LIBRARY.match(raw)
+        if m:
+            return m.group(1).strip()
+    return None
 
 
 def allows_fp_rank_variant(text: str) -> bool:

@@ -1,0 +1,202 @@
+"""The self-tuning preload (issue #42; docs/preload.md, "Autotune"): a
+program whose allreduce has a known best candidate (the other one made slow
+on purpose inside its timed call, COLLKIT_AUTOTUNE_TEST_SLOW) settles on it,
+every rank at the same call; ranks whose own times would choose differently
+agree; the rules it writes reproduce the choice (`--rules`) and start the
+next run (`--autotune-from`); bad settings stop with one line, from the
+command or from the shim at MPI_Init. The 40-run convergence count is in
+`make test-full`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import mpi_programs
+import needs
+from cli_runner import one_line_error
+from collkit.apply import preload
+from collkit.library import registry
+from collkit.mpis import known
+from collkit.mpis.known import find_install
+
+LOOP = Path(__file__).parent / "fixtures" / "autotune_loop.c"
+CALLS = 10000
+RD = "recursive_doubling"
+
+
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory):
+    return mpi_programs.builder(tmp_path_factory, LOOP)
+
+
+def _index(name: str) -> int:
+    """The shim's index of an allreduce algorithm: its place in the registry's order."""
+    return [a.name for a in registry.load() if a.collective == "allreduce"].index(name)
+
+
+def _run(collkit, mpi: str, program: Path, tmp_path: Path, *options: str, calls: int = CALLS):
+    install = find_install(mpi)
+    return collkit("preload", "--mpi", mpi, *options, "--", str(install.mpirun), "-n", "2", *install.flags,
+                   str(program), str(calls), "2", cwd=tmp_path, timeout=300)
+
+
+def _columns(stdout: str) -> dict[int, str]:
+    """Per rank its line of column counts (the fixture's)."""
+    out = {}
+    for line in stdout.splitlines():
+        m = re.match(r"autotune_loop: rank (\d+) columns(.*)$", line)
+        if m:
+            out[int(m.group(1))] = m.group(2).strip()
+    return out
+
+
+def _counts(columns: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (item.split("=") for item in columns.split())}
+
+
+def _rule(rules: Path) -> str:
+    """The choice of the one allreduce rule (2 ranks, 8 bytes)."""
+    lines = [ln.split() for ln in rules.read_text().splitlines() if ln.startswith("allreduce")]
+    assert len(lines) == 1 and lines[0][1:3] == ["2", "8"], rules.read_text()
+    return lines[0][3]
+
+
+def _settles(collkit, mpi, program, tmp_path, slowed: str) -> bool:
+    """One run with `slowed` 20 us slower a call: True when it settled on the other one."""
+    want = "library" if slowed == RD else RD
+    out = tmp_path / f"learned-{slowed}.rules"
+    cols = _autotune_env(collkit, mpi, program, tmp_path, f"allreduce={slowed}:20", out)
+    text = out.read_text()
+    assert "mpi_library = " in text and "one-sided Mann-Whitney" in text
+    counts = _counts(cols)
+    col = "library" if want == "library" else f"alg{_index(RD)}"
+    # settled: the chosen column ran most calls, and the rule says so
+    return _rule(out) == want and counts.get(col, 0) > CALLS // 2
+
+
+def _autotune_env(collkit, mpi, program, tmp_path, slow: str, out: Path) -> str:
+    install = find_install(mpi)
+    env = {"COLLKIT_AUTOTUNE_TEST_SLOW": slow}
+    # the launcher forwards the test-only variable like the others
+    flags = preload.env_flags(known.find(mpi).family, env)
+    r = collkit("preload", "--mpi", mpi, "--autotune", "--autotune-out", str(out), "--candidates",
+                f"allreduce={RD}", "--report-file", str(tmp_path / "report.txt"), "--",
+                str(install.mpirun), *flags, "-n", "2", *install.flags, str(program), str(CALLS), "2",
+                cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    cols = _columns(r.stdout)
+    assert sorted(cols) == [0, 1] and "WRONG" not in r.stdout, r.stdout
+    assert cols[0] == cols[1], cols           # the same decisions at the same calls on every rank
+    assert sum(_counts(cols[0]).values()) == CALLS
+    return cols[0]
+
+
+@pytest.mark.parametrize("slowed", ["library", RD])
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_settles_on_the_candidate_not_slowed(collkit, mpi, loop, tmp_path, slowed):
+    runs = 3
+    good = sum(_settles(collkit, mpi, loop(mpi), tmp_path, slowed) for _ in range(runs))
+    assert good == runs
+
+
+@pytest.mark.full
+@needs.openmpi
+@pytest.mark.parametrize("slowed", ["library", RD])
+def test_settles_on_the_best_in_95_percent_of_40_runs(collkit, loop, tmp_path, slowed):
+    good = sum(_settles(collkit, "openmpi", loop("openmpi"), tmp_path, slowed) for _ in range(40))
+    print(f"slowed {slowed}: settled on the other in {good} of 40 runs")
+    assert good >= 38
+
+
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_ranks_agree_where_their_own_times_would_not(collkit, mpi, loop, tmp_path):
+    """Rank 0's library calls and rank 1's recursive_doubling calls are made
+    slow (30 and 60 us): on its own times rank 0 would choose
+    recursive_doubling and rank 1 the library, and run different algorithms
+    from then on. The agreement takes each call's slowest rank: the library
+    (30 us) beats recursive_doubling (60 us) on both."""
+    out = tmp_path / "agreed.rules"
+    cols = _autotune_env(collkit, mpi, loop(mpi), tmp_path, f"allreduce=library:30@0,allreduce={RD}:60@1", out)
+    assert _rule(out) == "library"
+    assert _counts(cols)["library"] > CALLS // 2
+
+
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_learned_rules_reproduce_and_restart_the_choice(collkit, mpi, loop, tmp_path):
+    out = tmp_path / "learned.rules"
+    _autotune_env(collkit, mpi, loop(mpi), tmp_path, "allreduce=library:20", out)
+    assert _rule(out) == RD
+    rd = f"alg{_index(RD)}"
+    # --rules: every call on the learned choice, no exploration
+    r = _run(collkit, mpi, loop(mpi), tmp_path, "--rules", str(out))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    cols = _columns(r.stdout)
+    assert cols[0] == cols[1] == f"{rd}={CALLS}", cols
+    # --autotune-from: the class starts settled on it, and the new rules say where it came from
+    again = tmp_path / "again.rules"
+    r = _run(collkit, mpi, loop(mpi), tmp_path, "--autotune", "--autotune-from", str(out), "--autotune-out",
+             str(again))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    cols = _columns(r.stdout)
+    assert cols[0] == cols[1] == f"{rd}={CALLS}", cols
+    assert _rule(again) == RD and "from the rules" in again.read_text()
+
+
+@needs.openmpi
+@pytest.mark.parametrize("options, words", [
+    (["--autotune", "--budget", "0"], "--budget 0"),
+    (["--autotune", "--budget", "101"], "--budget 101"),
+    (["--autotune", "--budget", "nan"], "--budget nan"),
+    (["--autotune", "--autotune-calls", "2.5"], "--autotune-calls"),
+    (["--autotune", "--autotune-alpha", "0.9"], "--autotune-alpha"),
+    (["--autotune", "--candidates", "allreduce=rign"], "did you mean 'ring'"),
+    (["--autotune", "--candidates", "allreduz=ring"], "allreduz"),
+    (["--autotune", "--autotune-out", "/nonexistent/dir/x.rules"], "--autotune-out"),
+    (["--autotune", "--autotune-from", "/nonexistent/x.rules"], "--autotune-from"),
+    (["--budget", "5"], "needs --autotune"),
+    (["--autotune", "--rules", "x.rules"], "--autotune-from x.rules"),
+])
+def test_bad_autotune_options_are_one_line(collkit, tmp_path, options, words):
+    one_line_error(collkit("preload", "--mpi", "openmpi", *options, "--", "mpirun", "./x", cwd=tmp_path), words)
+
+
+def _shim(mpi: str, program: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """The shim told directly (a batch script's COLLKIT_AUTOTUNE* variables), not through the command."""
+    install = find_install(mpi)
+    full = {"LD_PRELOAD": str(preload.library_path(mpi)), **env}
+    argv = [str(install.mpirun), "-n", "2", *install.flags, *preload.env_flags(known.find(mpi).family, full),
+            str(program), "10", "2"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=install.environment(), cwd=cwd)
+
+
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+@pytest.mark.parametrize("env, words", [
+    ({"COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_BUDGET": "0"}, "COLLKIT_AUTOTUNE_BUDGET='0'"),
+    ({"COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_CANDIDATES": "allreduce=nosuch"},
+     "COLLKIT_AUTOTUNE_CANDIDATES: unknown allreduce algorithm 'nosuch'"),
+    ({"COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_OUT": "/nonexistent/dir/x.rules"},
+     "COLLKIT_AUTOTUNE_OUT: cannot write /nonexistent/dir/x.rules"),
+    ({"COLLKIT_AUTOTUNE_BUDGET": "5"}, "COLLKIT_AUTOTUNE_BUDGET is set but COLLKIT_AUTOTUNE is not"),
+])
+def test_bad_shim_settings_stop_every_rank_with_one_line(mpi, loop, tmp_path, env, words):
+    r = _shim(mpi, loop(mpi), env, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
+    assert len(lines) == 1 and words in lines[0], r.stdout + r.stderr
+    assert "autotune_loop:" not in r.stdout          # no rank got past MPI_Init
+
+
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_rules_learned_on_another_mpi_are_refused(collkit, mpi, loop, tmp_path):
+    rules = tmp_path / "other.rules"
+    rules.write_text("# collkit rules v1\nmpi_library = Some Other MPI 9.9 # not this one\nallreduce 2 8 ring\n")
+    for options in (["--autotune", "--autotune-from", str(rules)], ["--rules", str(rules)]):
+        r = _run(collkit, mpi, loop(mpi), tmp_path, *options, calls=10)
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
+        assert len(lines) == 1 and "learned on MPI library 'Some Other MPI 9.9 # not this one'" in lines[0], \
+            r.stdout + r.stderr
