@@ -5,38 +5,51 @@
 # against MPI_Allreduce through libcollkit-preload, in alternating batches
 # of one run (tests/preload/overhead.c, passthrough mode), with and without
 # COLLKIT_PROFILE. RUNS runs per setting and MPI; each prints the median of
-# the paired per-call differences. Not a test: timing.
+# the paired per-call differences. Not a test: timing. SETTINGS (default
+# "off profile") may add "autotune": COLLKIT_AUTOTUNE=1 with the library as
+# the one candidate (docs/benchmarks.md, "The autotuner's cost (issue #42)").
 #
-#   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH]   (default 5 1000 1000)
+#   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH] [SETTINGS]   (default 5 1000 1000 "off profile")
 #
 # Needs the test trees of scripts/setup.sh --tests (build/openmpi, build/mpich).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-5} BATCHES=${2:-1000} PER=${3:-1000}
+RUNS=${1:-5} BATCHES=${2:-1000} PER=${3:-1000} SETTINGS=${4:-off profile}
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 
-run() {  # run <mpi> <profile on: 0|1>
-    local mpi=$1 on=$2 bin=build/$1/tests/preload/ck_preload_overhead lib=build/$1/preload/libcollkit-preload.so
-    local prof=()
+run() {  # run <mpi> <setting: off|profile|autotune>
+    local mpi=$1 setting=$2 bin=build/$1/tests/preload/ck_preload_overhead lib=build/$1/preload/libcollkit-preload.so
+    local -a vars=()
+    case $setting in
+        off) ;;
+        profile) vars=(COLLKIT_PROFILE "$DIR") ;;
+        autotune) vars=(COLLKIT_AUTOTUNE 1 COLLKIT_AUTOTUNE_CANDIDATES "allreduce=library"
+                        COLLKIT_AUTOTUNE_OUT "$DIR/autotune.rules") ;;
+        *) echo "unknown setting $setting (off, profile, autotune)" >&2; exit 2 ;;
+    esac
+    local -a flags=()
+    local i
+    for ((i = 0; i < ${#vars[@]}; i += 2)); do
+        if [[ $mpi == openmpi ]]; then flags+=(-x "${vars[i]}=${vars[i+1]}")
+        else flags+=(-genv "${vars[i]}" "${vars[i+1]}"); fi
+    done
     if [[ $mpi == openmpi ]]; then
-        [[ $on == 1 ]] && prof=(-x "COLLKIT_PROFILE=$DIR")
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-            mpirun.openmpi -n 1 -x "LD_PRELOAD=$lib" "${prof[@]}" "$bin" passthrough "$BATCHES" "$PER"
+            mpirun.openmpi -n 1 -x "LD_PRELOAD=$lib" "${flags[@]}" "$bin" passthrough "$BATCHES" "$PER"
     else
-        [[ $on == 1 ]] && prof=(-genv COLLKIT_PROFILE "$DIR")
         MPIR_CVAR_CH4_PROGRESS_THROTTLE=1 MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=1 \
             MPIR_CVAR_POLLS_BEFORE_YIELD=1 \
-            .mpich/bin/mpirun -n 1 -genv LD_PRELOAD "$lib" "${prof[@]}" "$bin" passthrough "$BATCHES" "$PER"
+            .mpich/bin/mpirun -n 1 -genv LD_PRELOAD "$lib" "${flags[@]}" "$bin" passthrough "$BATCHES" "$PER"
     fi
 }
 
 for mpi in openmpi mpich; do
     [[ -x build/$mpi/tests/preload/ck_preload_overhead ]] || { echo "$mpi: not built, skipped"; continue; }
     for i in $(seq "$RUNS"); do
-        for on in 0 1; do  # alternate the settings, so drift hits both alike
-            line=$(run "$mpi" "$on" | grep 'difference median')
-            echo "$mpi profile=$on run=$i: $line"
+        for setting in $SETTINGS; do  # alternate the settings, so drift hits both alike
+            line=$(run "$mpi" "$setting" | grep 'difference median')
+            echo "$mpi $setting run=$i: $line"
         done
     done
 done
