@@ -189,7 +189,7 @@ def launcher(mpi: str, ranks: int, prog: Program, run_dir: Path) -> list[str]:
 
 
 def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: float,
-         replay: str | None, quick: bool) -> dict:
+         replay: str | None, quick: bool, autotune: bool = False) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     run_dir = out / "run"
     prog.prepare(run_dir, ranks)
@@ -233,6 +233,27 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     collkit("trial", "--runs", str(runs), "--mpi", mpi, *choice, *prog.compare, "--campaign", str(campaign),
             "--profile", str(profile), "--json", str(trial_json), "--", *cmd, cwd=run_dir)
     summary["trial"] = json.loads(trial_json.read_text())
+
+    if autotune:
+        # Issue #42: the autotuner against the default (every choice run explores), then the rules
+        # it learned (the last run's) against the default: the second run's time in collectives.
+        learned = out / "learned.rules"
+        learned.unlink(missing_ok=True)
+        prog.prepare(run_dir, ranks)
+        tuned_json = out / "trial-autotune.json"
+        collkit("trial", "--runs", str(runs), "--mpi", mpi, "--autotune", "--autotune-out", str(learned),
+                *prog.compare, "--json", str(tuned_json), "--", *cmd, cwd=run_dir)
+        summary["trial_autotune"] = json.loads(tuned_json.read_text())
+        summary["learned_rules"] = [ln for ln in learned.read_text().splitlines()
+                                    if ln and not ln.startswith(("#", "mpi_library", "allow_fp_rank_variant"))]
+        if any(ln.choice != "library" for ln in rules_format.parse(learned.read_text())):
+            prog.prepare(run_dir, ranks)
+            learned_json = out / "trial-learned.json"
+            collkit("trial", "--runs", str(runs), "--mpi", mpi, "--rules", str(learned), *prog.compare,
+                    "--json", str(learned_json), "--", *cmd, cwd=run_dir)
+            summary["trial_learned"] = json.loads(learned_json.read_text())
+        else:
+            summary["trial_learned"] = None      # the library everywhere: the default itself
 
     if replay:
         rep = collkit("replay", str(profile), "--platform", replay, "--rules", str(rules), "--json")
@@ -320,6 +341,8 @@ def main() -> int:
     ap.add_argument("--min-share", type=float, default=1.0)
     ap.add_argument("--replay", metavar="sim:NAME", help="also replay the trace on this simulated machine")
     ap.add_argument("--quick", action="store_true", help="shorter campaign budgets (the test)")
+    ap.add_argument("--autotune", action="store_true",
+                    help="then trial the autotuner against the default, and the rules it learned (issue #42)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     prog = PROGRAMS[a.program]
@@ -333,7 +356,7 @@ def main() -> int:
     out = a.out / f"{prog.name}-{a.mpi}-p{a.ranks}"
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    s = loop(prog, a.mpi, a.ranks, a.runs, out, a.min_share, a.replay, a.quick)
+    s = loop(prog, a.mpi, a.ranks, a.runs, out, a.min_share, a.replay, a.quick, a.autotune)
     p = s["predict"]
     t, choice = s["trial"], s["trial_choice"]
     verdicts = ", ".join(f"{c['measure']} {c['verdict']}" for c in t["comparisons"])
@@ -343,7 +366,30 @@ def main() -> int:
           f"({verdicts}); summary in {out / 'summary.json'}")
     if choice["kind"] == "forced":
         print(f"  {choice['why']}")
+    if a.autotune:
+        print("  " + autotune_line(s))
     return 0
+
+
+def _coll_median(trial: dict, variant: str) -> float:
+    c = next(c for c in trial["comparisons"] if c["measure"] == "time in collectives")
+    return c["default_median_s"] if variant == "default" else c["choice_median_s"]
+
+
+def autotune_line(s: dict) -> str:
+    """The autotuner's trial and the learned rules' against the best fixed choice
+    the campaign found (its tuned rules where the trial kept them, else the default),
+    each as its trial's ratio to that trial's default runs."""
+    t = s["trial_autotune"]
+    verdicts = ", ".join(f"{c['measure']} {c['verdict']} ({c['ratio']:.3f})" for c in t["comparisons"])
+    learned = s.get("trial_learned")
+    tuned_is_rules = s["trial_choice"]["kind"] == "rules"
+    best = _coll_median(s["trial"], "choice") / _coll_median(s["trial"], "default") if tuned_is_rules else 1.0
+    got = _coll_median(learned, "choice") / _coll_median(learned, "default") if learned else 1.0
+    return (f"autotune against the default: {t['status']}, {verdicts}; learned rules "
+            f"{'library everywhere' if not learned else ', '.join(s['learned_rules'][:4])}: time in collectives "
+            f"{got:.3f} of the default's, the campaign's best fixed choice {best:.3f} "
+            f"({'its rules' if tuned_is_rules else 'the library'}): {got / best - 1:+.1%}")
 
 
 if __name__ == "__main__":

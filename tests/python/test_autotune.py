@@ -200,3 +200,23 @@ def test_rules_learned_on_another_mpi_are_refused(collkit, mpi, loop, tmp_path):
         lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
         assert len(lines) == 1 and "learned on MPI library 'Some Other MPI 9.9 # not this one'" in lines[0], \
             r.stdout + r.stderr
+
+
+@needs.openmpi
+def test_trial_runs_the_autotuner_against_the_default(collkit, loop, tmp_path):
+    """`collkit trial --autotune`: the choice runs explore and write their rules;
+    the output is unchanged; the JSON says the choice was the autotuner."""
+    import json
+    install = find_install("openmpi")
+    out, js = tmp_path / "trial.rules", tmp_path / "trial.json"
+    r = collkit("trial", "--runs", "4", "--warmup", "0", "--mpi", "openmpi", "--autotune", "--autotune-out",
+                str(out), "--candidates", f"allreduce={RD}", "--compare-regex", r"rank (\d) columns",
+                "--json", str(js), "--", str(install.mpirun), "-n", "2", *install.flags, str(loop("openmpi")),
+                "2000", "2", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    got = json.loads(js.read_text())
+    assert got["status"] == "complete" and got["choice"]["kind"] == "autotune"
+    assert got["choice"]["environment"]["COLLKIT_AUTOTUNE"] == "1"
+    assert "output: unchanged" in r.stdout and _rule(out) in ("library", RD)
+    one_line_error(collkit("trial", "--runs", "4", "--mpi", "openmpi", "--autotune", "--campaign", str(tmp_path),
+                           "--", str(install.mpirun), "./x", cwd=tmp_path), "--campaign")

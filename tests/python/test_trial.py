@@ -382,7 +382,7 @@ def test_bad_choice_and_check_options_are_one_line_exit_2(mpis, capsys, tmp_path
     empty = tmp_path / "empty.rules"
     empty.write_text("# nothing\n")
     one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", empty, "--", SH), "holds no rules")
-    one_line_error(collkit_trial(capsys, "--runs", "5", "--", SH), "--rules FILE or --algorithm")
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--", SH), "--rules FILE, --algorithm C=NAME or --autotune")
 
 
 def test_an_unknown_algorithm_in_the_rules_is_refused_before_any_run(mpis, capsys, tmp_path):

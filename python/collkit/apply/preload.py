@@ -245,6 +245,16 @@ def add_parser(sub) -> None:
                    help="rank 0 prints calls, bytes, time and fallbacks at MPI_Finalize (standard error)")
     p.add_argument("--report-file", metavar="FILE", help="write that report to FILE instead")
     p.add_argument("--print-path", action="store_true", help="print the preload library's path and exit")
+    add_autotune_arguments(p)
+    # Not "command": the top-level parser keeps the subcommand's name there.
+    p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
+                   help="the launcher, its arguments, the program and its arguments")
+    p.set_defaults(func=run)
+
+
+def add_autotune_arguments(p) -> None:
+    """The autotuner's options, as `collkit preload` and `collkit trial` take them
+    (autotune_from reads them)."""
     t = p.add_argument_group("autotune (docs/preload.md, \"Autotune\")")
     t.add_argument("--autotune", action="store_true",
                    help="explore the candidates on the program's own calls, decide per class with a "
@@ -261,7 +271,3 @@ def add_parser(sub) -> None:
     t.add_argument("--autotune-calls", metavar="N", help="at most N exploration calls a class (default 1000)")
     t.add_argument("--autotune-alpha", metavar="A",
                    help="the chance of eliminating a class's fastest candidate, at most (default 0.05)")
-    # Not "command": the top-level parser keeps the subcommand's name there.
-    p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
-                   help="the launcher, its arguments, the program and its arguments")
-    p.set_defaults(func=run)

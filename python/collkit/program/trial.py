@@ -352,11 +352,15 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
     known.find(mpi)
     check = output_check.from_options(ns.compare_regex, ns.compare_command, ns.compare_rtol,
                                       ns.compare_unordered)
-    choice = choices.from_options(mpi, ns.rules, ns.algorithm)
+    from collkit.apply.preload import autotune_from
+    choice = choices.from_options(mpi, ns.rules, ns.algorithm, autotune_from(ns))
     campaign = profile = None
     if ns.profile is not None and ns.campaign is None:
         raise UserError("--profile is the profile the prediction uses; give --campaign DIR too")
     if ns.campaign is not None:
+        if choice.kind == choices.AUTOTUNE:
+            raise UserError("--campaign predicts a choice known before the run; the autotuner's is known after "
+                            "it: predict its rules with `collkit trial --rules FILE --campaign DIR`")
         if choice.kind == choices.TUNING_FILE:
             raise UserError("--campaign predicts collkit rules and forced algorithms; a library's tuning "
                             "file is measured by the campaign itself (`tuned:FILE`, docs/tuning-files.md): "
@@ -401,8 +405,9 @@ Run the program itself with and without a choice of algorithms, alternating (ABB
 blocks), and tell with significance whether the choice makes it faster: per variant the
 wall time and the time in collectives (from libcollkit-preload's counters), their medians
 with 95 % intervals, a Mann-Whitney test at 5 % and the ratio of medians. The choice is
-forced algorithms, a collkit rules file, or the MPI's own tuning file (an Open MPI rules
-file or an MPICH JSON selection file, read by the library). --runs is {MIN_RUNS} to
+forced algorithms, a collkit rules file, the MPI's own tuning file (an Open MPI rules
+file or an MPICH JSON selection file, read by the library), or the autotuner (every
+choice run explores and writes its rules to --autotune-out). --runs is {MIN_RUNS} to
 {MAX_RUNS} per variant ({MIN_RUNS}: the fewest at which the test can call a difference)."""
 
 EPILOG = """\
@@ -429,6 +434,8 @@ def add_parser(sub) -> None:
                    help="a collkit rules file, or an Open MPI rules / MPICH JSON tuning file for --mpi")
     p.add_argument("--algorithm", action="append", metavar="C=NAME",
                    help="force algorithm NAME for collective C (repeatable)")
+    from collkit.apply.preload import add_autotune_arguments
+    add_autotune_arguments(p)
     p.add_argument("--compare-regex", metavar="RE",
                    help="compare every match (group 1 if it has one) of the output across all runs")
     p.add_argument("--compare-command", metavar="CMD",

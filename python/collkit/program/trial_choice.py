@@ -1,6 +1,6 @@
 """What `collkit trial` runs as its "choice" variant, decided from its options.
 
-Three kinds, all run under libcollkit-preload (which always profiles):
+Four kinds, all run under libcollkit-preload (which always profiles):
 
 * forced algorithms (`--algorithm C=NAME`, as `collkit preload` checks them): the
   preload runs them;
@@ -9,7 +9,10 @@ Three kinds, all run under libcollkit-preload (which always profiles):
   file, told apart by content in campaign/tuning.py): the preload only profiles
   and the library reads the file, with the environment a campaign's
   `tuned:FILE` points run under (the family's backend, `MPIBackend.tuned_env`,
-  backends/protocol.py), so that the trial measures what the campaign measured.
+  backends/protocol.py), so that the trial measures what the campaign measured;
+* the autotuner (`--autotune`, docs/preload.md "Autotune"): every choice run
+  explores and decides on its own and writes its rules to --autotune-out (each
+  run overwrites them: the file holds the last run's).
 
 Which of the two a --rules file is follows from its content: a tuning file holds
 only integers or a JSON object, a collkit rules file always has words."""
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.apply.preload import parse_algorithm
+from collkit.apply.preload import Autotune, parse_algorithm
 from collkit.campaign import tuning
 from collkit.common.errors import UserError
 from collkit.mpis import known
@@ -28,11 +31,12 @@ from collkit.program import rules_choice
 ALGORITHMS = "algorithms"
 COLLKIT_RULES = "collkit-rules"
 TUNING_FILE = "tuning-file"
+AUTOTUNE = "autotune"
 
 
 @dataclass(frozen=True)
 class Choice:
-    kind: str                                   # ALGORITHMS | COLLKIT_RULES | TUNING_FILE
+    kind: str                                   # ALGORITHMS | COLLKIT_RULES | TUNING_FILE | AUTOTUNE
     describe: str                               # one line for the table and the JSON
     algorithms: tuple[tuple[str, str], ...] = ()
     rules: Path | None = None                   # a collkit rules file: the preload reads it
@@ -52,9 +56,13 @@ def forced_rules_text(algorithms: tuple[tuple[str, str], ...]) -> str:
     return "".join(f"{c} * * {a}\n" for c, a in algorithms)
 
 
-def from_options(mpi: str, rules: str | None, algorithms: list[str] | None) -> Choice:
+def from_options(mpi: str, rules: str | None, algorithms: list[str] | None,
+                 autotune: Autotune | None = None) -> Choice:
+    if autotune is not None:      # apply/preload.autotune_from refused --rules and --algorithm beside it
+        return Choice(kind=AUTOTUNE, describe=f"autotune (budget {autotune.budget_pct:g} %, rules to "
+                                              f"{autotune.out.name})", extra_env=autotune.environment())
     if bool(rules) == bool(algorithms):
-        raise UserError("give the choice to try: --rules FILE or --algorithm C=NAME (one of the two)")
+        raise UserError("give the choice to try: --rules FILE, --algorithm C=NAME or --autotune (one of them)")
     if algorithms:
         forced = tuple(parse_algorithm(t) for t in algorithms)
         colls = [c for c, _ in forced]
