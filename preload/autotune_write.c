@@ -4,6 +4,7 @@
  * the same agreed numbers, so rank 0's stand for all. */
 #include "autotune.h"
 #include "ck_preload.h"
+#include "profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,17 +30,11 @@ void ckp_library_line(char *out, size_t len)
     snprintf(out, len, "%s", v);
 }
 
-static const char *op_name(MPI_Op op)
+/* A reduction class's op: the key holds a user op as MPI_OP_NULL (autotune.c). */
+static const char *class_op(const tune_class *k)
 {
-    static const struct {
-        MPI_Op op;
-        const char *name;
-    } ops[] = {{MPI_SUM, "sum"}, {MPI_PROD, "prod"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}, {MPI_LAND, "land"},
-               {MPI_LOR, "lor"}, {MPI_LXOR, "lxor"}, {MPI_BAND, "band"}, {MPI_BOR, "bor"}, {MPI_BXOR, "bxor"},
-               {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (ops[i].op == op) return ops[i].name;
-    return "user op";
+    const char *name = ckp_op_name(k->op);
+    return name && strcmp(name, "user") != 0 ? name : "user op";
 }
 
 static const char *state_name(const tune_class *k)
@@ -58,7 +53,7 @@ static void describe(const tune_class *k, char *out, size_t len)
     size_t used = 0;
     if (k->dt != MPI_DATATYPE_NULL)
         used += (size_t)snprintf(extra + used, sizeof extra - used, ", %s %s", dt[0] ? dt : "a datatype",
-                                 op_name(k->op));
+                                 class_op(k));
     if (k->root >= 0 && used < sizeof extra)
         used += (size_t)snprintf(extra + used, sizeof extra - used, ", root %d", k->root);
     if (k->in_place && used < sizeof extra) snprintf(extra + used, sizeof extra - used, ", in place");
@@ -151,9 +146,8 @@ void ckp_autotune_finish(int rank)
     }
 }
 
-void ckp_autotune_report(void *file)
+void ckp_autotune_report(FILE *f)
 {
-    FILE *f = file;
     if (!ckp_tune_cfg.on) return;
     fprintf(f, "autotune (rules written to %s):\n", ckp_tune_cfg.out);
     int any = 0;
@@ -170,4 +164,58 @@ void ckp_autotune_report(void *file)
         any = 1;
     }
     if (!any) fprintf(f, "  no class\n");
+}
+
+/* The profile's view (rank files, docs/application-loop.md "Profile"): the
+ * same per-class facts as the rules' comments, as JSON, on every rank. */
+static const char *state_word(const tune_class *k)
+{
+    return k->state == SETTLED ? "settled" : k->state == PAUSED ? "paused" : "exploring";
+}
+
+void ckp_autotune_json(FILE *f)
+{
+    fprintf(f, "{\"out\": ");
+    ckp_json_string(f, ckp_tune_cfg.out);
+    fprintf(f, ", \"budget\": %.6g, \"alpha\": %.6g, \"max_calls\": %ld, \"classes\": [", ckp_tune_cfg.budget,
+            ckp_tune_cfg.alpha, ckp_tune_cfg.max_calls);
+    int first = 1;
+    for (tune_class *k = ckp_autotune_classes(); k; k = k->created) {
+        char dt[MPI_MAX_OBJECT_NAME] = "";
+        int n = 0;
+        if (k->dt != MPI_DATATYPE_NULL && PMPI_Type_get_name(k->dt, dt, &n) != MPI_SUCCESS) dt[0] = '\0';
+        const int red = ck_collective_has_op((ck_collective)k->coll);
+        fprintf(f, "%s{\"collective\": \"%s\", \"comm_size\": %d, \"world\": %s, \"bytes\": %zu, \"datatype\": ",
+                first ? "" : ", ", ck_collective_name((ck_collective)k->coll), k->p, k->world ? "true" : "false",
+                k->bytes);
+        first = 0;
+        if (red) ckp_json_string(f, dt[0] ? dt : (k->dt == MPI_DATATYPE_NULL ? "derived" : "unnamed"));
+        else fputs("null", f);
+        fputs(", \"op\": ", f);
+        if (red) ckp_json_string(f, class_op(k));
+        else fputs("null", f);
+        fprintf(f, ", \"root\": ");
+        if (k->root >= 0) fprintf(f, "%d", k->root);
+        else fputs("null", f);
+        fprintf(f, ", \"in_place\": %s, \"calls\": %ld, \"state\": \"%s\", \"why\": ", k->in_place ? "true" : "false",
+                k->calls, state_word(k));
+        ckp_json_string(f, state_name(k));
+        fprintf(f, ", \"choice\": \"%s\", \"explored\": %ld, \"explore_s\": %.9e, \"lost_s\": %.9e, "
+                   "\"cost_s\": %.9e, \"candidates\": [",
+                k->state == SETTLED ? col_name(k->coll, k->choice) : "library", k->explored, k->explore_s,
+                k->lost_s, k->cost_s);
+        for (int i = 0; i < k->ncand; i++) {
+            const tune_cand *c = &k->cand[i];
+            double lo = 0, hi = 0, sum = 0;
+            for (size_t j = 0; j < c->n; j++) sum += c->t[j];
+            ckp_median_interval_sorted(c->t, c->n, &lo, &hi);
+            const char *verdict = c->col == k->choice && k->state == SETTLED ? "chosen" : !c->alive ? "out" : "racing";
+            fprintf(f, "%s{\"name\": \"%s\", \"calls\": %zu, \"time_s\": %.9e, \"median_s\": %.9e, "
+                       "\"ci_s\": [%.9e, %.9e], \"verdict\": \"%s\", \"out_look\": %d, \"p\": %.6g}",
+                    i ? ", " : "", col_name(k->coll, c->col), c->n, sum, ckp_median_sorted(c->t, c->n), lo, hi,
+                    verdict, c->out_look, c->alive ? 1.0 : c->out_p);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}", f);
 }

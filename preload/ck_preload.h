@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Most algorithms of one collective the shim can name (well above any registry table). */
 #define CKP_MAX_ALGS 32
@@ -179,8 +180,10 @@ void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds);
 void ckp_library_line(char *out, size_t len);
 /* At MPI_Finalize: rank 0 writes the rules (autotune_write.c). */
 void ckp_autotune_finish(int rank);
-/* The report's section (report.c). */
-void ckp_autotune_report(void *file);
+/* The report's section (report.c), and the rank files' "autotune" object
+ * (profile_write.c). */
+void ckp_autotune_report(FILE *f);
+void ckp_autotune_json(FILE *f);
 
 /* Statistics (autotune_stats.c). */
 void ckp_sort(double *v, size_t n);

@@ -6,6 +6,7 @@
 #include "ck_preload.h"
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* At most this many classes per rank; the table has twice the slots so that
  * probes stay short. */
@@ -131,6 +132,11 @@ void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op);
 /* A communicator's label as the files write it: "world", "self", "inter" or
  * "c<leader>x<size>" (profile_file.py: comm). */
 void ckp_profile_label(char *out, size_t len, int kind, int leader, int size);
+/* A predefined op's lower-case name ("sum"), "user" for a user op, NULL for
+ * MPI_OP_NULL; a JSON string, escaped (profile_write.c; the autotuner's
+ * files use both). */
+const char *ckp_op_name(MPI_Op op);
+void ckp_json_string(FILE *f, const char *s);
 void ckp_profile_write_start(const ckp_profile_state *s);
 void ckp_profile_write_final(const ckp_profile_state *s);
 

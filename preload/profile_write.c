@@ -52,7 +52,7 @@ static const char *spec_dtype(MPI_Datatype dt)
     return NULL;
 }
 
-static const char *op_name(MPI_Op op)
+const char *ckp_op_name(MPI_Op op)
 {
     if (op == MPI_OP_NULL) return NULL;
     const struct {
@@ -75,7 +75,7 @@ void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)
     int len = 0, ni, na, nd, comb;
     /* A spec names the datatype of reductions only (profile_file.py: dtype). */
     e->dtype = op != MPI_OP_NULL ? spec_dtype(dt) : NULL;
-    e->op_name = op_name(op);
+    e->op_name = ckp_op_name(op);
     if (dt == MPI_DATATYPE_NULL) {
         strcpy(e->datatype, "none");
         return;
@@ -94,7 +94,7 @@ void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_string(FILE *f, const char *s)
+void ckp_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -107,7 +107,7 @@ static void json_string(FILE *f, const char *s)
 
 static void json_name_or_null(FILE *f, const char *s)
 {
-    if (s) json_string(f, s);
+    if (s) ckp_json_string(f, s);
     else fputs("null", f);
 }
 
@@ -125,9 +125,9 @@ static void header(FILE *f, const ckp_profile_state *s, const char *stage)
     fprintf(f, "{\"format\": \"%s\", \"version\": %d, \"run_id\": \"%016" PRIx64 "\", \"stage\": \"%s\", "
                "\"rank\": %d, \"size\": %d, \"host\": ",
             RANK_FORMAT, RANK_VERSION, s->clock.run_id, stage, rank, size);
-    json_string(f, host);
+    ckp_json_string(f, host);
     fputs(", \"library_version\": ", f);
-    json_string(f, version);
+    ckp_json_string(f, version);
     fprintf(f, ", \"pid\": %ld", (long)getpid());
 }
 
@@ -141,7 +141,7 @@ static void classes(FILE *f, const ckp_profile_state *s)
         ckp_profile_label(label, sizeof label, e->comm_kind, e->comm_leader, e->comm_size);
         fprintf(f, "\"collective\": \"%s\", \"comm\": \"%s\"", coll_name(e->coll), label);
         fprintf(f, ", \"comm_size\": %d, \"bytes\": %zu, \"datatype\": ", e->comm_size, e->bytes);
-        json_string(f, e->datatype);
+        ckp_json_string(f, e->datatype);
         fputs(", \"dtype\": ", f);
         json_name_or_null(f, e->dtype);
         fputs(", \"op\": ", f);
@@ -244,6 +244,10 @@ static void write_file(const ckp_profile_state *s, const char *stage, const char
         classes(f, s);
         trace(f, s);
         sample(f, s);
+        if (ckp_tune_cfg.on) {
+            fputs(", \"autotune\": ", f);
+            ckp_autotune_json(f);
+        }
     }
     fputs("}\n", f);
     int bad = ferror(f);

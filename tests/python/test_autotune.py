@@ -220,3 +220,40 @@ def test_trial_runs_the_autotuner_against_the_default(collkit, loop, tmp_path):
     assert "output: unchanged" in r.stdout and _rule(out) in ("library", RD)
     one_line_error(collkit("trial", "--runs", "4", "--mpi", "openmpi", "--autotune", "--campaign", str(tmp_path),
                            "--", str(install.mpirun), "./x", cwd=tmp_path), "--campaign")
+
+
+@needs.openmpi
+def test_profile_shows_what_the_autotuner_decided(collkit, loop, tmp_path):
+    """`collkit profile --autotune`: the profile file keeps every class's
+    candidates, calls, time, verdict and choice; the table shows them in 100
+    columns; the file loads back alike."""
+    from collkit.program import profile, profile_file
+    install = find_install("openmpi")
+    out = tmp_path / "p.json"
+    r = collkit("profile", "--mpi", "openmpi", "--out", str(out), "--autotune", "--autotune-out",
+                str(tmp_path / "p.rules"), "--candidates", f"allreduce={RD},ring", "--",
+                str(install.mpirun), "-n", "2", *install.flags, str(loop("openmpi")), "3000", "2",
+                cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    p = profile_file.load(out)
+    assert p.autotune is not None and p.autotune.out == str(tmp_path / "p.rules")
+    (c,) = [c for c in p.autotune.classes if c.collective == "allreduce"]
+    assert (c.comm_size, c.bytes, c.datatype, c.op, c.calls) == (2, 8, "MPI_INT", "sum", 3000)
+    assert [k.name for k in c.candidates] == ["library", RD, "ring"]
+    assert c.explored == sum(k.calls for k in c.candidates) > 0
+    if c.state == "settled":
+        assert sum(k.verdict == "chosen" for k in c.candidates) == 1 and c.choice == _rule(tmp_path / "p.rules")
+    assert c.lost_s == pytest.approx(sum(k.time_s for k in c.candidates if k.name != c.choice), rel=1e-6)
+    text = profile.table(p, width=100)
+    assert "autotune: 1 classes" in text and all(len(ln) <= 100 for ln in text.splitlines())
+    assert f"{c.lost_s:.6f} s on the others" in text
+    # a damaged autotune object is refused in one line naming the field
+    import json
+    raw = json.loads(out.read_text())
+    raw["autotune"]["classes"][0]["state"] = "guessing"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(raw))
+    from collkit.common.errors import UserError
+    with pytest.raises(UserError) as e:
+        profile_file.load(bad)
+    assert "state" in str(e.value) and "\n" not in str(e.value)

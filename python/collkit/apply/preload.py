@@ -82,10 +82,10 @@ def autotune_from(ns: argparse.Namespace) -> Autotune | None:
         if given:
             raise UserError(f"{given[0]} needs --autotune")
         return None
-    if ns.rules is not None:
+    if getattr(ns, "rules", None) is not None:
         raise UserError(f"--rules and --autotune together: start the autotuner from the rules with "
                         f"--autotune-from {ns.rules}")
-    if ns.algorithm:
+    if getattr(ns, "algorithm", None):
         raise UserError("--algorithm and --autotune together: limit the autotuner with --candidates instead")
     out = Path(ns.autotune_out or "collkit-autotune.rules").resolve()
     if out.is_dir() or not out.parent.is_dir() or not os.access(out.parent, os.W_OK) or \

@@ -30,7 +30,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render_sections, terminal_width
 from collkit.launch import watch
 from collkit.mpis import known
-from collkit.program import arrivals, profile_file, rank_files
+from collkit.program import arrivals, autotune_file, profile_file, rank_files
 from collkit.program.profile_file import CallClass, ClassSplit, Profile
 
 DEFAULT_OUT = "collkit-profile.json"
@@ -93,7 +93,9 @@ def _merge(found: rank_files.Found, *, mpi: known.KnownMPI, command: list[str], 
         unclassified_time_max_s=max((f.unclassified_s for f in found.finals.values()), default=0.0),
         busiest_rank_s=max((math.fsum(c.time_s for c in f.classes) + f.unclassified_s
                             for f in found.finals.values()), default=0.0),
-        run_id=next(iter(found.run_ids)) if len(found.run_ids) == 1 else None, clock=clock)
+        run_id=next(iter(found.run_ids)) if len(found.run_ids) == 1 else None, clock=clock,
+        # every rank holds the same agreed decisions: the lowest rank's stand for all
+        autotune=next((f.autotune for _, f in sorted(found.finals.items()) if f.autotune is not None), None))
 
 
 def run_profiled(mpi: str, command: list[str], *, algorithms: tuple[tuple[str, str], ...] = (),
@@ -281,6 +283,8 @@ def table(p: Profile, width: int | None = None) -> str:
     for text in prose:
         lines += textwrap.wrap(text, width)
     lines += _split_table(p, width)
+    if p.autotune is not None:
+        lines += autotune_file.table(p.autotune, width)
     return "\n".join(lines)
 
 
@@ -295,9 +299,12 @@ def run(ns: argparse.Namespace) -> int:
     out = Path(ns.out)
     if not out.parent.is_dir():
         raise UserError(f"--out {ns.out}: the folder {out.parent} does not exist; create it or write elsewhere")
+    from collkit.apply.preload import autotune_from
+    tune = autotune_from(ns)
     with watch.interrupts():
         try:
-            result = run_profiled(mpi, command, trace=trace, timeout=ns.timeout)
+            result = run_profiled(mpi, command, trace=trace, timeout=ns.timeout,
+                                  extra_env=tune.environment() if tune is not None else None)
         except watch.TimedOut as e:
             raise UserError(f"the program ran past --timeout {e.seconds:g} s and was stopped with every process "
                             "it started; no profile written. Give a longer --timeout, or find where it hangs "
@@ -327,6 +334,7 @@ EPILOG = """\
 examples:
   collkit profile -- mpirun -n 4 ./app
   collkit profile --mpi mpich --trace --out app.json -- /path/to/mpich/bin/mpirun -n 8 ./app
+  collkit profile --autotune --autotune-out app.rules -- mpirun -n 4 ./app
 --mpi may be left out when the launcher is a known MPI's (or only one MPI is known).
 A program that fails still leaves a profile, marked incomplete, and collkit exits
 with the program's status. At --timeout, or on Ctrl-C (SIGINT) or SIGTERM, every
@@ -345,6 +353,8 @@ def add_parser(sub) -> None:
                         f"(default N {DEFAULT_TRACE}, 24 bytes a call; for `collkit replay`)")
     p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
                    help="stop the program, every process it started, after S seconds (default: no limit)")
+    from collkit.apply.preload import add_autotune_arguments
+    add_autotune_arguments(p)       # profile a run that autotunes: the profile shows what it decided
     p.add_argument("launch", nargs=argparse.REMAINDER, metavar="-- LAUNCHER ...",
                    help="the launcher, its arguments, the program and its arguments")
     p.set_defaults(func=run)

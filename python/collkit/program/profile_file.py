@@ -84,6 +84,7 @@ from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.library import registry
 from collkit.library.registry import COLLECTIVES
+from collkit.program import autotune_file
 
 FORMAT = "collkit-profile"
 VERSION = 2
@@ -229,6 +230,7 @@ class Profile:
     busiest_rank_s: float = 0.0
     run_id: str | None = None
     clock: Clock | None = None
+    autotune: autotune_file.Autotune | None = None     # the preload's autotuner ran (issue #42)
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -268,6 +270,8 @@ class Profile:
                                                       "error_bound_s": self.clock.error_bound_s,
                                                       "nodes": self.clock.nodes},
         }
+        if self.autotune is not None:
+            out["autotune"] = self.autotune.to_json()
         if self.trace is not None:
             out["trace"] = {"max_calls_per_rank": self.trace.max_calls_per_rank,
                             "ranks": [{"rank": r.rank, "dropped": r.dropped,
@@ -470,6 +474,10 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
                                or any(ch not in "0123456789abcdef" for ch in run_id)):
         raise _Bad("'run_id' is not 16 lowercase hexadecimal digits or null")
     unclassified = raw.get("unclassified", {"calls": 0, "time_max_s": 0.0})
+    try:
+        tuned = autotune_file.parse(raw["autotune"]) if raw.get("autotune") is not None else None
+    except autotune_file.BadAutotune as e:
+        raise _Bad(str(e)) from None
     return Profile(
         complete=_get(raw, "complete", bool, "profile"), exit_status=_get(raw, "exit_status", int, "profile"),
         incomplete_reason=_get(raw, "incomplete_reason", str, "profile"),
@@ -485,7 +493,7 @@ def from_json(raw: object, path: Path | None = None) -> Profile:
         unclassified_time_max_s=_get(unclassified, "time_max_s", float, "unclassified"),
         busiest_rank_s=_get(raw, "collectives_busiest_rank_s", float, "profile")
         if "collectives_busiest_rank_s" in raw else 0.0, run_id=run_id,
-        clock=_clock(raw.get("clock")) if version >= 2 else None, path=path)
+        clock=_clock(raw.get("clock")) if version >= 2 else None, autotune=tuned, path=path)
 
 
 def require_split(profile: Profile) -> Profile:

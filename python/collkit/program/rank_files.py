@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from collkit.common.errors import UserError
+from collkit.program import autotune_file
 from collkit.program.profile_file import (CLOCK_METHODS, MAX_RANKS, CallClass, RankTrace, Trace, dtypes,
                                           is_profiled, rooted)
 
@@ -174,6 +175,7 @@ class RankFile:
     clock: RankClock | None = None
     comms: tuple[RankComm, ...] = ()
     sample: RankSample | None = None
+    autotune: autotune_file.Autotune | None = None
 
 
 def _num(obj: dict, key: str, kind=float):
@@ -345,6 +347,11 @@ def read(path: Path) -> RankFile:
         rf.clock = _clock(raw.get("clock"), rank, size)
         rf.comms = _comms(raw.get("comms"), size)
         rf.sample = _sample(raw.get("sample"), rf.classes, rf.comms)
+    if raw.get("autotune") is not None:       # the preload ran its autotuner (issue #42)
+        try:
+            rf.autotune = autotune_file.parse(raw["autotune"])
+        except autotune_file.BadAutotune as e:
+            raise _Bad(str(e)) from None
     tr = raw.get("trace")
     if tr is not None:
         if not isinstance(tr, dict):
