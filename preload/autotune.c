@@ -132,7 +132,7 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     k->p = info->size;
     k->world = comm == MPI_COMM_WORLD;
     k->choice = CKP_LIBRARY;
-    k->cand = calloc((size_t)ckp_nalgs[c] + 1, sizeof *k->cand);
+    k->cand = calloc((size_t)ckp_nalgs[c] + (size_t)ckp_lib_nalgs(c) + 1, sizeof *k->cand);
     if (!k->cand) {
         free(k);
         return NULL;
@@ -144,6 +144,16 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
             continue;
         k->cand[k->ncand++] = (tune_cand){.col = a, .alive = 1};
     }
+    /* The library's own algorithms where it switches them per call: a CVAR
+     * write before the call and one after, global to the process, so not
+     * while other threads may call collectives at the same time. */
+    /* Nor on an in-place reduce_scatter: MPICH 5.0.2's pairwise then writes
+     * past the result block (MPI leaves that part of the buffer undefined;
+     * the library's default keeps it), so the program could see a change
+     * the default never makes. */
+    const int lib_ok = !ckp_multi_threaded && !(c == CK_REDUCE_SCATTER && in_place);
+    for (int i = 0; i < ckp_lib_nalgs(c) && lib_ok; i++)
+        if (ckp_tune_cfg.allowed_lib[c] & (1u << i)) k->cand[k->ncand++] = (tune_cand){.col = CKP_LIB_COL(i), .alive = 1};
     /* Where rules to start from match, the class starts settled on them. */
     if (ckp_tune_cfg.from) {
         for (size_t i = 0; i < ckp_cfg.nrules; i++) {
@@ -151,7 +161,8 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
             if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
             int col = r->alg < 0 ? CKP_LIBRARY : r->alg;
             /* A rule whose algorithm cannot run this call keeps the library, as under COLLKIT_RULES. */
-            int ok = col == CKP_LIBRARY;
+            /* the library's own algorithms decide for themselves what they can run */
+            int ok = col >= CKP_LIBRARY;
             for (int j = 0; j < k->ncand && !ok; j++) ok = k->cand[j].col == col;
             if (!ok && ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op,
                                            m->root) < 0)
@@ -265,7 +276,7 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
      * candidate cannot run (a non-commutative op after a commutative one):
      * those run the library and are not counted, alike on every rank (the
      * reason reads only values equal on every rank). */
-    if (tc->col != CKP_LIBRARY && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL) && is_reduction(c) &&
+    if (tc->col < CKP_LIBRARY && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL) && is_reduction(c) &&
         ckp_fallback_reason(ckp_algs[c][tc->col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) >= 0) {
         tc->col = CKP_LIBRARY;
         tc->timed = 0;

@@ -35,13 +35,6 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
-/* A column by name: `library` or an algorithm of c; -2 when unknown. */
-static int column(ck_collective c, const char *name)
-{
-    if (strcmp(name, "library") == 0) return CKP_LIBRARY;
-    int k = ckp_alg_find(c, name);
-    return k >= 0 ? k : -2;
-}
 
 /* "allreduce=ring,rabenseifner;bcast=binomial": per collective, the
  * algorithms that may be candidates (the library always is). */
@@ -71,18 +64,21 @@ static int parse_candidates(const char *spec, char *err, size_t errlen)
                      "gather, scatter, allgather, reduce_scatter, allreduce or alltoall", item);
             return -1;
         }
-        uint32_t mask = 0;
+        uint32_t mask = 0, lib = 0;
         char *save2 = NULL;
         for (char *name = strtok_r(eq + 1, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
-            int col = column(c, name);
+            int col = ckp_column_find(c, name);
             if (col == -2) {
                 snprintf(err, errlen, "COLLKIT_AUTOTUNE_CANDIDATES: unknown %s algorithm '%s'; fix: a name "
-                         "from `collkit algorithms --collective %s`, or library", item, name, item);
+                         "from `collkit algorithms --collective %s`, library, or library:NAME of an algorithm "
+                         "this MPI switches per call", item, name, item);
                 return -1;
             }
-            if (col != CKP_LIBRARY) mask |= 1u << col;
+            if (col > CKP_LIBRARY) lib |= 1u << (col - CKP_LIB_COL(0));
+            else if (col != CKP_LIBRARY) mask |= 1u << col;
         }
         ckp_tune_cfg.allowed[c] = mask;
+        ckp_tune_cfg.allowed_lib[c] = lib;
     }
     return 0;
 }
@@ -105,7 +101,7 @@ static int parse_slow(const char *spec, char *err, size_t errlen)
         char *at = strchr(colon + 1, '@');
         if (at) *at = '\0';
         double us, rank = -1;
-        int col = ck_collective_parse(item, &c) == 0 ? column(c, eq + 1) : -2;
+        int col = ck_collective_parse(item, &c) == 0 ? ckp_column_find(c, eq + 1) : -2;
         if (col == -2 || parse_double(colon + 1, &us) || us < 0 || us > 1e6 ||
             (at && (parse_double(at + 1, &rank) || rank < 0 || rank != floor(rank)))) {
             snprintf(err, errlen, "COLLKIT_AUTOTUNE_TEST_SLOW: bad item '%s'; fix: COLLECTIVE=NAME:US[@RANK]", item);
@@ -158,7 +154,7 @@ int ckp_autotune_setup(char *err, size_t errlen)
     ckp_tune_cfg.budget = DEFAULT_BUDGET_PCT / 100.0;
     ckp_tune_cfg.max_calls = DEFAULT_CALLS;
     ckp_tune_cfg.alpha = DEFAULT_ALPHA;
-    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) ckp_tune_cfg.allowed[c] = UINT32_MAX;
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) ckp_tune_cfg.allowed[c] = ckp_tune_cfg.allowed_lib[c] = UINT32_MAX;
     const char *v;
     if ((v = env("COLLKIT_RULES"))) {
         snprintf(err, errlen, "COLLKIT_RULES and COLLKIT_AUTOTUNE are both set; fix: start the autotuner "

@@ -10,9 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A column's name; four buffers in turn, so one printf may name two. */
 static const char *col_name(int coll, int col)
 {
-    return col == CKP_LIBRARY ? "library" : ckp_algs[coll][col]->name;
+    static char bufs[4][64];
+    static int next;
+    char *b = bufs[next++ % 4];
+    return ckp_column_name((ck_collective)coll, col, b, sizeof bufs[0]);
 }
 
 /* The first line of MPI_Get_library_version: what the rules were learned on. */

@@ -21,6 +21,10 @@
 #define CKP_MAX_ALGS 32
 /* Stats column of the library's own collective, after the algorithms. */
 #define CKP_LIBRARY CKP_MAX_ALGS
+/* Columns after it: the library's own algorithms that can be switched per
+ * call (library_algs.c; MPICH), "library:NAME" in rules and candidates. */
+#define CKP_LIB_ALGS_MAX 32
+#define CKP_LIB_COL(i) (CKP_LIBRARY + 1 + (i))
 
 /* Why a call chosen for a libcollkit algorithm went to the library instead. */
 typedef enum {
@@ -42,7 +46,7 @@ typedef struct {
     ck_collective coll;
     int pmin, pmax;         /* inclusive */
     size_t bmin, bmax;      /* inclusive */
-    int alg;                /* index into ckp_algs[coll], or -1: the library */
+    int alg;                /* index into ckp_algs[coll], -1: the library, or CKP_LIB_COL(i): its algorithm i */
 } ckp_rule;
 
 typedef struct {
@@ -67,6 +71,21 @@ extern int ckp_nalgs[CK_NUM_COLLECTIVES];
 void ckp_algs_index(void);
 /* The index of collective c's algorithm `name`, or -1. */
 int ckp_alg_find(ck_collective c, const char *name);
+
+/* The library's algorithms switchable per call (library_algs.c): found at
+ * MPI_Init through MPI_T (MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM; none
+ * under Open MPI); ckp_lib_select before a call runs algorithm i of c, and
+ * ckp_lib_restore after it puts the CVARs back. */
+void ckp_lib_algs_setup(void);
+int ckp_lib_nalgs(ck_collective c);
+const char *ckp_lib_alg_name(ck_collective c, int i);
+int ckp_lib_alg_find(ck_collective c, const char *name);
+void ckp_lib_select(ck_collective c, int i);
+void ckp_lib_restore(ck_collective c);
+/* A column's name ("library", "library:NAME" in buf, an algorithm's), and a
+ * name's column (-2: unknown). */
+const char *ckp_column_name(ck_collective c, int col, char *buf, size_t len);
+int ckp_column_find(ck_collective c, const char *name);
 
 /* Reads COLLKIT_ALGORITHMS, COLLKIT_RULES and COLLKIT_REPORT into ckp_cfg.
  * Returns 0, or -1 with one line (naming the variable and the fix) in err. */
@@ -138,6 +157,7 @@ typedef struct {
      * ckp_algs[c][k]); all when COLLKIT_AUTOTUNE_CANDIDATES does not name it.
      * The library's own collective always is one. */
     uint32_t allowed[CK_NUM_COLLECTIVES];
+    uint32_t allowed_lib[CK_NUM_COLLECTIVES]; /* the same for the library's own (bit i: library:NAME i) */
     int from;                    /* COLLKIT_AUTOTUNE_FROM: its rules (in ckp_cfg) settle the classes they match */
     /* Test-only (COLLKIT_AUTOTUNE_TEST_SLOW): microseconds added inside the
      * timed call of a candidate, on one rank or all (-1). */

@@ -81,6 +81,7 @@ int ckp_config_load(char *err, size_t errlen)
     memset(&ckp_cfg, 0, sizeof ckp_cfg);
     for (int c = 0; c < CK_NUM_COLLECTIVES; c++) ckp_cfg.forced[c] = -1;
     ckp_algs_index();
+    ckp_lib_algs_setup();     /* before the rules: they may name library:NAME */
     const char *algs = getenv("COLLKIT_ALGORITHMS");
     if (algs && *algs && parse_algorithms(algs, err, errlen) != 0) return -1;
     const char *rules = getenv("COLLKIT_RULES");
@@ -102,6 +103,7 @@ int ckp_config_load(char *err, size_t errlen)
     return 0;
 }
 
+/* The column for this call: an algorithm index, CKP_LIB_COL(i), or -1 (library). */
 int ckp_choose(ck_collective c, int p, size_t bytes)
 {
     if (ckp_cfg.forced[c] >= 0) return ckp_cfg.forced[c];

@@ -249,7 +249,7 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
          * MPI_PROC_NULL, which the descriptors do not describe. The fallback
          * is counted against the choice at 0 bytes. */
         int k = ckp_choose(c, info->size, 0);
-        if (k >= 0) ckp_stat_fallback(c, k, CKP_FB_INTERCOMM);
+        if (k >= 0 && k < CKP_LIBRARY) ckp_stat_fallback(c, k, CKP_FB_INTERCOMM);
         const int timed = ckp_cfg.report;
         double t0 = timed ? PMPI_Wtime() : 0.0;
         int rc = ck_pmpi_call(c, &m);
@@ -271,17 +271,24 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         col = tc.col;
     } else {
         int k = ckp_choose(c, info->size, bytes);
-        if (k >= 0) {
+        if (k > CKP_LIBRARY) {
+            col = k; /* the library's own algorithm k: the library decides what it can run */
+        } else if (k >= 0) {
             const ck_algorithm *a = ckp_algs[c][k];
             int why = ckp_fallback_reason(a, c, info, bytes, rcount, rtype, op, root);
             if (why < 0) col = k;
             else ckp_stat_fallback(c, k, (ckp_reason)why);
         }
     }
+    /* The library's own algorithm: its CVAR written before the timing starts
+     * (every rank alike: the column came from rank-equal values), put back
+     * after it ends. Not while other threads may call (a process-wide CVAR). */
+    const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
+    if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
     const int timed = ckp_cfg.report || tc.timed;
     double t0 = timed ? PMPI_Wtime() : 0.0;
     int rc;
-    if (col == CKP_LIBRARY) {
+    if (col >= CKP_LIBRARY) {
         rc = ck_pmpi_call(c, &m);
     } else if (ck_collective_has_op(c)) {
         /* Reductions keep their datatype (fallback_reason let through only
@@ -299,7 +306,8 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     if (tc.slow_s > 0.0) /* test-only: a candidate made slow on purpose (COLLKIT_AUTOTUNE_TEST_SLOW) */
         for (double until = PMPI_Wtime() + tc.slow_s; PMPI_Wtime() < until;) continue;
     const double seconds = timed ? PMPI_Wtime() - t0 : 0.0;
-    ckp_stat_call(c, col, bytes, seconds);
+    if (lib_alg) ckp_lib_restore(c);
+    ckp_stat_call(c, col > CKP_LIBRARY ? CKP_LIBRARY : col, bytes, seconds);
     /* After the program's call returned: a look's agreement is the shim's own collective. */
     if (tc.timed) ckp_autotune_end(&tc, info, seconds);
     return rc;

@@ -173,13 +173,15 @@ int ckp_rules_load(const char *path, ckp_config *cfg, char *err, size_t errlen)
         r.bmax = (size_t)hi;
         r.alg = -1;
         if (strcmp(fields[3], "library") != 0) {
-            r.alg = ckp_alg_find(r.coll, fields[3]);
-            if (r.alg < 0) {
+            int col = ckp_column_find(r.coll, fields[3]);
+            if (col == -2) {
                 snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown %s algorithm '%s'; fix: a name from "
-                         "`collkit algorithms` or library", path, lineno, fields[0], fields[3]);
+                         "`collkit algorithms`, library, or library:NAME of an algorithm this MPI switches per "
+                         "call (docs/preload.md)", path, lineno, fields[0], fields[3]);
                 rc = -1;
                 break;
             }
+            r.alg = col;
         }
         if (add_rule(cfg, &r, &cap) != 0) {
             snprintf(err, errlen, "COLLKIT_RULES: %s: out of memory reading the rules", path);

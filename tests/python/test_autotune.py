@@ -78,14 +78,14 @@ def _settles(collkit, mpi, program, tmp_path, slowed: str) -> bool:
     return _rule(out) == want and counts.get(col, 0) > CALLS // 2
 
 
-def _autotune_env(collkit, mpi, program, tmp_path, slow: str, out: Path) -> str:
+def _autotune_env(collkit, mpi, program, tmp_path, slow: str, out: Path, *extra: str) -> str:
     install = find_install(mpi)
     env = {"COLLKIT_AUTOTUNE_TEST_SLOW": slow}
     # the launcher forwards the test-only variable like the others
     flags = preload.env_flags(known.find(mpi).family, env)
     r = collkit("preload", "--mpi", mpi, "--autotune", "--autotune-out", str(out), "--candidates",
                 f"allreduce={RD}", "--report-file", str(tmp_path / "report.txt"), "--",
-                str(install.mpirun), *flags, "-n", "2", *install.flags, str(program), str(CALLS), "2",
+                str(install.mpirun), *flags, "-n", "2", *install.flags, str(program), str(CALLS), "2", *extra,
                 cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     cols = _columns(r.stdout)
@@ -118,9 +118,13 @@ def test_ranks_agree_where_their_own_times_would_not(collkit, mpi, loop, tmp_pat
     slow (30 and 60 us): on its own times rank 0 would choose
     recursive_doubling and rank 1 the library, and run different algorithms
     from then on. The agreement takes each call's slowest rank: the library
-    (30 us) beats recursive_doubling (60 us) on both."""
+    (30 us) beats recursive_doubling (60 us) on both. A barrier after each
+    call keeps one rank's added time out of the other's next call (under
+    MPICH's throttled progress it otherwise landed on whichever candidate
+    came next)."""
     out = tmp_path / "agreed.rules"
-    cols = _autotune_env(collkit, mpi, loop(mpi), tmp_path, f"allreduce=library:30@0,allreduce={RD}:60@1", out)
+    cols = _autotune_env(collkit, mpi, loop(mpi), tmp_path, f"allreduce=library:30@0,allreduce={RD}:60@1", out,
+                         "barrier")
     assert _rule(out) == "library"
     assert _counts(cols)["library"] > CALLS // 2
 
@@ -211,6 +215,7 @@ def test_trial_runs_the_autotuner_against_the_default(collkit, loop, tmp_path):
     out, js = tmp_path / "trial.rules", tmp_path / "trial.json"
     r = collkit("trial", "--runs", "4", "--warmup", "0", "--mpi", "openmpi", "--autotune", "--autotune-out",
                 str(out), "--candidates", f"allreduce={RD}", "--compare-regex", r"rank (\d) columns",
+                "--compare-unordered",
                 "--json", str(js), "--", str(install.mpirun), "-n", "2", *install.flags, str(loop("openmpi")),
                 "2000", "2", cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -257,3 +262,33 @@ def test_profile_shows_what_the_autotuner_decided(collkit, loop, tmp_path):
     with pytest.raises(UserError) as e:
         profile_file.load(bad)
     assert "state" in str(e.value) and "\n" not in str(e.value)
+
+
+@needs.mpich
+def test_mpich_own_algorithms_are_candidates_switched_per_call(collkit, loop, tmp_path):
+    """MPICH reads MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM at every call: its own
+    algorithms race as library:NAME (the default slowed on purpose), the
+    rules name the winner, and --rules runs it again."""
+    out = tmp_path / "mpich.rules"
+    install = find_install("mpich")
+    flags = preload.env_flags("mpich", {"COLLKIT_AUTOTUNE_TEST_SLOW": "allreduce=library:20"})
+    r = collkit("preload", "--mpi", "mpich", "--autotune", "--autotune-out", str(out), "--candidates",
+                "allreduce=library:recursive_doubling,library:ring", "--", str(install.mpirun), *flags, "-n", "2",
+                *install.flags, str(loop("mpich")), str(CALLS), "2", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0 and "WRONG" not in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+    text = out.read_text()
+    assert "#  library:recursive_doubling " in text and "#  library:ring " in text, text
+    assert _rule(out) in ("library:recursive_doubling", "library:ring"), text
+    r = _run(collkit, "mpich", loop("mpich"), tmp_path, "--rules", str(out))
+    assert r.returncode == 0 and "WRONG" not in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+@needs.openmpi
+def test_open_mpi_has_no_per_call_algorithms(loop, tmp_path):
+    """Open MPI 4.1 fixes its forced algorithm when a communicator is made:
+    library:NAME is nothing it can switch, refused at MPI_Init in one line."""
+    r = _shim("openmpi", loop("openmpi"), {"COLLKIT_AUTOTUNE": "1",
+                                           "COLLKIT_AUTOTUNE_CANDIDATES": "allreduce=library:ring"}, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
+    assert len(lines) == 1 and "unknown allreduce algorithm 'library:ring'" in lines[0], r.stdout + r.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,9 @@ def parse_candidates(text: str) -> tuple[str, tuple[str, ...]]:
     known_names = [a.name for a in registry.load() if a.collective == coll]
     out = []
     for name in names.split(","):
+        if name.startswith("library:") and re.fullmatch(r"library:[a-z0-9_]+", name):
+            out.append(name)    # the library's own algorithm: the shim checks it against the MPI at MPI_Init
+            continue
         if name != "library" and name not in known_names:
             raise UserError(f"--candidates '{text}': unknown {coll} algorithm '{name}'"
                             f"{did_you_mean(name, known_names)}; see `collkit algorithms --collective {coll}`")
@@ -266,8 +270,9 @@ def add_autotune_arguments(p) -> None:
     t.add_argument("--budget", metavar="PCT",
                    help="exploration may cost at most PCT %% of a class's time (default 5)")
     t.add_argument("--candidates", action="append", metavar="C=NAME,...",
-                   help="only these libcollkit algorithms of collective C (the library always is one); "
-                        "repeatable, once per collective")
+                   help="only these algorithms of collective C: libcollkit's, and library:NAME for the "
+                        "library's own where it switches them per call (MPICH); the library's default always "
+                        "is one; repeatable, once per collective")
     t.add_argument("--autotune-calls", metavar="N", help="at most N exploration calls a class (default 1000)")
     t.add_argument("--autotune-alpha", metavar="A",
                    help="the chance of eliminating a class's fastest candidate, at most (default 0.05)")

@@ -16,6 +16,7 @@ from collkit.program.profile_file import CallClass, reduction, rooted
 from collkit.tune.writers import collkit as rules_format
 
 LIBRARY = "library"
+LIBRARY_ALGORITHM = "library:"      # library:NAME, the library's own algorithm switched per call (MPICH)
 CK_MAX_COUNT = 2**31 - 1        # lib/core: per-message counts travel as int
 
 
@@ -58,8 +59,8 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
                         f"on {mpi} (`collkit preload --mpi {mpi} --autotune`)")
     algorithms = registry.load()
     for ln in lines:
-        if ln.choice == LIBRARY:
-            continue
+        if ln.choice == LIBRARY or ln.choice.startswith(LIBRARY_ALGORITHM):
+            continue        # library:NAME: the preload checks NAME against the MPI it runs on
         names = [a.name for a in algorithms if a.collective == ln.collective]
         if ln.choice not in names:
             raise UserError(f"--rules {path}: unknown {ln.collective} algorithm '{ln.choice}'"
@@ -137,6 +138,10 @@ def choose(rules: Rules | None, c: CallClass) -> Choice:
     picked = rules_format.lookup(list(rules.lines), c.collective, c.comm_size, c.bytes)
     if picked == LIBRARY:
         return Choice(runs=LIBRARY, rule=LIBRARY)
+    if picked.startswith(LIBRARY_ALGORITHM):
+        # the library's own algorithm, switched per call (MPICH; docs/preload.md "Autotune"):
+        # the library runs it, so tools that reason about the rules count it as the library's
+        return Choice(runs=LIBRARY, rule=picked)
     alg = next(a for a in registry.load() if a.collective == c.collective and a.name == picked)
     reason = _fallback(alg, c, rules.allow_fp_rank_variant)
     return Choice(runs=LIBRARY if reason else picked, rule=picked, fallback=reason)
