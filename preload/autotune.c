@@ -33,7 +33,9 @@
  * When one candidate is left, or the calls are spent, the class settles: on
  * the library where it is still in the race (nothing beat it significantly),
  * else on the lowest median left. A class the program stops calling before
- * it settles stays undecided (the rules keep the library). */
+ * it settles stays undecided (the rules keep the library), and so does one
+ * it calls no more than `after` times (COLLKIT_AUTOTUNE_AFTER): those calls
+ * run the library. */
 #include "autotune.h"
 #include "ck_preload.h"
 
@@ -262,7 +264,7 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
     tc->cls = k;
     k->calls++;
     if (k->state == PAUSED && k->calls > k->resume_at) k->state = EXPLORING;
-    if (k->state != EXPLORING) {
+    if (k->state != EXPLORING || k->calls <= ckp_tune_cfg.after) {
         tc->col = k->choice;
     } else {
         /* Round j of the stage runs its alive candidates rotated by j (and

@@ -152,6 +152,12 @@ typedef struct {
     char out[4096];              /* the rules file rank 0 writes at MPI_Finalize */
     double budget;               /* exploration's cost, at most this fraction of the class's time */
     long max_calls;              /* exploration calls a class, at most */
+    /* A class explores from its call after this many; the first ones run the
+     * library, untimed, so a class the program calls a few times stays on it
+     * and costs nothing (mpi4py's test suite under MPICH: 827 classes, most of
+     * a few calls on communicators made and freed, whose first stages made the
+     * run 3-5 % slower in wall time). */
+    long after;
     double alpha;                /* the chance of eliminating the best candidate, at most */
     /* Per collective: which libcollkit algorithms may be candidates (bit k:
      * ckp_algs[c][k]); all when COLLKIT_AUTOTUNE_CANDIDATES does not name it.

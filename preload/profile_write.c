@@ -244,7 +244,7 @@ static void write_file(const ckp_profile_state *s, const char *stage, const char
         classes(f, s);
         trace(f, s);
         sample(f, s);
-        if (ckp_tune_cfg.on) {
+        if (ckp_tune_cfg.on && rank == 0) { /* the same agreed decisions on every rank: rank 0's stand for all */
             fputs(", \"autotune\": ", f);
             ckp_autotune_json(f);
         }

@@ -216,7 +216,9 @@ def run_autotune(a: argparse.Namespace, colls: list[str], labels: dict[str, str]
         run_dir = Path(tmp)
         report, rules = run_dir / "report.txt", run_dir / "learned.rules"
         env = {"LD_PRELOAD": a.preload, "COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_OUT": str(rules),
-               "COLLKIT_REPORT": str(report)}
+               "COLLKIT_REPORT": str(report), "COLLKIT_AUTOTUNE_AFTER": "0"}   # explore from the first call
+        if a.mpi == "mpich":    # MPICH's own algorithms too (switched per call; offered only when named)
+            env["COLLKIT_AUTOTUNE_CANDIDATES"] = ";".join(f"{c}=*,library:*" for c in ALL)
         cmd = list(a.cmd)
         if a.program == "matrix":
             # through each collective's label (no constraints): the autotuner picks the algorithm

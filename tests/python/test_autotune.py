@@ -69,13 +69,18 @@ def _settles(collkit, mpi, program, tmp_path, slowed: str) -> bool:
     """One run with `slowed` 20 us slower a call: True when it settled on the other one."""
     want = "library" if slowed == RD else RD
     out = tmp_path / f"learned-{slowed}.rules"
-    cols = _autotune_env(collkit, mpi, program, tmp_path, f"allreduce={slowed}:20", out)
+    # a barrier after each call: one call's added time stays out of the next (another candidate's)
+    cols = _autotune_env(collkit, mpi, program, tmp_path, f"allreduce={slowed}:20", out, "barrier")
     text = out.read_text()
     assert "mpi_library = " in text and "one-sided Mann-Whitney" in text
     counts = _counts(cols)
     col = "library" if want == "library" else f"alg{_index(RD)}"
     # settled: the chosen column ran most calls, and the rule says so
-    return _rule(out) == want and counts.get(col, 0) > CALLS // 2
+    ok = _rule(out) == want and counts.get(col, 0) > CALLS // 2
+    if not ok:      # what it decided instead, for the test's report
+        print(f"{mpi}, {slowed} slowed, columns {counts}: " + " | ".join(ln for ln in text.splitlines() if ln.startswith("#  ")
+                                                       or ln.startswith("# allreduce") or ln.startswith("allreduce")))
+    return ok
 
 
 def _autotune_env(collkit, mpi, program, tmp_path, slow: str, out: Path, *extra: str) -> str:
@@ -132,7 +137,7 @@ def test_ranks_agree_where_their_own_times_would_not(collkit, mpi, loop, tmp_pat
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_learned_rules_reproduce_and_restart_the_choice(collkit, mpi, loop, tmp_path):
     out = tmp_path / "learned.rules"
-    _autotune_env(collkit, mpi, loop(mpi), tmp_path, "allreduce=library:20", out)
+    _autotune_env(collkit, mpi, loop(mpi), tmp_path, "allreduce=library:20", out, "barrier")
     assert _rule(out) == RD
     rd = f"alg{_index(RD)}"
     # --rules: every call on the learned choice, no exploration
@@ -245,7 +250,7 @@ def test_profile_shows_what_the_autotuner_decided(collkit, loop, tmp_path):
     (c,) = [c for c in p.autotune.classes if c.collective == "allreduce"]
     assert (c.comm_size, c.bytes, c.datatype, c.op, c.calls) == (2, 8, "MPI_INT", "sum", 3000)
     assert [k.name for k in c.candidates] == ["library", RD, "ring"]
-    assert c.explored == sum(k.calls for k in c.candidates) > 0
+    assert c.explored >= sum(k.calls for k in c.candidates) > 0     # equal once settled (at a look)
     if c.state == "settled":
         assert sum(k.verdict == "chosen" for k in c.candidates) == 1 and c.choice == _rule(tmp_path / "p.rules")
     assert c.lost_s == pytest.approx(sum(k.time_s for k in c.candidates if k.name != c.choice), rel=1e-6)

@@ -30,6 +30,7 @@ class Autotune:
     out: Path
     budget_pct: float = 5.0
     calls: int = 1000
+    after: int = 32
     alpha: float = 0.05
     candidates: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (collective, names)
     start_from: Path | None = None
@@ -37,6 +38,7 @@ class Autotune:
     def environment(self) -> dict[str, str]:
         env = {"COLLKIT_AUTOTUNE": "1", "COLLKIT_AUTOTUNE_OUT": str(self.out),
                "COLLKIT_AUTOTUNE_BUDGET": repr(self.budget_pct), "COLLKIT_AUTOTUNE_CALLS": str(self.calls),
+               "COLLKIT_AUTOTUNE_AFTER": str(self.after),
                "COLLKIT_AUTOTUNE_ALPHA": repr(self.alpha)}
         if self.candidates:
             env["COLLKIT_AUTOTUNE_CANDIDATES"] = ";".join(f"{c}={','.join(names)}" for c, names in self.candidates)
@@ -57,7 +59,7 @@ def parse_candidates(text: str) -> tuple[str, tuple[str, ...]]:
     known_names = [a.name for a in registry.load() if a.collective == coll]
     out = []
     for name in names.split(","):
-        if name.startswith("library:") and re.fullmatch(r"library:[a-z0-9_]+", name):
+        if name in ("*", "library:*") or re.fullmatch(r"library:[a-z0-9_]+", name):
             out.append(name)    # the library's own algorithm: the shim checks it against the MPI at MPI_Init
             continue
         if name != "library" and name not in known_names:
@@ -80,7 +82,8 @@ def _number(option: str, text: str, low: float, high: float, what: str, whole: b
 def autotune_from(ns: argparse.Namespace) -> Autotune | None:
     given = [o for o, v in (("--autotune-out", ns.autotune_out), ("--autotune-from", ns.autotune_from),
                             ("--budget", ns.budget), ("--candidates", ns.candidates),
-                            ("--autotune-calls", ns.autotune_calls), ("--autotune-alpha", ns.autotune_alpha))
+                            ("--autotune-calls", ns.autotune_calls), ("--autotune-after", ns.autotune_after),
+                            ("--autotune-alpha", ns.autotune_alpha))
              if v is not None]
     if not ns.autotune:
         if given:
@@ -111,6 +114,9 @@ def autotune_from(ns: argparse.Namespace) -> Autotune | None:
         calls=int(_number("--autotune-calls", ns.autotune_calls, 1, AUTOTUNE_CALLS_MAX,
                           f"a whole number of calls from 1 to {AUTOTUNE_CALLS_MAX}", whole=True))
         if ns.autotune_calls is not None else 1000,
+        after=int(_number("--autotune-after", ns.autotune_after, 0, AUTOTUNE_CALLS_MAX,
+                          f"a whole number of calls from 0 to {AUTOTUNE_CALLS_MAX}", whole=True))
+        if ns.autotune_after is not None else 32,
         alpha=_number("--autotune-alpha", ns.autotune_alpha, 0.0, 0.5, "an error rate above 0 and at most 0.5")
         if ns.autotune_alpha is not None else 0.05,
         candidates=candidates, start_from=start)
@@ -270,9 +276,12 @@ def add_autotune_arguments(p) -> None:
     t.add_argument("--budget", metavar="PCT",
                    help="exploration may cost at most PCT %% of a class's time (default 5)")
     t.add_argument("--candidates", action="append", metavar="C=NAME,...",
-                   help="only these algorithms of collective C: libcollkit's, and library:NAME for the "
-                        "library's own where it switches them per call (MPICH); the library's default always "
-                        "is one; repeatable, once per collective")
+                   help="only these algorithms of collective C (default: every libcollkit one): libcollkit's "
+                        "names or * for all, and library:NAME or library:* for the library's own where it switches them per "
+                        "call (MPICH); the library's default always is one; repeatable, once per collective")
     t.add_argument("--autotune-calls", metavar="N", help="at most N exploration calls a class (default 1000)")
+    t.add_argument("--autotune-after", metavar="N",
+                   help="a class explores from its call after N: one called N times or fewer stays on the "
+                        "library at no cost (default 32)")
     t.add_argument("--autotune-alpha", metavar="A",
                    help="the chance of eliminating a class's fastest candidate, at most (default 0.05)")

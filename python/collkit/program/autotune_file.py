@@ -152,7 +152,8 @@ def table(a: Autotune, width: int, most: int = 20) -> list[str]:
     longest exploration first, at most `most`) each candidate's exploration
     calls, time, median and verdict; the class's choice and the time on the
     candidates not chosen; then the classes in words."""
-    explored = sorted((c for c in a.classes if c.explored), key=lambda c: -c.explore_s)
+    # candidates are listed once the ranks agreed on some calls (a look): classes with them
+    explored = sorted((c for c in a.classes if c.candidates), key=lambda c: -c.explore_s)
     lines = [""] + textwrap.wrap(
         f"autotune: {len(a.classes)} classes, {sum(c.state == 'settled' for c in a.classes)} settled; rules "
         f"written to {a.out} (budget {100 * a.budget:g} %, alpha {a.alpha:g}, at most {a.max_calls} "
@@ -172,6 +173,6 @@ def table(a: Autotune, width: int, most: int = 20) -> list[str]:
         lines.append(f"... and {len(explored) - most} more explored classes (the profile file has them all)")
     unexplored = len(a.classes) - len(explored)
     if unexplored:
-        lines += textwrap.wrap(f"{unexplored} classes did not explore (one candidate, or started settled from "
-                               "--autotune-from rules)", width)
+        lines += textwrap.wrap(f"{unexplored} classes reached no decision point (one candidate, started settled "
+                               "from --autotune-from rules, or too few calls for a first stage)", width)
     return lines
