@@ -147,6 +147,22 @@ def hpcc_verdict(run_dir: Path) -> str | None:
     return None
 
 
+def launch(a: argparse.Namespace, argv: list[str], cwd: str, what: str) -> bool:
+    """One run of the program in its own session; False (and a FAIL line) when it
+    timed out or exited non-zero."""
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout, cwd=cwd,
+                             start_new_session=True)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL {what}: timed out after {a.timeout:.0f} s", flush=True)
+        return False
+    if res.returncode != 0:
+        tail = (res.stdout + res.stderr).strip().splitlines()[-8:]
+        print(f"FAIL {what}: exit {res.returncode}\n  " + "\n  ".join(tail), flush=True)
+        return False
+    return True
+
+
 def run_one(a: argparse.Namespace, job: list[tuple[str, dict]], labels: dict[str, str], p: int) -> bool:
     forced = ",".join(f"{c}={alg['name']}" for c, alg in job)
     what = f"{a.program} {forced} p={p}"
@@ -174,15 +190,7 @@ def run_one(a: argparse.Namespace, job: list[tuple[str, dict]], labels: dict[str
         if a.mpi == "openmpi":
             argv.append("--oversubscribe")
         argv += env_flags(a.mpi, env) + cmd
-        try:
-            res = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout,
-                                 cwd=tmp, start_new_session=True)
-        except subprocess.TimeoutExpired:
-            print(f"FAIL {what}: timed out after {a.timeout:.0f} s", flush=True)
-            return False
-        if res.returncode != 0:
-            tail = (res.stdout + res.stderr).strip().splitlines()[-8:]
-            print(f"FAIL {what}: exit {res.returncode}\n  " + "\n  ".join(tail), flush=True)
+        if not launch(a, argv, tmp, what):
             return False
         if a.program == "hpcc":
             why = hpcc_verdict(run_dir)
@@ -227,15 +235,7 @@ def run_autotune(a: argparse.Namespace, colls: list[str], labels: dict[str, str]
                 cmd += ["--algorithm", f"{coll}/{labels[coll]}"]
         argv = [a.mpirun, "-n", str(p)] + (["--oversubscribe"] if a.mpi == "openmpi" else [])
         argv += env_flags(a.mpi, env) + cmd
-        try:
-            res = subprocess.run(argv, capture_output=True, text=True, timeout=a.timeout, cwd=tmp,
-                                 start_new_session=True)
-        except subprocess.TimeoutExpired:
-            print(f"FAIL {what}: timed out after {a.timeout:.0f} s", flush=True)
-            return False
-        if res.returncode != 0:
-            tail = (res.stdout + res.stderr).strip().splitlines()[-8:]
-            print(f"FAIL {what}: exit {res.returncode}\n  " + "\n  ".join(tail), flush=True)
+        if not launch(a, argv, tmp, what):
             return False
         text = report.read_text() if report.exists() else ""
         ran: dict[str, set[str]] = {c: set() for c in colls}
