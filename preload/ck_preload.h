@@ -77,6 +77,10 @@ int ckp_alg_find(ck_collective c, const char *name);
  * under Open MPI); ckp_lib_select before a call runs algorithm i of c, and
  * ckp_lib_restore after it puts the CVARs back. */
 void ckp_lib_algs_setup(void);
+/* One number for what the rank found; the ranks compare it at MPI_Init and,
+ * where it differs, none is offered on any rank (ckp_lib_algs_disable). */
+int ckp_lib_algs_signature(void);
+void ckp_lib_algs_disable(void);
 int ckp_lib_nalgs(ck_collective c);
 const char *ckp_lib_alg_name(ck_collective c, int i);
 int ckp_lib_alg_find(ck_collective c, const char *name);

@@ -28,8 +28,11 @@ int ckp_after_init(void)
      * mode, since the profile's set-up is collective (a rank left out would
      * leave the others waiting in it). */
     const int mode = bad ? 0 : ckp_profile_mode();
-    int mine[3] = {bad ? rank : size, mode, -mode}, agreed[3];
-    PMPI_Allreduce(mine, agreed, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    /* And whether every rank found the same library algorithms (library_algs.c). */
+    const int lib = ckp_lib_algs_signature();
+    int mine[5] = {bad ? rank : size, mode, -mode, lib, -lib}, agreed[5];
+    PMPI_Allreduce(mine, agreed, 5, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (agreed[3] != -agreed[4]) ckp_lib_algs_disable();
     const int first = agreed[0];
     if (first == size && agreed[1] != -agreed[2]) {
         if (rank == 0)

@@ -135,6 +135,25 @@ void ckp_lib_algs_setup(void)
 
 int ckp_lib_nalgs(ck_collective c) { return libs[c].n; }
 
+/* What this rank found, as one number: every rank must offer the same
+ * library algorithms (a rank whose environment says MPIR_CVAR_DEVICE_COLLECTIVES=all
+ * finds none), or the autotuner's candidates would differ across ranks. */
+int ckp_lib_algs_signature(void)
+{
+    uint32_t h = 2166136261u;
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++)
+        for (int i = 0; i < libs[c].n; i++) {
+            for (const char *q = libs[c].names[i]; *q; q++) h = (h ^ (unsigned char)*q) * 16777619u;
+            h = (h ^ (uint32_t)(c * 64 + libs[c].values[i])) * 16777619u;
+        }
+    return (int)(h & 0x3fffffff);
+}
+
+void ckp_lib_algs_disable(void)
+{
+    for (int c = 0; c < CK_NUM_COLLECTIVES; c++) libs[c].n = 0;
+}
+
 const char *ckp_lib_alg_name(ck_collective c, int i) { return libs[c].names[i]; }
 
 int ckp_lib_alg_find(ck_collective c, const char *name)
