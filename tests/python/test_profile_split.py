@@ -575,13 +575,30 @@ def _check_working(collkit, p: profile_file.Profile, profile_path: Path, tmp_pat
     assert abs(profiled_us - program_us) <= 0.25 * program_us, seen
 
 
+def _check_working_measured_again(collkit, mpi, program, ranks, p, tmp_path, tries: int = 3) -> None:
+    """_check_working, with up to tries - 1 more profile-and-campaign pairs where a
+    pair misses: the two are measured seconds apart on a machine that `make test`
+    shares between two test files (a pair missed once in six such runs, 2.67 us
+    profiled against 5.09 us in the campaign), and oversubscribed at 4 ranks."""
+    for k in range(tries):
+        try:
+            _check_working(collkit, p, tmp_path / "p.json", tmp_path)
+            return
+        except AssertionError:
+            if k == tries - 1:
+                raise
+        tmp_path = tmp_path / "again"
+        tmp_path.mkdir()
+        _, p = _profile_imbalance(collkit, mpi, program, ranks, False, tmp_path / "p.json")
+
+
 @pytest.mark.parametrize("trace", [False, True], ids=["sample", "trace"])
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_imbalanced_program_at_2_ranks(mpi, trace, imbalance, collkit, tmp_path):
     r, p = _profile_imbalance(collkit, mpi, imbalance(mpi), 2, trace, tmp_path / "p.json")
     _check_imbalance(r, p, 2, trace)
     if not trace:
-        _check_working(collkit, p, tmp_path / "p.json", tmp_path)
+        _check_working_measured_again(collkit, mpi, imbalance(mpi), 2, p, tmp_path)
 
 
 @pytest.mark.full
@@ -602,17 +619,9 @@ def test_imbalanced_program_at_4_ranks(mpi, trace, imbalance, collkit, tmp_path)
     _check_imbalance(r, p, 4, trace, nominal=mpi == "openmpi")
     if trace or mpi != "openmpi":
         return
-    # Working: one more profile and campaign where the first pair misses.
-    # Oversubscribed, the program's working at 4 ranks is 17-24 us a call
-    # (against 2-3 us at 2 ranks: descheduled ranks) and the pair was within
-    # 25 % in 3 of 4 runs.
-    try:
-        _check_working(collkit, p, tmp_path / "p.json", tmp_path)
-    except AssertionError:
-        again = tmp_path / "again"
-        again.mkdir()
-        r, p = _profile_imbalance(collkit, mpi, imbalance(mpi), 4, trace, again / "p.json")
-        _check_working(collkit, p, again / "p.json", again)
+    # Oversubscribed, the program's working at 4 ranks is 17-24 us a call (against
+    # 2-3 us at 2 ranks: descheduled ranks) and a pair was within 25 % in 3 of 4 runs.
+    _check_working_measured_again(collkit, mpi, imbalance(mpi), 4, p, tmp_path)
 
 
 @needs.openmpi
