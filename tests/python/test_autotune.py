@@ -297,3 +297,27 @@ def test_open_mpi_has_no_per_call_algorithms(loop, tmp_path):
     assert r.returncode == 2, r.stdout + r.stderr
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
     assert len(lines) == 1 and "unknown allreduce algorithm 'library:ring'" in lines[0], r.stdout + r.stderr
+
+
+def test_python_reads_learned_rules_and_refuses_another_family(tmp_path):
+    """The one Python reader of collkit rules (trial, predict, replay): the
+    mpi_library line is skipped as a rule, library:NAME is the library's own,
+    and rules learned on Open MPI are refused for an MPICH run in one line."""
+    from collkit.common.errors import UserError
+    from collkit.program import rules_choice
+    from collkit.tune.writers import collkit as rules_format
+    text = ("# collkit rules v1\nmpi_library = Open MPI v4.1.4, package: Debian OpenMPI # a '#' in the text\n"
+            "allreduce 2 8 library:recursive_doubling\nbcast 2 * binomial_doubling\n")
+    f = tmp_path / "learned.rules"
+    f.write_text(text)
+    assert rules_format.learned_on(text) == "Open MPI v4.1.4, package: Debian OpenMPI # a '#' in the text"
+    assert [ln.choice for ln in rules_format.parse(text)] == ["library:recursive_doubling", "binomial_doubling"]
+    rules = rules_choice.load_rules(f)
+    assert len(rules.lines) == 2
+    here = known.known()        # the family comes from the known MPI's build
+    if "mpich" in here:
+        with pytest.raises(UserError) as e:
+            rules_choice.load_rules(f, "mpich")
+        assert str(f) in str(e.value) and "learned by the autotuner" in str(e.value) and "\n" not in str(e.value)
+    if "openmpi" in here:
+        assert rules_choice.load_rules(f, "openmpi").lines == rules.lines
