@@ -1,5 +1,6 @@
 /* Program conditions: the skew rows and each rank's pacing (conditions.h). */
 #include "conditions.h"
+#include "steady.h"
 
 #include <errno.h>
 #include <math.h>
@@ -126,20 +127,12 @@ void program_pacer_exit(program_pacer *pc, double t)
     pc->calls_s[pc->n_calls++ % PACER_CALLS] = t - pc->arrival;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double program_pacer_cycle_s(program_pacer *pc)
 {
     long n = pc->n_calls < PACER_CALLS ? pc->n_calls : PACER_CALLS;
     if (n == 0) return 0.0;
-    double v[PACER_CALLS];
-    memcpy(v, pc->calls_s, (size_t)n * sizeof *v);
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double call = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double scratch[PACER_CALLS];
+    double call = steady_median(pc->calls_s, (size_t)n, scratch);
     double skew = pc->q_us != NULL ? pc->q_us[COND_QUANTILES / 2] * 1e-6 : 0.0;
     return call + pc->gap_s + skew;
 }

@@ -124,6 +124,21 @@ static int parse_slow(const char *spec, char *err, size_t errlen)
     return 0;
 }
 
+/* A count of calls from `lo` to MAX_CALLS in variable `name`, when set;
+ * *out keeps its default otherwise. */
+static int whole_calls(const char *name, long lo, long *out, char *err, size_t errlen)
+{
+    const char *v = env(name);
+    double d;
+    if (!v) return 0;
+    if (parse_double(v, &d) || d < (double)lo || d > (double)MAX_CALLS || d != floor(d)) {
+        snprintf(err, errlen, "%s='%s'; fix: a whole number of calls from %ld to %ld", name, v, lo, MAX_CALLS);
+        return -1;
+    }
+    *out = (long)d;
+    return 0;
+}
+
 /* Whether rank 0 will be able to write the rules at MPI_Finalize: the file
  * writable if it exists, else its directory. Checked now, so that a run does
  * not explore for hours and then lose what it learned. */
@@ -200,22 +215,8 @@ int ckp_autotune_setup(char *err, size_t errlen)
         }
         ckp_tune_cfg.budget = d / 100.0;
     }
-    if ((v = env("COLLKIT_AUTOTUNE_CALLS"))) {
-        if (parse_double(v, &d) || d < 1 || d > (double)MAX_CALLS || d != floor(d)) {
-            snprintf(err, errlen, "COLLKIT_AUTOTUNE_CALLS='%s'; fix: a whole number of calls from 1 to %ld", v,
-                     MAX_CALLS);
-            return -1;
-        }
-        ckp_tune_cfg.max_calls = (long)d;
-    }
-    if ((v = env("COLLKIT_AUTOTUNE_AFTER"))) {
-        if (parse_double(v, &d) || d < 0 || d > (double)MAX_CALLS || d != floor(d)) {
-            snprintf(err, errlen, "COLLKIT_AUTOTUNE_AFTER='%s'; fix: a whole number of calls from 0 to %ld", v,
-                     MAX_CALLS);
-            return -1;
-        }
-        ckp_tune_cfg.after = (long)d;
-    }
+    if (whole_calls("COLLKIT_AUTOTUNE_CALLS", 1, &ckp_tune_cfg.max_calls, err, errlen) != 0) return -1;
+    if (whole_calls("COLLKIT_AUTOTUNE_AFTER", 0, &ckp_tune_cfg.after, err, errlen) != 0) return -1;
     if ((v = env("COLLKIT_AUTOTUNE_ALPHA"))) {
         if (parse_double(v, &d) || !(d > 0.0) || d > 0.5) {
             snprintf(err, errlen, "COLLKIT_AUTOTUNE_ALPHA='%s'; fix: an error rate above 0 and at most 0.5", v);
