@@ -286,6 +286,17 @@ echo "$out" >&2
 grep -q '^app allreduce ok$' <<<"$out" || fail "the program did not report a right allreduce"
 grep -Eq '^allreduce +ring +1 ' <<<"$out" || fail "the preload report does not show allreduce forced to ring"
 grep -q '^fallbacks to the library: none' <<<"$out" || fail "the preload fell back to the library"
+# the autotuner (issue #42) as the same user: it explores from the first call, rank 0
+# writes the learned rules in the working directory, and a second run reads them
+out=$(as_user 'v/bin/collkit preload --mpi mpich --autotune --autotune-after 0 --autotune-out app.rules -- mpiexec -n 2 ./app' 2>&1) \
+    || { echo "$out" >&2; fail "collkit preload --autotune"; }
+grep -q '^app allreduce ok$' <<<"$out" || fail "the program under the autotuner did not report a right allreduce"
+as_user 'grep -q "^mpi_library = MPICH" app.rules && grep -q "^# allreduce, 2 ranks (world), 4096 B, MPI_INT sum" app.rules' \
+    || fail "the autotuner's rules lack the library or the class"
+out=$(as_user 'v/bin/collkit preload --mpi mpich --rules app.rules -- mpiexec -n 2 ./app' 2>&1) \
+    || { echo "$out" >&2; fail "collkit preload --rules of the learned rules"; }
+grep -q '^app allreduce ok$' <<<"$out" || fail "the learned rules gave a wrong allreduce"
+say "preload --autotune: rules learned in the user's directory and read back"
 
 # --- 8. traffic ---------------------------------------------------------------
 step "8. collkit traffic --collective bcast --algorithm binomial_doubling --algorithm bine --ranks 16"
