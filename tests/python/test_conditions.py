@@ -252,8 +252,7 @@ def _campaign(tmp_path, mpi: str, program: bool):
     return stored, points
 
 
-@pytest.mark.parametrize("mpi", needs.each_mpi())
-def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, mpi):
+def _program_record(tmp_path, mpi: str):
     stored, points = _campaign(tmp_path, mpi, program=True)
     assert "conditions=program" in points and "granularity=ranks" in points
     # one point; an unstable first measurement is measured again in another launch
@@ -265,6 +264,25 @@ def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, m
     assert rec["granularity"] == "ranks" and rec["per_rank"]["iterations"] >= 40
     m = per_rank.matrix(rec, tmp_path / "c")
     assert m is not None and m.shape == (3, 2, rec["per_rank"]["iterations"])
+    w = rec["working"]
+    assert w["iterations"] == rec["per_rank"]["iterations"]
+    assert Record.from_json(rec).working == w == working.of_record(rec, tmp_path / "c")
+    return rec, m
+
+
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_a_program_campaign_records_its_conditions_planes_and_working(tmp_path, mpi):
+    _program_record(tmp_path, mpi)
+
+
+# Timing, in `make test-full` only: under `make test` two test files share the 2 cores,
+# ranks fall behind the common schedule, and a rank behind it arrives gap after its exit
+# without its draw (docs/bench-protocol.md): seen once each, a median skew of 114 us for
+# 200 asked, and a bcast whose first half of calls had none.
+@pytest.mark.full
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, mpi):
+    rec, m = _program_record(tmp_path, mpi)
     # rank 1 arrives ~200 us after rank 0 (descheduling on this shared machine can move single
     # iterations either way: the median, within generous bounds; the upper one wider still
     # because a rank that waits under MPICH's progress throttle sleeps, about 50 us a
@@ -274,12 +292,11 @@ def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, m
     # the iteration's time (the slowest rank's: rank 0, which waited) holds the skew; the
     # working time computed from the planes does not
     w = rec["working"]
-    assert w["iterations"] == rec["per_rank"]["iterations"]
     assert rec["stats_us"]["median"] >= 120
     assert w["median_us"] < 0.5 * rec["stats_us"]["median"], (w, rec["stats_us"])
-    assert Record.from_json(rec).working == w == working.of_record(rec, tmp_path / "c")
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_a_root_that_does_not_wait_keeps_the_skew_it_was_given(tmp_path, mpi):
     """An 8-byte bcast returns at the root as soon as its data is sent: paced

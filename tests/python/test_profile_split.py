@@ -597,8 +597,16 @@ def _check_working_measured_again(collkit, mpi, program, ranks, p, tmp_path, tri
 def test_imbalanced_program_at_2_ranks(mpi, trace, imbalance, collkit, tmp_path):
     r, p = _profile_imbalance(collkit, mpi, imbalance(mpi), 2, trace, tmp_path / "p.json")
     _check_imbalance(r, p, 2, trace)
-    if not trace:
-        _check_working_measured_again(collkit, mpi, imbalance(mpi), 2, p, tmp_path)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_imbalanced_program_working_against_the_campaign_at_2_ranks(mpi, imbalance, collkit, tmp_path):
+    """In `make test-full` only: under `make test` two test files share the 2
+    cores and MPICH's campaign measured 11.3 us against 2.0 us profiled in
+    three pairs running (a machine this busy is no place for the bound)."""
+    _, p = _profile_imbalance(collkit, mpi, imbalance(mpi), 2, False, tmp_path / "p.json")
+    _check_working_measured_again(collkit, mpi, imbalance(mpi), 2, p, tmp_path)
 
 
 @pytest.mark.full
