@@ -40,5 +40,5 @@ int ck_alltoall_fattree_opt(const void *sbuf, void *rbuf, size_t count, MPI_Data
                             MPI_Comm comm)
 {
     tree t = {.levels = 0};
-    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, tree_setup, tree_peers, &t);
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, tree_setup, tree_peers, &t, 0);
 }

@@ -1,16 +1,18 @@
 /* Linear-shift all-to-all (Prisacari et al., ICS'13, "LIN"): phase i =
  * 0..p-1 sends to (rank + i + shift) mod p and receives from (rank - i -
- * shift) mod p, one sendrecv per phase, the own block included (sent to
- * itself in its phase), so the sender's send index is the phase.
+ * shift) mod p, one sendrecv per phase. The own block's phase, (p - shift)
+ * mod p, is the same on every rank; it copies the block locally (no message),
+ * so every rank sends once in each other phase and a send's index among the
+ * sender's sends numbers the network phases alike on every rank.
  *
  * The shift comes from COLLKIT_LINEAR_SHIFT (an integer, taken mod p; unset:
  * 0), read at every call: every rank must see the same value. Anything but an
  * integer is refused with MPI_ERR_ARG.
  *
  * With shift 0 the messages are those of Open MPI's pairwise
- * (ompi_coll_base_alltoall_intra_pairwise: step s sends to rank + s, its own
- * block last) and, for p not a power of two, of MPICH's pairwise; only where
- * the own block moves differs. */
+ * (ompi_coll_base_alltoall_intra_pairwise: step s = 1..p-1 sends to rank + s,
+ * then copies the own block) and, for p not a power of two, of MPICH's
+ * pairwise; the own block is copied first here, last there. */
 #include "../core/ck_core.h"
 
 #include <errno.h>
@@ -48,5 +50,5 @@ int ck_alltoall_linear_shift(const void *sbuf, void *rbuf, size_t count, MPI_Dat
                              MPI_Comm comm)
 {
     int shift = 0;
-    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, shift_setup, shift_peers, &shift);
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, shift_setup, shift_peers, &shift, 1);
 }

@@ -29,5 +29,5 @@ static int xor_peers(const void *ctx, int rank, int size, int phase, int *to, in
 
 int ck_alltoall_xor(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm)
 {
-    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, xor_setup, xor_peers, NULL);
+    return ck_alltoall_phases(sbuf, rbuf, count, dt, comm, xor_setup, xor_peers, NULL, 0);
 }

@@ -361,11 +361,13 @@ int ck_reduce_scatter_fold_in(const ck_fold *f, const void *in, void *rbuf, size
  * setup() reads the algorithm's parameters and says how many phases there are
  * (an MPI error refuses the call); phase q = 0..phases-1 then sends block `to`
  * of the input and receives block `from` with one sendrecv, inside
- * "exchange"/"phase" spans. peers() returns 0 for a phase the rank sits out. */
+ * "exchange"/"phase" spans. peers() returns 0 for a phase the rank sits out.
+ * own_by_copy: a phase with the rank itself as both peers copies the block
+ * locally instead of a sendrecv to itself. */
 typedef int (*ck_phase_setup)(int size, void *ctx, int *phases);
 typedef int (*ck_phase_peers)(const void *ctx, int rank, int size, int phase, int *to, int *from);
 int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
-                       ck_phase_setup setup, ck_phase_peers peers, void *ctx);
+                       ck_phase_setup setup, ck_phase_peers peers, void *ctx, int own_by_copy);
 
 /* The fat tree of alltoall/fattree_opt (fattree.c; ck_fattree_radices and
  * the limits are in collkit.h). Radix arrays hold CK_FATTREE_MAX_LEVELS + 1

@@ -1,12 +1,16 @@
 /* The phased all-to-all exchanges (xor, linear_shift, fattree_opt): one
  * sendrecv per phase, phases in order, each algorithm only saying how many
  * phases there are and who the peers of a phase are. One loop serves all, so
- * their message schedules differ only where their peer functions do. */
+ * their message schedules differ only where their peer functions do.
+ *
+ * With own_by_copy the phase whose peers are the rank itself copies the own
+ * block locally instead of sending it to itself (what Open MPI's pairwise
+ * does; a self-message costs a pass through the MPI library's self path). */
 #include "ck_core.h"
 #include "collkit/spans.h"
 
 int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
-                       ck_phase_setup setup, ck_phase_peers peers, void *ctx)
+                       ck_phase_setup setup, ck_phase_peers peers, void *ctx, int own_by_copy)
 {
     int rc, rank, size, phases = 0;
     MPI_Aint extent;
@@ -24,6 +28,14 @@ int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         int to, from;
         if (!peers(ctx, rank, size, q, &to, &from)) continue;
         CK_SPAN_BEGIN_STEP("phase", q);
+        if (own_by_copy && to == rank && from == rank) {
+            /* In place the own block already sits in rbuf (src is a copy). */
+            if (sbuf != MPI_IN_PLACE)
+                CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent),
+                               ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
+            CK_SPAN_END("phase");
+            continue;
+        }
         CK_TRY(ck_sendrecv(ck_elem(src, (size_t)to * count, extent), count, to,
                            ck_elem(rbuf, (size_t)from * count, extent), count, from, dt, tag, comm));
         CK_SPAN_END("phase");

@@ -927,17 +927,16 @@ def test_alltoall_bruck_and_pairwise_are_the_libraries():
 
 
 @needs.ck_trace
-def test_open_mpi_pairwise_is_linear_shift_but_for_the_self_message():
-    """The self-message decision (docs/algorithms.md): linear_shift (shift 0)
-    posts its own block to itself in phase 0, Open MPI's pairwise copies it
-    locally in its last step; between ranks the messages are the same, so the
-    name maps to linear_shift."""
+def test_open_mpi_pairwise_is_linear_shift():
+    """linear_shift (shift 0) sends Open MPI's pairwise messages, and like it
+    copies its own block locally (first, where Open MPI copies it last): no
+    message to itself."""
     from collkit.backends.openmpi import NAMES
     assert NAMES["alltoall"]["pairwise"] == "linear_shift"
     cases = [("alltoall", "linear_shift", p, n, 0) for p in RANKS for n in (1, 3)]
     check(cases, lambda p, n, r: ompi_alltoall_pairwise(p, n))
     got = traced([("alltoall", "linear_shift", 3, 2, 0)])[("alltoall", "linear_shift", 3, 2, 0)]
-    assert got[0] == [(0, 2), (1, 2), (2, 2)]        # the self-message is there, and only dropped
+    assert got[0] == [(1, 2), (2, 2)]
 
 
 def test_library_reduce_scatter_recursive_doublings_are_one_schedule():

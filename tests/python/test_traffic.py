@@ -450,7 +450,9 @@ CONSERVATION = [
     ("alltoall", "bruck", ANY, lambda p: _pc(p)),   # block j travels popcount(j) hops
     ("alltoall", "bine", POW2, lambda p: Fraction(p * _k(p), 2)),
     # one sendrecv per phase, the own block sent to itself too (steps = phases)
-    *[("alltoall", a, ANY, lambda p: p) for a in ("xor", "linear_shift", "fattree_opt")],
+    *[("alltoall", a, ANY, lambda p: p) for a in ("xor", "fattree_opt")],
+    # linear_shift copies its own block: one send in each of the other p - 1 phases
+    ("alltoall", "linear_shift", ANY, TREE),
     # node-aware, traced without COLLKIT_RANKS_PER_NODE: one node of p ranks.
     # Parallel Rings move every block once at any node shape; the hierarchical
     # Bine allreduce is then a binomial reduce and broadcast inside the node
@@ -500,7 +502,8 @@ BUSIEST = {
     ("allreduce", "parallel_rings"): _TWICE, ("allreduce", "bine_hierarchical"): _k,
     ("alltoall", "linear"): _HALF, ("alltoall", "pairwise"): _HALF,
     ("alltoall", "bruck"): lambda p: Fraction(_k(p), 2), ("alltoall", "bine"): lambda p: Fraction(_k(p), 2),
-    **{("alltoall", a): lambda p: 1 for a in ("xor", "linear_shift", "fattree_opt")},
+    **{("alltoall", a): lambda p: 1 for a in ("xor", "fattree_opt")},
+    ("alltoall", "linear_shift"): _HALF,
 }
 # Where the column gives an exact figure for other p too (p' = 2^floor(log2 p)).
 BUSIEST_ANY = {

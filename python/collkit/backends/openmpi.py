@@ -179,10 +179,8 @@ NAMES: dict[str, dict[str, str]] = {
         # ompi_coll_base_alltoall_intra_pairwise: step i = 1..p-1 sends to
         # rank+i for every p (libcollkit's pairwise is MPICH's, rank XOR i
         # when p = 2^k), step p to itself, which ompi_coll_base_sendrecv makes
-        # a local copy. Between ranks: libcollkit's linear_shift at shift 0,
-        # which posts its own block to itself first; a self-message is no
-        # network message (docs/algorithms.md, name parity), so it maps there
-        # (tests/python/test_parity.py).
+        # a local copy: libcollkit's linear_shift at shift 0, which copies
+        # its own block first (tests/python/test_parity.py).
         "pairwise": "linear_shift",
         "modified_bruck": "bruck",  # log2 p steps to rank+2^k (0->1, 2, 4 at 8 ranks)
         "linear_sync": "linear_sync",
