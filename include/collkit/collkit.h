@@ -159,7 +159,8 @@ int ck_alltoall_fattree_opt(const void *sbuf, void *rbuf, size_t count, MPI_Data
  * FT(1; p). When the product P divides p, the p/P ranks per node form an
  * extra leaf level (radices p/P, M1, ..., ML); otherwise MPI_ERR_ARG.
  * m holds CK_FATTREE_MAX_LEVELS + 1 entries. linear_shift reads its shift from
- * COLLKIT_LINEAR_SHIFT (an integer, default 0), same rule. */
+ * COLLKIT_LINEAR_SHIFT (an integer, default 0) once, at the process's first
+ * call; all ranks must see the same value. */
 #define CK_FATTREE_ENV "COLLKIT_FATTREE"
 #define CK_LINEAR_SHIFT_ENV "COLLKIT_LINEAR_SHIFT"
 #define CK_FATTREE_MAX_LEVELS 16

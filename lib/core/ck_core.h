@@ -362,8 +362,8 @@ int ck_reduce_scatter_fold_in(const ck_fold *f, const void *in, void *rbuf, size
  * (an MPI error refuses the call); phase q = 0..phases-1 then sends block `to`
  * of the input and receives block `from` with one sendrecv, inside
  * "exchange"/"phase" spans. peers() returns 0 for a phase the rank sits out.
- * own_by_copy: a phase with the rank itself as both peers copies the block
- * locally instead of a sendrecv to itself. */
+ * own_by_copy: a phase with the rank itself as both peers sends nothing; the
+ * own block is copied locally after the last phase. */
 typedef int (*ck_phase_setup)(int size, void *ctx, int *phases);
 typedef int (*ck_phase_peers)(const void *ctx, int rank, int size, int phase, int *to, int *from);
 int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,

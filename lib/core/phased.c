@@ -3,16 +3,17 @@
  * phases there are and who the peers of a phase are. One loop serves all, so
  * their message schedules differ only where their peer functions do.
  *
- * With own_by_copy the phase whose peers are the rank itself copies the own
- * block locally instead of sending it to itself (what Open MPI's pairwise
- * does; a self-message costs a pass through the MPI library's self path). */
+ * With own_by_copy the phase whose peers are the rank itself sends nothing
+ * and the own block is copied locally after the exchange (what Open MPI's
+ * pairwise does; a self-message costs a pass through the MPI library's self
+ * path). */
 #include "ck_core.h"
 #include "collkit/spans.h"
 
 int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
                        ck_phase_setup setup, ck_phase_peers peers, void *ctx, int own_by_copy)
 {
-    int rc, rank, size, phases = 0;
+    int rc, rank, size, phases = 0, own_copy = 0;
     MPI_Aint extent;
     ck_tmp tmp = {0};
     const void *src;
@@ -29,10 +30,7 @@ int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         if (!peers(ctx, rank, size, q, &to, &from)) continue;
         CK_SPAN_BEGIN_STEP("phase", q);
         if (own_by_copy && to == rank && from == rank) {
-            /* In place the own block already sits in rbuf (src is a copy). */
-            if (sbuf != MPI_IN_PLACE)
-                CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent),
-                               ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
+            own_copy = 1;
             CK_SPAN_END("phase");
             continue;
         }
@@ -41,6 +39,10 @@ int ck_alltoall_phases(const void *sbuf, void *rbuf, size_t count, MPI_Datatype 
         CK_SPAN_END("phase");
     }
     CK_SPAN_END("exchange");
+    /* In place the own block already sits in rbuf (src is a copy). */
+    if (own_copy && sbuf != MPI_IN_PLACE)
+        CK_TRY(ck_copy(ck_elem(src, (size_t)rank * count, extent),
+                       ck_elem(rbuf, (size_t)rank * count, extent), count, dt));
 out:
     ck_tmp_free(&tmp);
     return rc;

@@ -233,3 +233,27 @@ def test_parse_xgft():
     for bad in ("2;16,8", "2;16,8;1", "x;16,8;1,8", "2;16,8;1,0", "2;16,8;2,8", "2;16,8;1,8;1,1;1"):
         with pytest.raises(UserError, match="--xgft"):
             linkloads.parse_xgft(bad)
+
+
+def _linear_shift_trace(shift: str, p: int):
+    import os
+    import subprocess
+    from collkit.traffic.trace import TraceKey, parse_traces
+    key = TraceKey("alltoall", "linear_shift", p, 1, fmt="messages")
+    env = dict(os.environ, COLLKIT_LINEAR_SHIFT=shift)
+    done = subprocess.run([str(ck_trace()), *key.args()], capture_output=True, text=True, env=env, timeout=120)
+    return done, (parse_traces(done.stdout, "messages") if done.returncode == 0 else None)
+
+
+@needs.ck_trace
+def test_linear_shift_takes_its_shift_and_copies_its_own_block():
+    """COLLKIT_LINEAR_SHIFT=2 at p = 4: phase i sends to rank + i + 2, phase 2
+    is the own block (a local copy, no message), so the steps go to +2, +3, +1."""
+    done, got = _linear_shift_trace("2", 4)
+    assert done.returncode == 0, done.stderr
+    t = got[0]
+    for rank in range(4):
+        mine = sorted((int(s), int(d)) for s, d, r in zip(t.step, t.dst, t.src) if r == rank)
+        assert mine == [(0, (rank + 2) % 4), (1, (rank + 3) % 4), (2, (rank + 1) % 4)], (rank, mine)
+    done, _ = _linear_shift_trace("2x", 4)
+    assert done.returncode != 0 and done.stderr.strip().endswith("MPI_ERR_ARG"), done.stderr

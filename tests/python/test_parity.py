@@ -929,8 +929,7 @@ def test_alltoall_bruck_and_pairwise_are_the_libraries():
 @needs.ck_trace
 def test_open_mpi_pairwise_is_linear_shift():
     """linear_shift (shift 0) sends Open MPI's pairwise messages, and like it
-    copies its own block locally (first, where Open MPI copies it last): no
-    message to itself."""
+    copies its own block locally after them: no message to itself."""
     from collkit.backends.openmpi import NAMES
     assert NAMES["alltoall"]["pairwise"] == "linear_shift"
     cases = [("alltoall", "linear_shift", p, n, 0) for p in RANKS for n in (1, 3)]

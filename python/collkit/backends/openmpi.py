@@ -180,7 +180,7 @@ NAMES: dict[str, dict[str, str]] = {
         # rank+i for every p (libcollkit's pairwise is MPICH's, rank XOR i
         # when p = 2^k), step p to itself, which ompi_coll_base_sendrecv makes
         # a local copy: libcollkit's linear_shift at shift 0, which copies
-        # its own block first (tests/python/test_parity.py).
+        # its own block after its messages too (tests/python/test_parity.py).
         "pairwise": "linear_shift",
         "modified_bruck": "bruck",  # log2 p steps to rank+2^k (0->1, 2, 4 at 8 ranks)
         "linear_sync": "linear_sync",
