@@ -15,7 +15,8 @@
  *
  * - A step of few bytes packs its blocks into one buffer and unpacks what
  *   arrives: copying a few hundred bytes costs less than the datatype that
- *   would spare it (scattered.h).
+ *   would spare it (scattered.h). The last step's blocks are one run of the
+ *   work buffer and leave from there.
  * - A larger step copies nothing. rbuf is free until step 3, so it serves as
  *   a second work buffer: each index j lives in the work buffer or in rbuf
  *   (in_rbuf[j]), a step sends its blocks from where they are and receives
@@ -106,25 +107,33 @@ static int exchange_in_place(char *work, char *rbuf, unsigned char *in_rbuf, int
     return rc;
 }
 
-/* Step 2 for small steps: pack, exchange, unpack. */
+/* Step 2 for small steps: pack, exchange, unpack. A step with 2 dist >= p
+ * (the last; every step for p <= 3) moves blocks dist..p-1, one contiguous
+ * run of the work buffer: it is sent from there, unpacked. */
 static int exchange_packed(char *work, int rank, int size, size_t count, MPI_Datatype dt,
                            MPI_Aint extent, int tag, MPI_Comm comm)
 {
     int rc;
     ck_tmp spack = {0}, rpack = {0};
     const size_t half = (size_t)(size / 2) * count; /* most blocks with one bit set */
-    CK_TRY(ck_tmp_alloc(&spack, half, dt));
     CK_TRY(ck_tmp_alloc(&rpack, half, dt));
     for (int dist = 1; dist < size; dist <<= 1) {
         CK_SPAN_BEGIN_STEP("step", ck_log2_ceil(dist));
         size_t nb = 0;
-        for (int j = dist; j < size; j++) {
-            if (!(j & dist)) continue;
-            CK_TRY(ck_copy(ck_elem(work, (size_t)j * count, extent),
-                           ck_elem(spack.buf, nb * count, extent), count, dt));
-            nb++;
+        const char *out = ck_elem(work, (size_t)dist * count, extent);
+        if (2 * dist < size) {
+            if (spack.mem == NULL) CK_TRY(ck_tmp_alloc(&spack, half, dt));
+            for (int j = dist; j < size; j++) {
+                if (!(j & dist)) continue;
+                CK_TRY(ck_copy(ck_elem(work, (size_t)j * count, extent),
+                               ck_elem(spack.buf, nb * count, extent), count, dt));
+                nb++;
+            }
+            out = spack.buf;
+        } else {
+            nb = (size_t)(size - dist);
         }
-        CK_TRY(ck_sendrecv(spack.buf, nb * count, (rank + dist) % size, rpack.buf,
+        CK_TRY(ck_sendrecv(out, nb * count, (rank + dist) % size, rpack.buf,
                            nb * count, (rank - dist + size) % size, dt, tag, comm));
         nb = 0;
         for (int j = dist; j < size; j++) {
