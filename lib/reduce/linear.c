@@ -30,7 +30,6 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         CK_TRY(ck_copy(rbuf, own.buf, count, dt));
         mine = own.buf;
     }
-    CK_TRY(ck_tmp_alloc(&in, count, dt));
     CK_SPAN_BEGIN("fan_in");
     if (root == size - 1) {
         if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
@@ -41,6 +40,9 @@ int ck_reduce_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         if (i == root) {
             CK_TRY(ck_reduce_local(mine, rbuf, count, dt, op));
         } else {
+            /* Not needed where the root's own input is the only one left
+             * (p = 2 with root 0). */
+            if (in.mem == NULL) CK_TRY(ck_tmp_alloc(&in, count, dt));
             CK_TRY(ck_recv(in.buf, count, dt, i, tag, comm));
             CK_TRY(ck_reduce_local(in.buf, rbuf, count, dt, op));
         }
