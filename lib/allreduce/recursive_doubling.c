@@ -11,9 +11,10 @@
  * Local work (the messages are MPICH's and Open MPI's, unchanged): one
  * vector-sized temporary per call serves the fold and the butterfly (MPICH
  * shares one too). A commutative op accumulates in rbuf and receives into
- * the temporary at every step, as MPICH does (the role swaps below cost
- * MPICH 1.1-1.3x at 16-256 KiB, 2 ranks: the receive lands in the buffer
- * the reduction then writes). A non-commutative op, where the lower rank's
+ * the temporary at every step, as MPICH does (under MPICH the role swaps
+ * below cost 1.1-1.3x at 16-256 KiB and 2 ranks, and so does a plain
+ * MPI_Sendrecv + MPI_Reduce_local loop in that order; under Open MPI the
+ * two orders tie). A non-commutative op, where the lower rank's
  * vector must come first, makes the two buffers trade roles, as in Open
  * MPI, so that the result of either operand order lands in place without a
  * copy per step; out of place, the rank starts in whichever buffer makes
