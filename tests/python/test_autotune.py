@@ -108,6 +108,7 @@ def test_settles_on_the_candidate_not_slowed(collkit, mpi, loop, tmp_path, slowe
     assert good == runs
 
 
+@pytest.mark.alone
 @pytest.mark.full
 @needs.openmpi
 @pytest.mark.parametrize("slowed", ["library", RD])

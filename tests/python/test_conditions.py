@@ -279,6 +279,7 @@ def test_a_program_campaign_records_its_conditions_planes_and_working(tmp_path, 
 # ranks fall behind the common schedule, and a rank behind it arrives gap after its exit
 # without its draw (docs/bench-protocol.md): seen once each, a median skew of 114 us for
 # 200 asked, and a bcast whose first half of calls had none.
+@pytest.mark.alone
 @pytest.mark.full
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, mpi):
@@ -296,6 +297,7 @@ def test_a_program_campaign_measures_the_skew_as_waiting_not_working(tmp_path, m
     assert w["median_us"] < 0.5 * rec["stats_us"]["median"], (w, rec["stats_us"])
 
 
+@pytest.mark.alone
 @pytest.mark.full
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_a_root_that_does_not_wait_keeps_the_skew_it_was_given(tmp_path, mpi):

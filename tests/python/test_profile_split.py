@@ -599,6 +599,7 @@ def test_imbalanced_program_at_2_ranks(mpi, trace, imbalance, collkit, tmp_path)
     _check_imbalance(r, p, 2, trace)
 
 
+@pytest.mark.alone
 @pytest.mark.full
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_imbalanced_program_working_against_the_campaign_at_2_ranks(mpi, imbalance, collkit, tmp_path):
@@ -609,6 +610,7 @@ def test_imbalanced_program_working_against_the_campaign_at_2_ranks(mpi, imbalan
     _check_working_measured_again(collkit, mpi, imbalance(mpi), 2, p, tmp_path)
 
 
+@pytest.mark.alone
 @pytest.mark.full
 @pytest.mark.parametrize("trace", [False, True], ids=["sample", "trace"])
 @pytest.mark.parametrize("mpi", needs.each_mpi())
