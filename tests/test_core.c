@@ -97,11 +97,11 @@ static void test_shape_checks(void)
                           &rank, &size) == MPI_ERR_ROOT);
     CHECK(ck_check_reduce(NULL, NULL, 1, MPI_INT, MPI_OP_NULL, 0, NULL, 0, MPI_COMM_WORLD, &rank,
                           &size) == MPI_ERR_OP);
-    CHECK(ck_check_allreduce(NULL, NULL, 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, MPI_COMM_WORLD,
+    CHECK(ck_check_allreduce(NULL, NULL, 1, MPI_DATATYPE_NULL, MPI_OP_NULL, 0, NULL, MPI_COMM_WORLD,
                              &rank, &size) == MPI_ERR_TYPE);
-    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_OP_NULL, 0, MPI_COMM_WORLD, &rank,
+    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_OP_NULL, 0, NULL, MPI_COMM_WORLD, &rank,
                              &size) == MPI_ERR_OP);
-    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD, &rank, &size) ==
+    CHECK(ck_check_allreduce(NULL, &x, 1, MPI_INT, MPI_SUM, 1, NULL, MPI_COMM_WORLD, &rank, &size) ==
           MPI_ERR_BUFFER);
     CHECK(ck_check_exchange(&x, NULL, 1, MPI_INT, MPI_COMM_WORLD, &rank, &size) ==
           MPI_ERR_BUFFER);

@@ -85,7 +85,7 @@ int ck_allreduce_binary_blocks(const void *sbuf, void *rbuf, size_t count, MPI_D
     ck_tmp tmp = {0};
     MPI_Aint ext;
     layout L;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     if (size == 1) return MPI_SUCCESS;

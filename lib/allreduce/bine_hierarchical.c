@@ -85,7 +85,7 @@ int ck_allreduce_bine_hierarchical(const void *sbuf, void *rbuf, size_t count, M
     int rc, rank, size;
     const ck_nodes *nd;
     ck_tmp tmp = {0};
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     if (count == 0 || size == 1) goto out;
     CK_TRY(ck_nodes_get(comm, &nd));

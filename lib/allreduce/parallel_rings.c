@@ -12,7 +12,7 @@ int ck_allreduce_parallel_rings(const void *sbuf, void *rbuf, size_t count, MPI_
     int rc, rank, size;
     MPI_Aint ext;
     const ck_nodes *nd;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     CK_TRY(ck_nodes_get(comm, &nd));
     CK_TRY(ck_pr_check(nd));
     CK_TRY(ck_type_extent(dt, &ext));

@@ -48,7 +48,7 @@ static int open_core(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
     int rc, rank, size;
     f->vrank = -1;
     f->partner = -1;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     if (count == 0) goto out;
     if (size == 1) {
         if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));

@@ -31,8 +31,7 @@ int ck_allreduce_recursive_doubling(const void *sbuf, void *rbuf, size_t count,
 {
     int rc, rank, size, commutative = 0;
     ck_tmp tmp = {0};
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 0, comm, &rank, &size));
-    CK_TRY(ck_check_op(op, 0, &commutative));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 0, &commutative, comm, &rank, &size));
     if (count == 0) goto out;
     if (size == 1) {
         if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));

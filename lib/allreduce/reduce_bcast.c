@@ -11,7 +11,7 @@ int ck_allreduce_reduce_bcast(const void *sbuf, void *rbuf, size_t count, MPI_Da
                               MPI_Op op, MPI_Comm comm)
 {
     int rc, rank, size;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 0, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 0, NULL, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
 

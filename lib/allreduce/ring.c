@@ -137,7 +137,7 @@ static int ring_allreduce(const void *sbuf, void *rbuf, size_t count, MPI_Dataty
     size_t posted = 0; /* send requests of the current step not yet completed */
     rs_stream q = {.req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
     MPI_Aint ext;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (size == 1) return sbuf != MPI_IN_PLACE ? ck_copy(sbuf, rbuf, count, dt) : MPI_SUCCESS;
 

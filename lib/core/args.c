@@ -151,10 +151,11 @@ int ck_check_exchange(const void *sbuf, const void *rbuf, size_t count, MPI_Data
 }
 
 int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
-                       MPI_Op op, int need_commutative, MPI_Comm comm, int *rank, int *size)
+                       MPI_Op op, int need_commutative, int *commutative, MPI_Comm comm, int *rank,
+                       int *size)
 {
     int rc = ck_check_args(comm, dt, count, rank, size);
-    if (rc == MPI_SUCCESS) rc = ck_check_op(op, need_commutative, NULL);
+    if (rc == MPI_SUCCESS) rc = ck_check_op(op, need_commutative, commutative);
     if (rc == MPI_SUCCESS) rc = ck_check_op_type(op, dt);
     if (rc == MPI_SUCCESS) rc = ck_check_buf(sbuf, count, dt);
     if (rc == MPI_SUCCESS) rc = ck_check_buf(rbuf, count, dt);

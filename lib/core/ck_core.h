@@ -80,9 +80,11 @@ int ck_check_blocks(size_t count, int size, MPI_Datatype dt, MPI_Aint *ext, int 
 /* allgather, alltoall: sbuf, rbuf. */
 int ck_check_exchange(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
                       MPI_Comm comm, int *rank, int *size);
-/* allreduce, reduce_scatter: op, sbuf, rbuf. */
+/* allreduce, reduce_scatter: op, sbuf, rbuf. *commutative (may be NULL), as
+ * for ck_check_op. */
 int ck_check_allreduce(const void *sbuf, const void *rbuf, size_t count, MPI_Datatype dt,
-                       MPI_Op op, int need_commutative, MPI_Comm comm, int *rank, int *size);
+                       MPI_Op op, int need_commutative, int *commutative, MPI_Comm comm, int *rank,
+                       int *size);
 
 /* ------------------------------------------------------------- datatypes */
 

@@ -20,7 +20,7 @@ int ck_allreduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datat
     ck_tmp tmp = {0};
     f->vrank = -1;
     f->partner = -1;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, comm, rank, size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, NULL, comm, rank, size));
     if (count == 0) goto out;
     if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
     if (*size == 1) goto out;
@@ -82,7 +82,7 @@ int ck_reduce_scatter_open(const void *sbuf, void *rbuf, size_t count, MPI_Datat
 {
     int rc;
     *done = 1;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, comm, rank, size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, NULL, comm, rank, size));
     /* Whole-vector local operations and messages take int counts too. */
     if ((size_t)*size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
     rc = alone(sbuf, rbuf, count, *size, dt, done);

@@ -11,7 +11,7 @@ int ck_reduce_scatter_parallel_rings(const void *sbuf, void *rbuf, size_t count,
 {
     int rc, rank, size, done;
     const ck_nodes *nd;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     CK_TRY(ck_nodes_get(comm, &nd));
     CK_TRY(ck_pr_check(nd));
     CK_TRY(ck_reduce_scatter_open(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size, &done));

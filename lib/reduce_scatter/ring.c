@@ -14,7 +14,7 @@ int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datat
     ck_tmp t0 = {0}, t1 = {0};
     MPI_Aint ext;
     const void *in;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     /* Whole-vector local operations take int counts too. */
     if ((size_t)size * count > CK_MAX_COUNT) return MPI_ERR_COUNT;
     if (count == 0) return MPI_SUCCESS;

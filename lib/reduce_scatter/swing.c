@@ -21,7 +21,7 @@ int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Data
     ck_tmp work = {0}, tmp = {0};
     size_t *off = NULL;
     MPI_Aint ext;
-    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, comm, &rank, &size));
+    CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, 1, NULL, comm, &rank, &size));
     if (count == 0) return MPI_SUCCESS;
     if (size == 1) return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : ck_copy(sbuf, rbuf, count, dt);
 
