@@ -10,10 +10,12 @@
  * 1 when the harness itself cannot go on (it aborts the launch).
  */
 #include "agree.h"
+#include "cpus.h"
 #include "mpit.h"
 #include "points.h"
 #include "record.h"
 #include "run_point.h"
+#include "slow_launch.h"
 #include "steady.h"
 #include "sync.h"
 
@@ -188,7 +190,21 @@ static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor
      * gather did not finish in 15 minutes (issue #21). */
     int rc = ck_gather_binomial(name, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
     if (rc != MPI_SUCCESS) die_mpi(comm, "gathering host names", rc);
+    /* Each rank's CPUs: more ranks on a host than CPUs among them is oversubscribed. */
+    char mine[CPU_LIST_LEN];
+    cpu_list(mine, sizeof mine);
+    char *cpus_all = NULL;
+    if (rank == 0 && !(cpus_all = calloc((size_t)p, CPU_LIST_LEN))) die(comm, "out of memory gathering CPU lists");
+    rc = ck_gather_binomial(mine, cpus_all, CPU_LIST_LEN, MPI_CHAR, 0, comm);
+    if (rc != MPI_SUCCESS) die_mpi(comm, "gathering CPU lists", rc);
     if (rank != 0) return;
+    const char **cpus = calloc((size_t)p, sizeof *cpus);
+    if (cpus == NULL) die(comm, "out of memory listing CPU lists");
+    for (int r = 0; r < p; r++) {
+        char *c = cpus_all + (size_t)r * CPU_LIST_LEN;
+        c[CPU_LIST_LEN - 1] = '\0';
+        cpus[r] = c;
+    }
 
     const char **hosts = calloc((size_t)p, sizeof *hosts);
     if (hosts == NULL) die(comm, "out of memory listing host names");
@@ -208,10 +224,12 @@ static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor
     int *global = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag);
     launch_info li = {p, lib, ver, COLLKIT_VERSION, hosts, flag && global ? *global : 0, MPI_Wtick(),
-                      floor_us};
+                      floor_us, cpus};
     if (record_launch(out, &li) != 0) die(comm, "cannot write the launch record: %s", strerror(errno));
     free(hosts);
     free(all);
+    free(cpus);
+    free(cpus_all);
 }
 
 /* Rank 0 reads the point's readback variables; NULL-safe and bounded. */
@@ -331,6 +349,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
     steady_test_begin();
+    slow_launch_begin(opt.out);
 
     if (args < 0) {
         if (rank == 0) fprintf(stderr, "%s\n", opt.error);
@@ -486,8 +505,15 @@ int main(int argc, char **argv)
             rc = agree_text_to_root(src, why, res.reason, rank, ctrl);
             if (rc != MPI_SUCCESS) die_mpi(comm, "agreement failed", rc);
         } else {
-            rc = run_point(pt, comm, ctrl, dev, &res);
+            /* comm=fresh: the library reads the point's settings when a communicator
+             * is made (Open MPI's coll/tuned), so its calls run on one made now. */
+            MPI_Comm measured = comm;
+            if (pt->fresh_comm && MPI_Comm_dup(comm, &measured) != MPI_SUCCESS)
+                die(comm, "cannot duplicate MPI_COMM_WORLD for point '%s'", pt->id);
+            if (pt->fresh_comm) MPI_Comm_set_errhandler(measured, MPI_ERRORS_RETURN);
+            rc = run_point(pt, measured, ctrl, dev, &res);
             if (rc != MPI_SUCCESS) die_mpi(comm, "harness messages failed", rc);
+            if (pt->fresh_comm) MPI_Comm_free(&measured);
         }
         for (size_t k = nsaved; k-- > 0;) mpit_restore(&mpit, &saved[k]);
         if (rank == 0 && record_point(out, pt, p, &res, eff.kv, eff.n, floor_us) != 0)

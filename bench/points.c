@@ -17,6 +17,7 @@ static const char *const sync_names[] = {"dissemination", "mpi_barrier", "window
 static const char *const validate_names[] = {"first", "all", "none"};
 static const char *const granularity_names[] = {"max", "ranks", "none"};
 static const char *const conditions_names[] = {"synchronised", "program"};
+static const char *const comm_names[] = {"world", "fresh"};
 
 #define NAMES_N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -29,17 +30,17 @@ const char *conditions_name(bench_conditions c) { return conditions_names[c]; }
 typedef enum {
     K_ID, K_COLLECTIVE, K_BACKEND, K_ALGORITHM, K_COUNT, K_DTYPE, K_OP, K_ROOT, K_IN_PLACE,
     K_WARMUP, K_MIN_ITERS, K_MAX_ITERS, K_BUDGET_S, K_SYNC, K_VALIDATE, K_READBACK, K_SET,
-    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_GRANULARITY, K_CONDITIONS, K_GAP_US, K_SKEW_US, K_NUM
+    K_LAUNCH_WARMUP_S, K_SETTLE_S, K_GRANULARITY, K_CONDITIONS, K_GAP_US, K_SKEW_US, K_COMM, K_NUM
 } key_id;
 
 static const char *const key_names[K_NUM] = {
     "id", "collective", "backend", "algorithm", "count", "dtype", "op", "root", "in_place",
     "warmup", "min_iters", "max_iters", "budget_s", "sync", "validate", "readback", "set",
-    "launch_warmup_s", "settle_s", "granularity", "conditions", "gap_us", "skew_us",
+    "launch_warmup_s", "settle_s", "granularity", "conditions", "gap_us", "skew_us", "comm",
 };
 
-/* Everything is required except readback, set, the steady-state settings
- * (absent: steady.h's defaults), granularity (absent: max) and the program
+/* Everything is required except readback, set, comm (absent: world), the
+ * steady-state settings (absent: steady.h's defaults), granularity (absent: max) and the program
  * conditions (absent: synchronised; gap_us and skew_us go with
  * conditions=program, checked in parse_line), so that the CLI's points files
  * of the default stay byte for byte what they were: the CLI always writes the
@@ -47,7 +48,7 @@ static const char *const key_names[K_NUM] = {
 static int key_required(key_id k)
 {
     return k != K_READBACK && k != K_SET && k != K_LAUNCH_WARMUP_S && k != K_SETTLE_S && k != K_GRANULARITY &&
-           k != K_CONDITIONS && k != K_GAP_US && k != K_SKEW_US;
+           k != K_CONDITIONS && k != K_GAP_US && k != K_SKEW_US && k != K_COMM;
 }
 
 typedef struct {
@@ -302,6 +303,10 @@ static int set_value(ctx *c, bench_point *pt, key_id k, const char *val)
         if (pick(c, key, val, conditions_names, NAMES_N(conditions_names), "synchronised or program", &e))
             return -1;
         pt->conditions = (bench_conditions)e;
+        return 0;
+    case K_COMM:
+        if (pick(c, key, val, comm_names, NAMES_N(comm_names), "world or fresh", &e)) return -1;
+        pt->fresh_comm = e == 1;
         return 0;
     case K_GAP_US: {
         char *end;

@@ -53,6 +53,8 @@ typedef struct {
     program_conditions program;    /* COND_PROGRAM: gap and per-rank skew (conditions.h) */
     char *readback; /* comma-separated names; "" when absent */
     char *set;      /* comma-separated NAME:VALUE set through MPI_T for this point; "" when absent */
+    int fresh_comm; /* comm=fresh: the calls run on a duplicate of MPI_COMM_WORLD made after `set` (the
+                     * library reads the setting when a communicator is made); 0: MPI_COMM_WORLD */
     int line;       /* line in the points file, for messages */
 } bench_point;
 

@@ -211,6 +211,10 @@ int record_launch(FILE *f, const launch_info *li)
     jb_begin_array(&b);
     for (int i = 0; i < li->ranks; i++) jb_string(&b, li->hosts[i]);
     jb_end_array(&b);
+    jb_key(&b, "cpus");
+    jb_begin_array(&b);
+    for (int i = 0; i < li->ranks; i++) jb_string(&b, li->cpus[i]);
+    jb_end_array(&b);
     jb_key(&b, "wtime_is_global"), jb_int(&b, li->wtime_is_global);
     jb_key(&b, "wtick"), jb_number(&b, li->wtick);
     jb_key(&b, "floor_us"), jb_number(&b, li->floor_us);

@@ -59,6 +59,7 @@ typedef struct {
     int wtime_is_global;
     double wtick;
     double floor_us; /* sync_floor_us (0 at p = 1) */
+    const char *const *cpus;     /* ranks entries: each rank's CPU affinity ("0-3"), "" unknown */
 } launch_info;
 
 typedef struct {

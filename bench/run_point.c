@@ -16,6 +16,7 @@
 #include "backend.h"
 #include "conditions.h"
 #include "per_rank.h"
+#include "slow_launch.h"
 #include "steady.h"
 #include "sync.h"
 #include "validate.h"
@@ -79,6 +80,7 @@ typedef struct {
     double ramp_s;       /* the first call's extra time, */
     long calls;          /* and the measured calls made so far */
     double rank_delay_s; /* test-only: this rank's calls made slower (per_rank_test_delay) */
+    double launch_delay_s; /* test-only: this launch made slower (slow_launch_delay) */
     int per_rank;        /* granularity = ranks or program conditions: keep this rank's times (per_rank.h) */
     int program;         /* conditions = program: back to back, paced (conditions.h) */
     program_pacer pace;
@@ -119,6 +121,7 @@ static int preflight(runner *r, point_result *res)
     const bench_point *pt = r->pt;
     r->test_delay_s = test_delay_of(pt);
     r->rank_delay_s = per_rank_test_delay(r->rank);
+    r->launch_delay_s = slow_launch_delay(pt);
     steady_test_ramp(pt, &r->ramp_calls, &r->ramp_s);
     if (pt->backend == BK_COLLKIT) {
         r->alg = backend_collkit_find(pt->coll, pt->algorithm);
@@ -402,8 +405,8 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         o->exit = t1;
         /* Test-only slow rank: added like the slow start below, for the same
          * reason (a busy wait is preempted for tens of ms when oversubscribed). */
-        o->seconds += r->rank_delay_s;
-        o->exit += r->rank_delay_s;
+        o->seconds += r->rank_delay_s + r->launch_delay_s;
+        o->exit += r->rank_delay_s + r->launch_delay_s;
         /* The test-only slow start is added, not waited: on an oversubscribed
          * test machine a busy wait is preempted for tens of ms (20 ms waits
          * measured 17-180 ms), which drowned the ramp the tests look for. */

@@ -4,13 +4,19 @@ Points are matched by identity (IDENTITY below) or by the keys the user chooses
 (`--match-keys`, or `--ignore-keys` to drop some from the identity: `--ignore-keys mpi`
 compares two libraries). Per matched point with `ok` timings on both sides:
 
-* ratio = median(NEW) / median(BASE), with a 95 % percentile-bootstrap interval from
-  resampled iterations (analysis/stats.py; fixed seed, so the output is deterministic);
-* the two-sided Mann-Whitney U test on the per-iteration times;
+* ratio = estimate(NEW) / estimate(BASE), each the median of the point's launch medians
+  (campaign/repeats.py), with a 95 % percentile-bootstrap interval over launches (each
+  side's launch medians resampled; fixed seed, so the output is deterministic);
+* the test at the level the campaigns vary (analysis/launches.py): two campaigns never
+  share a launch, so the exact Mann-Whitney test on the launch medians (simulated
+  campaigns, deterministic: on the iterations, as their one launch is every launch);
 * a verdict, faster / slower / same, at alpha = 0.01 after Holm's correction over every
   comparison of the invocation (all NEW campaigns together): the chance that any point
   is called faster or slower by noise alone stays below 1 %, which is what a regression
-  gate (`--fail-on-regression`) needs. The direction is that of the ratio of medians.
+  gate (`--fail-on-regression`) needs. The direction is that of the ratio. Where the
+  launches are too few for the test to reach 0.01 at all (3 + 3 launches: no p below
+  0.1) the verdict is `unknown`, with the launches needed; a whole run whose family is
+  too large for its launches says so under the table.
 
 Points on one side only, or not `ok` on a side (invalid, failed, skipped), are listed
 with a status, never dropped. A geometric mean of the ratios per NEW campaign,
@@ -29,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collkit.analysis import stats
+from collkit.analysis import launches, stats
 from collkit.campaign.points import label, parse_parameters
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
@@ -67,9 +73,11 @@ class Row:
     ratio_ci_high: float | None = None
     p_value: float | None = None
     p_holm: float | None = None
-    verdict: str = ""
+    verdict: str = ""         # faster | slower | same | unknown (the launches cannot reach significance)
     note: str = ""
     parameters: str = ""      # the [parameters.NAME] setting (points.format_parameters), "" for none
+    test: str = ""            # the level it was tested at: "3 + 3 launches", "simulated" (analysis/launches.py)
+    launches: str = ""        # launches of BASE + NEW
 
     @property
     def label(self) -> str:
@@ -151,8 +159,8 @@ def _index(records: list[Record], keys: tuple[str, ...], name: str) -> dict[tupl
 
 
 def _times(r: Record) -> list[float]:
-    t = r.fields.get("times_us")
-    return t if isinstance(t, list) else []
+    """The iterations of a point of one launch (a point of several keeps them per launch)."""
+    return r.launch_times[0] if len(r.launch_times) == 1 else []
 
 
 _IDENT = operator.attrgetter(*IDENTITY)
@@ -197,29 +205,42 @@ def compare(base: Path, news: list[Path], keys: tuple[str, ...] = IDENTITY,
                 bad = b if b.unstable else n
                 listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
                                   note=f"{'BASE' if bad is b else 'NEW'} unstable: {bad.unstable}"))
-            elif not _times(b) or not _times(n):
+            elif (len(b.launch_medians) < 2 and not _times(b)) or (len(n.launch_medians) < 2 and not _times(n)):
                 listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
-                                  note="no per-iteration times (times_us)"))
+                                  note="one launch without per-iteration times (times_us)"))
             elif not (b.time_median_us or 0) > 0:
                 listed.append(Row(**ident, status="not_ok", base_status=b.status, new_status=n.status,
                                   note="BASE median is 0: no ratio"))
             else:
                 pending.append((ident, b, n, str(new)))
-    bt = stats.Samples.of([_times(b) for _, b, _, _ in pending])
-    nt = stats.Samples.of([_times(n) for _, _, n, _ in pending])
-    _, p = stats.mann_whitney(bt, nt)
-    padj = stats.holm(p)
-    lo, hi = stats.bootstrap_median_ratio(bt, nt, resamples=resamples)
+    timings = [(launches.Timing.of(b, str(base)), launches.Timing.of(n, new)) for _, b, n, new in pending]
+    tests = launches.compare_points(timings)
+    padj = launches.holm(tests)
+    # iterations' ratio interval where each side is one launch (simulated, or a campaign
+    # of one launch): the launches' own interval is what needs two on a side
+    single = [i for i, (tb, tn) in enumerate(timings) if tb.n < 2 or tn.n < 2]
+    lo, hi = stats.bootstrap_median_ratio([_times(pending[i][1]) for i in single],
+                                          [_times(pending[i][2]) for i in single], resamples=resamples)
+    by_iter = {i: (float(a), float(z)) for i, a, z in zip(single, lo, hi)}
     rows = []
     for i, (ident, b, n, _) in enumerate(pending):
-        # the bench's median of times_us (stats_us.median, numpy's definition)
+        # the estimates: the median of each point's launch medians (campaign/repeats.py)
         mb, mn = b.time_median_us, n.time_median_us
         ratio = mn / mb
+        test = tests[i]
+        ci = by_iter.get(i) if i in by_iter else launches.ratio_interval(*timings[i])
         sig = padj[i] < stats.ALPHA
-        verdict = "slower" if sig and ratio > 1 else "faster" if sig and ratio < 1 else "same"
+        if test.too_few():
+            verdict = "unknown"
+        else:
+            verdict = "slower" if sig and ratio > 1 else "faster" if sig and ratio < 1 else "same"
+        note = (f"{test.describe()}: the launch test cannot reach p < {stats.ALPHA:g} "
+                f"({launches.needed_launches()} launches a side at least)") if verdict == "unknown" else ""
         rows.append(Row(**ident, status="compared", base_status="ok", new_status="ok", base_median_us=mb,
-                        new_median_us=mn, ratio=ratio, ratio_ci_low=float(lo[i]), ratio_ci_high=float(hi[i]),
-                        p_value=float(p[i]), p_holm=float(padj[i]), verdict=verdict))
+                        new_median_us=mn, ratio=ratio, ratio_ci_low=ci[0] if ci else None,
+                        ratio_ci_high=ci[1] if ci else None,
+                        p_value=float(test.p), p_holm=float(padj[i]), verdict=verdict, note=note,
+                        test=test.describe(), launches=f"{test.launches[0]}+{test.launches[1]}"))
     return Comparison(str(base), tuple(map(str, news)), keys, rows + listed, geomeans(rows))
 
 
@@ -257,11 +278,12 @@ def to_table(c: Comparison) -> str:
     if compared:
         body = [([names[r.new]] if many else []) +
                 [r.collective, r.label, str(r.ranks), format_size(r.bytes), _us(r.base_median_us),
-                 _us(r.new_median_us), f"{r.ratio:.3f}", f"[{r.ratio_ci_low:.3f}, {r.ratio_ci_high:.3f}]",
-                 f"{r.p_holm:.2g}", r.verdict] for r in compared]
+                 _us(r.new_median_us), f"{r.ratio:.3f}", _ci(r), r.launches, f"{r.p_holm:.2g}", r.verdict]
+                for r in compared]
         k = len(pre)
         out.append(render(pre + ["collective", "algorithm", "ranks", "size", "base_us", "new_us", "new/base",
-                                 "95% CI", "p_holm", "verdict"], body, right={k + 2, k + 3, k + 4, k + 5, k + 6}))
+                                 "95% CI", "launches", "p_holm", "verdict"], body,
+                          right={k + 2, k + 3, k + 4, k + 5, k + 6, k + 8}))
     if others:
         out += ["", "Points not compared:"]
         body = [([names[r.new]] if many else []) + [r.collective, r.label, str(r.ranks), format_size(r.bytes), r.status,
@@ -275,10 +297,33 @@ def to_table(c: Comparison) -> str:
         k = len(pre)
         out.append(render(pre + ["collective", "backend", "points", "faster", "slower", "same", "geomean"], body,
                           right={k + 2, k + 3, k + 4, k + 5, k + 6}))
-    n = {v: sum(r.verdict == v for r in compared) for v in ("faster", "slower", "same")}
-    out += ["", f"{len(compared)} points compared: {n['faster']} faster, {n['slower']} slower, {n['same']} same "
-                f"(Mann-Whitney U, Holm-adjusted p < {stats.ALPHA:g}); {len(others)} not compared"]
+    n = {v: sum(r.verdict == v for r in compared) for v in ("faster", "slower", "same", "unknown")}
+    out += ["", f"{len(compared)} points compared: {n['faster']} faster, {n['slower']} slower, {n['same']} same"
+                + (f", {n['unknown']} unknown" if n["unknown"] else "")
+                + f" (Mann-Whitney U on launch medians, Holm-adjusted p < {stats.ALPHA:g}); "
+                  f"{len(others)} not compared"]
+    if n["unknown"]:
+        out.append(f"unknown: too few launches for the test to reach p < {stats.ALPHA:g} "
+                   f"({launches.needed_launches()} a side at least; [measure] launches)")
+    between = [r for r in compared if r.test.endswith("launches")]
+    if between and launches.launches_for(len(compared)) > min(_fewest(r) for r in between):
+        out.append(f"with Holm over {len(compared)} comparisons, a point can be called faster or slower only from "
+                   f"{launches.launches_for(len(compared))} launches a side ([measure] launches)")
     return "\n".join(out) + "\n"
+
+
+def _ci(r: Row) -> str:
+    if r.ratio_ci_low is None or r.ratio_ci_high is None:
+        return "-"
+    return f"[{r.ratio_ci_low:.3f}, {r.ratio_ci_high:.3f}]"
+
+
+def _fewest(r: Row) -> int:
+    """The fewer launches of the two sides ("3+5" -> 3)."""
+    try:
+        return min(int(x) for x in r.launches.split("+"))
+    except ValueError:
+        return 0
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
@@ -301,8 +346,11 @@ def _finite(d: dict) -> dict:
 
 def to_json(c: Comparison) -> str:
     return json.dumps({"base": c.base, "new": list(c.news), "keys": list(c.keys), "alpha": stats.ALPHA,
-                       "correction": "holm", "test": "mann-whitney-u (normal approximation, ties)",
-                       "ratio_ci": f"percentile bootstrap, {stats.RESAMPLES} resamples, seed {stats.SEED}",
+                       "correction": "holm",
+                       "test": "exact mann-whitney-u on launch medians (simulated: on the iterations, normal "
+                               "approximation with ties)",
+                       "ratio_ci": f"percentile bootstrap over launches, {launches.RESAMPLES} resamples, seed "
+                                   f"{stats.SEED} (one launch a side: over iterations, {stats.RESAMPLES})",
                        "points": [_finite(asdict(r)) for r in c.rows],
                        "geomeans": [_finite(asdict(g)) for g in c.geomeans]},
                       indent=1) + "\n"

@@ -9,7 +9,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.analysis import stats
+from collkit.analysis import launches, stats
 from collkit.campaign.record import Record
 from collkit.campaign.sizes import format_size
 from collkit.common.table import render, render_sections, terminal_width
@@ -123,11 +123,18 @@ class SummaryLine:
     default: str | None
     default_us: float | None
     candidates: int
-    # Mann-Whitney U of best vs default, Holm-adjusted over the table's comparisons
-    # (None where there is nothing to compare: no default, or the default is the best)
+    # the best against the default (analysis/launches.py), Holm-adjusted over every
+    # candidate's comparison with its default in the table (None where there is
+    # nothing to compare: no default, or the default is the best)
     p_value: float | None = None
     checks: tuple[PointCheck, ...] = ()
     default_implausible: bool = False   # the default's median is below the launch's floor
+    level: str = ""                     # how best and default were compared (launches.WITHIN, ...)
+    too_few: bool = False               # between launches, too few of them to reach the level at all
+    launches: tuple[int, int] = (0, 0)  # launches of the best and the default
+    spread: float | None = None         # largest launch-to-launch spread of the two (max/min launch median)
+    states: bool = False                # their launches fall into separate states
+    oversubscribed: bool = False        # more ranks than cores on a host of their launches
 
     @property
     def compared(self) -> bool:
@@ -152,23 +159,26 @@ class SummaryLine:
         return self.compared and not self.significant
 
 
-def _times(r: Record) -> list[float]:
-    t = r.fields.get("times_us")
-    return [float(v) for v in t] if isinstance(t, list) else []
+def oversubscribed(r: Record) -> bool:
+    """A launch of the record put more ranks on a host than it had cores (the launch
+    record's cpus, campaign/launch_info.py)."""
+    return bool(r.fields.get("oversubscribed"))
 
 
 def summarise(rows: list[Record]) -> list[SummaryLine]:
     """Per collective, MPI library, rank count and size: the fastest `ok` point (lowest
-    median) and the library default's time. Invalid or failed points never win, nor
-    do unstable ones (record.py): they are not even candidates until a re-measure is
-    steady, since their median may be a start-up cost.
+    estimate: the median of its launch medians) and the library default's. Invalid or
+    failed points never win, nor do unstable ones (record.py): they are not even
+    candidates until a re-measure is steady, since their median may be a start-up cost.
 
-    The best is called faster than the default only when the difference is significant:
-    Mann-Whitney U on the two points' per-iteration times, two-sided, with Holm's
-    correction over all of the table's comparisons at alpha = 0.01. Holm rather than
-    Bonferroni: it controls the same family-wise error (the chance that any row of the
-    table claims a speed-up that is noise) without assuming independence, and it rejects
-    at least as often, so fewer real differences are reported as ties."""
+    The best is called faster than the default only when the difference is significant
+    at the level the two were measured (analysis/launches.py: iterations inside shared
+    launches, stratified by launch; launch medians between launches), two-sided, with
+    Holm's correction at alpha = 0.01 over the comparisons of every candidate of the
+    table with its default. Every candidate, not only the best: the best is the
+    smallest of many, and testing only it would favour whichever was luckiest (the
+    winner's curse). Holm controls the chance that any row claims a speed-up that is
+    noise without assuming independence, and rejects at least as often as Bonferroni."""
     groups: dict[tuple, list[Record]] = {}
     for r in rows:
         if r.status == "ok" and r.time_median_us is not None and not r.unstable:
@@ -180,18 +190,26 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
         best = min(plausible, key=lambda r: r.time_median_us)
         default = next((r for r in members if r.library_default), None)
         found.append((key, members, best, default))
-    pairs = [i for i, (_, _, best, default) in enumerate(found) if default is not None and default is not best]
-    _, raw = stats.mann_whitney([_times(found[i][2]) for i in pairs], [_times(found[i][3]) for i in pairs])
-    adjusted = dict(zip(pairs, stats.holm(raw)))
+    timing = {id(r): launches.Timing.of(r) for _, members, _, _ in found for r in members}
+    pairs = [(i, r) for i, (_, members, best, default) in enumerate(found)
+             if default is not None and default is not best for r in members if r is not default]
+    tests = launches.compare_points([(timing[id(r)], timing[id(found[i][3])]) for i, r in pairs])
+    adjusted = launches.holm(tests)
+    of_best = {i: (t, float(q)) for (i, r), t, q in zip(pairs, tests, adjusted) if r is found[i][2]}
     out = []
     for i, ((coll, mpi, ranks, size), members, best, default) in enumerate(found):
-        p = adjusted.get(i)
+        test, p = of_best.get(i, (None, None))
+        both = [timing[id(best)]] + ([timing[id(default)]] if default is not None else [])
+        spreads = [t.spread for t in both if t.spread is not None]
         out.append(SummaryLine(coll, mpi, ranks, size, best.label, best.time_median_us,
                                default.label if default else None,
                                default.time_median_us if default else None, len(members),
-                               float(p) if p is not None else None,
-                               tuple(c for r in members for c in point_checks(r)),
-                               bool(default is not None and default.implausible)))
+                               p, tuple(c for r in members for c in point_checks(r)),
+                               bool(default is not None and default.implausible),
+                               test.level if test else "", bool(test and test.too_few()),
+                               (both[0].n, both[1].n if len(both) > 1 else 0),
+                               max(spreads) if spreads else None, any(t.states for t in both),
+                               any(oversubscribed(r) for r in (best, default) if r is not None)))
     return out
 
 
@@ -201,13 +219,20 @@ def _us(v: float | None) -> str:
     return f"{v:.1f}" if v < 1000 else f"{v:.0f}"
 
 
-# Why a row's default/best holds no ratio, in the summary's `note` column
-# (the ratio column holds ratios only), each explained once under the table.
+# Why a row's default/best holds no ratio, and what else a reader must know of it, in
+# the summary's `note` column (the ratio column holds ratios only), each explained
+# once under the table.
 NOTES = {
-    "tie": "best not significantly faster than the default (Mann-Whitney U on the iterations, "
-           "Holm-adjusted over {compared} comparisons, p >= {alpha:g})",
+    "tie": "best not significantly faster than the default (Holm-adjusted over {compared} comparisons of "
+           "every candidate with its default, p >= {alpha:g})",
+    "few": "best and default ran in different launches, too few of them for the launch test to reach "
+           "p < {alpha:g} at all ({needed} launches a side at least; [measure] launches)",
     "floor": "the default's median is below the one-message floor measured in its launch: "
              "no ratio against a time no message could achieve",
+    "states": "the launches of best or default fell into separate states (launch medians "
+              f"{launches.STATE_GAP:g}x apart): a machine that draws a state per launch",
+    "oversub": "more ranks than cores on a host: timings of an oversubscribed machine, good for trying the "
+               "tool and for side-by-side ratios, not as evidence about a real machine",
 }
 
 
@@ -215,10 +240,21 @@ def _ratio_cell(s: SummaryLine) -> str:
     return f"{s.ratio:.2f}x" if s.ratio and not s.default_implausible else "-"
 
 
-def _note(s: SummaryLine) -> str:
+def _notes(s: SummaryLine) -> list[str]:
+    out = []
     if s.default_implausible:
-        return "floor"
-    return "tie" if s.tie else ""
+        out.append("floor")
+    elif s.tie:
+        out.append("few" if s.too_few else "tie")
+    if s.states:
+        out.append("states")
+    if s.oversubscribed:
+        out.append("oversub")
+    return out
+
+
+def _spread_cell(s: SummaryLine) -> str:
+    return f"{s.spread:.2f}x" if s.spread is not None else "-"
 
 
 def checks_footer(lines: list[SummaryLine]) -> list[str]:
@@ -232,22 +268,37 @@ def checks_footer(lines: list[SummaryLine]) -> list[str]:
     return out
 
 
+def _levels_line(lines: list[SummaryLine]) -> str:
+    """How the rows' verdicts were reached, and from how many launches."""
+    by: dict[str, int] = {}
+    for s in lines:
+        if s.compared:
+            by[s.level] = by.get(s.level, 0) + 1
+    counts = sorted({n for s in lines for n in s.launches if n})
+    span = (f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}") if counts else "?"
+    parts = ", ".join(f"{n} on {launches.LEVEL_WORDS[level]}" for level, n in sorted(by.items()))
+    return (f"estimates: the median of each point's launch medians ({span} launches); spread: largest over "
+            f"smallest launch median of best and default" + (f"; verdicts: {parts}" if parts else ""))
+
+
 def summary_table(lines: list[SummaryLine], width: int | None = None) -> str:
     """One section per collective and library (its name on a line of its own:
     the rows then fit 100 columns with the longest algorithm names), all
     sections with the same column widths, then the notes and warnings."""
-    header = ["ranks", "size", "best", "best_us", "default_us", "default/best", "note", "n"]
+    header = ["ranks", "size", "best", "best_us", "default_us", "default/best", "spread", "note", "n"]
     sections: dict[str, list[list[str]]] = {}
     for s in lines:
         sections.setdefault(f"{s.collective}, {s.mpi}", []).append(
             [str(s.ranks), format_size(s.bytes), s.best, _us(s.best_us), _us(s.default_us), _ratio_cell(s),
-             _note(s), str(s.candidates)])
-    text = [render_sections(header, sections, right={0, 1, 3, 4, 5, 7}, width=width),
-            "n: algorithms measured ok at that point, the candidates for best"]
+             _spread_cell(s), ",".join(_notes(s)), str(s.candidates)])
+    text = [render_sections(header, sections, right={0, 1, 3, 4, 5, 6, 8}, width=width),
+            "n: algorithms measured ok at that point, the candidates for best", _levels_line(lines)]
     compared = sum(s.compared for s in lines)
-    used = {_note(s) for s in lines}
-    text += [f"{key}: " + what.format(compared=compared, alpha=stats.ALPHA) for key, what in NOTES.items()
-             if key in used]
+    used = {n for s in lines for n in _notes(s)}
+    family = sum(s.candidates - 1 for s in lines if s.default is not None and s.compared)
+    text += [f"{key}: " + what.format(compared=family or compared, alpha=stats.ALPHA,
+                                      needed=launches.needed_launches())
+             for key, what in NOTES.items() if key in used]
     text.extend(checks_footer(lines))
     # the table, then its footer lines wrapped to the width
     return "\n".join([text[0]] + [w for line in text[1:]

@@ -8,6 +8,13 @@
 * `mann_whitney`: the two-sided Mann-Whitney U test, normal approximation with tie
   correction and continuity correction (as in most references; exact enough for
   n >= 8 per side; only approximate below). Vectorised over many pairs of samples.
+* `stratified_mann_whitney`: van Elteren's stratified Mann-Whitney test: one U per
+  stratum (a launch both samples ran in), standardised and summed with weights
+  1/(n_k + 1), so a state that lasts a whole launch cancels (analysis/launches.py).
+* `exact_mann_whitney`: the two-sided Mann-Whitney U test with the exact permutation
+  distribution of the rank sum (ties as midranks), right for the few samples a side
+  (launch medians) that the normal approximation gets wrong; `min_p`: the smallest p
+  it can give with n1 and n2 samples.
 * `signed_rank_p`: the exact two-sided Wilcoxon signed-rank test, for paired
   measurements (log ratios round by round, scripts/bench_same_name.py).
 * `holm`: Holm's step-down adjustment of p-values (family-wise error rate, no
@@ -119,12 +126,39 @@ def median_ci(times: Sequence[float], confidence: float = CONFIDENCE) -> tuple[f
     return float(x[ranks[0]]), float(x[ranks[1]])
 
 
+# Student's t, two-sided 95 %, for 1..4 degrees of freedom (any t table): the launch
+# interval below needs no more, from 6 launches on it is distribution-free.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+DISTRIBUTION_FREE_LAUNCHES = 6    # the fewest samples with a 95 % order-statistics interval
+
+
+def launch_interval(medians: Sequence[float]) -> tuple[float, float] | None:
+    """A 95 % interval for a point's estimate (the median of its launch medians), from
+    the launches: from 6 launches the distribution-free order-statistics interval
+    (median_ci); with 2 to 5, where none exists, Student's t on the logs of the launch
+    medians (a launch effect assumed symmetric on a log scale: log-normal); None for
+    fewer than 2 or values that are not positive."""
+    x = np.asarray(medians, dtype=float)
+    if len(x) >= DISTRIBUTION_FREE_LAUNCHES:
+        return median_ci(x)
+    if len(x) < 2 or not np.all(np.isfinite(x)) or np.any(x <= 0):
+        return None
+    logs = np.log(x)
+    half = T975[len(x) - 1] * float(np.std(logs, ddof=1)) / math.sqrt(len(x))
+    centre = float(np.mean(logs))
+    return float(np.exp(centre - half)), float(np.exp(centre + half))
+
+
 def record_median_ci(record) -> tuple[float, float] | None:
-    """A campaign Record's median interval: from its `times_us` when it has them, else
+    """A campaign Record's median interval: from its launches when it ran in several
+    (launch_interval; campaign/repeats.py), else from its `times_us` when it has them, else
     its `stats_us.median_ci` (granularity = "none") or the exported columns it was read
     from (results.csv); None for untimed records."""
     if not record.timed:
         return None
+    launches = record.fields.get("launch_medians_us")
+    if isinstance(launches, list) and len(launches) > 1:
+        return launch_interval(launches)    # several launches: the interval is the launches'
     times = record.fields.get("times_us")
     if isinstance(times, list) and times:
         return median_ci(times)
@@ -141,19 +175,17 @@ def record_median_ci(record) -> tuple[float, float] | None:
 
 
 # --------------------------------------------------------------- Mann-Whitney U
-def mann_whitney(xs: "Sequence[Sequence[float]] | Samples",
-                 ys: "Sequence[Sequence[float]] | Samples") -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Mann-Whitney U test of each pair (xs[i], ys[i]), all pairs at once.
-
-    Returns (U of x, p) arrays. Normal approximation with tie and continuity
-    correction; U is NaN and p = 1 when either side is empty; p = 1 when all values
-    of a pair are equal."""
+def _mw_parts(xs: "Sequence[Sequence[float]] | Samples",
+              ys: "Sequence[Sequence[float]] | Samples") -> tuple[np.ndarray, ...]:
+    """Per pair (xs[i], ys[i]): U of x, its mean and variance under the null (tie
+    corrected), n1 and n2; all pairs at once."""
     sx, sy = Samples.of(xs), Samples.of(ys)
     k = len(sx)
     fx, n1, fy, n2 = sx.flat, sx.lengths, sy.flat, sy.lengths
     n = n1 + n2
     if k == 0:
-        return np.full(0, np.nan), np.ones(0)
+        empty = np.zeros(0)
+        return empty, empty, empty, n1, n2
     # one segment per pair: its x values then its y values
     start = np.cumsum(n) - n
     x_pos = np.repeat(start, n1) + np.arange(len(fx)) - np.repeat(np.cumsum(n1) - n1, n1)
@@ -181,10 +213,92 @@ def mann_whitney(xs: "Sequence[Sequence[float]] | Samples",
     u1 = r1 - n1 * (n1 + 1) / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
         var = n1 * n2 / 12.0 * ((n + 1) - tie_sum / (n * (n - 1.0)))
-        dev = np.maximum(np.abs(u1 - n1 * n2 / 2.0) - 0.5, 0.0)
+    var = np.where((n1 > 0) & (n2 > 0) & np.isfinite(var), var, 0.0)
+    return u1, n1 * n2 / 2.0, var, n1, n2
+
+
+def mann_whitney(xs: "Sequence[Sequence[float]] | Samples",
+                 ys: "Sequence[Sequence[float]] | Samples") -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Mann-Whitney U test of each pair (xs[i], ys[i]), all pairs at once.
+
+    Returns (U of x, p) arrays. Normal approximation with tie and continuity
+    correction; U is NaN and p = 1 when either side is empty; p = 1 when all values
+    of a pair are equal."""
+    u1, mean, var, n1, n2 = _mw_parts(xs, ys)
+    if len(u1) == 0:
+        return np.full(0, np.nan), np.ones(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = np.maximum(np.abs(u1 - mean) - 0.5, 0.0)
         z = np.where(var > 0, dev / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
     p = np.where((var > 0) & (n1 > 0) & (n2 > 0), np.minimum(_erfc(z / math.sqrt(2)), 1.0), 1.0)
     return np.where((n1 > 0) & (n2 > 0), u1, np.nan), p
+
+
+def stratified_mann_whitney(xs: "Sequence[Sequence[float]] | Samples", ys: "Sequence[Sequence[float]] | Samples",
+                            test: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """van Elteren's stratified Mann-Whitney test, many tests at once.
+
+    Stratum j compares xs[j] with ys[j] and belongs to test test[j] (0 .. T-1). Per
+    test, Z = sum_j w_j (U_j - E U_j) / sqrt(sum_j w_j^2 Var U_j) with w_j = 1 /
+    (n1_j + n2_j + 1) (van Elteren's locally most powerful weights), two-sided p from
+    the normal distribution. Returns (Z, p) per test; Z = 0 and p = 1 where no stratum
+    has values on both sides or all values are equal. A positive Z: x above y."""
+    tid = np.asarray(test, dtype=np.int64)
+    count = int(tid.max()) + 1 if tid.size else 0
+    u1, mean, var, n1, n2 = _mw_parts(xs, ys)
+    if count == 0:
+        return np.zeros(0), np.ones(0)
+    w = np.where((n1 > 0) & (n2 > 0), 1.0 / (n1 + n2 + 1.0), 0.0)
+    num = np.bincount(tid, weights=w * np.where(var > 0, u1 - mean, 0.0), minlength=count)
+    den = np.bincount(tid, weights=w * w * var, minlength=count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), 0.0)
+    return z, np.minimum(_erfc(np.abs(z) / math.sqrt(2)), 1.0)
+
+
+@lru_cache(maxsize=4096)
+def _rank_sum_dist(weights: tuple[int, ...], n1: int) -> np.ndarray:
+    """Number of ways each sum of n1 of the (integer) weights can occur."""
+    top = sum(weights)
+    c = np.zeros((n1 + 1, top + 1))
+    c[0, 0] = 1.0
+    for w in weights:
+        # every subset either takes w or not (the right side is read before assignment)
+        c[1:, w:] = c[1:, w:] + c[:-1, :top + 1 - w]
+    return c[n1]
+
+
+def exact_mann_whitney(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided p of the Mann-Whitney U test, exact permutation distribution given
+    the midranks (so also with ties); 1 where a side is empty or all values are equal."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n1, n = len(x), len(x) + len(y)
+    if len(x) == 0 or len(y) == 0:
+        return 1.0
+    both = np.concatenate([x, y])
+    order = np.argsort(both, kind="stable")
+    ranks = np.empty(n)
+    ranks[order] = np.arange(1, n + 1)
+    for v in np.unique(both):                       # ties: midranks
+        tie = both == v
+        ranks[tie] = ranks[tie].mean()
+    doubled = tuple(int(round(2 * r)) for r in ranks)   # midranks x 2 are integers
+    dist = _rank_sum_dist(tuple(sorted(doubled)), n1)
+    total = dist.sum()
+    expect = n1 * (n + 1)                           # E of the doubled rank sum
+    obs = sum(doubled[:n1])
+    dev = abs(obs - expect)
+    if dev == 0:
+        return 1.0
+    s = np.arange(len(dist))
+    return float(min(1.0, dist[np.abs(s - expect) >= dev].sum() / total))
+
+
+def min_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p the exact test can give with n1 and n2 samples."""
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
 
 
 def holm(p: Sequence[float]) -> np.ndarray:

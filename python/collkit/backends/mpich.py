@@ -60,6 +60,9 @@ from collkit.mpis.install import MPIInstall
 CVAR_STEM = {"reduce_scatter": "REDUCE_SCATTER_BLOCK"}
 
 FORCE_ENV = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+# The launch environment the default shares with algorithms forced per point (`build_offer`):
+# an inapplicable forced algorithm is an error; `auto` (the default) never falls back.
+SHARED_ENV = {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
 
 # CVAR value -> canonical name, per collective, as read from
 # src/mpi/coll/<coll>/<coll>_intra_<value>.c. Values not listed keep their own
@@ -206,6 +209,12 @@ def algorithm_cvar(collective: str) -> str:
     return f"MPIR_CVAR_{CVAR_STEM.get(collective, collective.upper())}_INTRA_ALGORITHM"
 
 
+def device_cvar(collective: str) -> str:
+    """The per-collective switch of the ch4 device's own collective (read per call under
+    MPIR_CVAR_DEVICE_COLLECTIVES=percoll)."""
+    return f"MPIR_CVAR_{CVAR_STEM.get(collective, collective.upper())}_DEVICE_COLLECTIVE"
+
+
 def default_readback(collective: str) -> tuple[str, ...]:
     return (algorithm_cvar(collective), "MPIR_CVAR_DEVICE_COLLECTIVES", "MPIR_CVAR_COLLECTIVE_FALLBACK")
 
@@ -251,6 +260,11 @@ def build_offer(cvars: dict[str, Cvar], version: str = "", tool: str = "") -> Li
         raise UserError(f"MPICH{where} lists no MPIR_CVAR_<COLL>_INTRA_ALGORITHM variables")
     library = f"MPICH {version}" if version else "MPICH"
     device = _value_name(cvars.get("MPIR_CVAR_DEVICE_COLLECTIVES"))
+    # One launch for the default and the forced algorithms where the device's collectives
+    # can be switched off per collective and per call (percoll); else forcing switches
+    # them off for the whole launch, which changes the default: a launch of its own.
+    shared = device == "percoll" and all(device_cvar(c) in cvars for c in COLLECTIVES
+                                         if algorithm_cvar(c) in cvars)
 
     algorithms: list[LibraryAlgorithm] = []
     excluded: list[Excluded] = []
@@ -280,14 +294,23 @@ def build_offer(cvars: dict[str, Cvar], version: str = "", tool: str = "") -> Li
                 name = native
             used.add(name)
             requires, note = REQUIRES.get((coll, native), ((), ""))
-            algorithms.append(LibraryAlgorithm(
-                collective=coll, name=name, native=native, native_id=native,
-                env=dict(FORCE_ENV), cvars={var: native}, readback=default_readback(coll),
-                requires=requires, note=note))
+            if shared:
+                # the device's own collective off for this collective and this point only
+                dvar = device_cvar(coll)
+                algorithms.append(LibraryAlgorithm(
+                    collective=coll, name=name, native=native, native_id=native,
+                    env=dict(SHARED_ENV), cvars={var: native, dvar: "0"},
+                    readback=(*default_readback(coll), dvar), requires=requires, note=note))
+            else:
+                algorithms.append(LibraryAlgorithm(
+                    collective=coll, name=name, native=native, native_id=native,
+                    env=dict(FORCE_ENV), cvars={var: native}, readback=default_readback(coll),
+                    requires=requires, note=note))
     params = {c.name: mpich_parameter(c.name, c.value, c.items) for c in cvars.values()}
     return LibraryOffer(mpi="mpich", library=library, algorithms=tuple(algorithms),
                         defaults=defaults, default_native=default_native,
-                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params)
+                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params,
+                        launch_env=dict(SHARED_ENV) if shared else None)
 
 
 def find_tool(mpi: MPIInstall) -> Path:

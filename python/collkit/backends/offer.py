@@ -67,6 +67,10 @@ class LibraryAlgorithm:
     # which set through the environment would also bind MPI_Init's own collectives.
     cvars: dict[str, str] = field(default_factory=dict)
     note: str = ""             # what the library does outside `requires`, or other caveats
+    # The cvars take effect when a communicator is made (Open MPI's coll/tuned reads
+    # them at communicator creation): the point runs on a duplicate of MPI_COMM_WORLD
+    # made after they are set (collkit-bench's `comm=fresh`).
+    fresh_comm: bool = False
 
     def unusable(self, ranks: int, count: int, in_place: bool = False,
                  ranks_per_node: int | None = None) -> str | None:
@@ -94,6 +98,7 @@ class LibraryAlgorithm:
             "readback": list(self.readback),
             "requires": list(self.requires),
             "note": self.note,
+            **({"fresh_comm": True} if self.fresh_comm else {}),
         }
 
 
@@ -123,6 +128,11 @@ class LibraryOffer:
     unforceable: str = ""      # set: collkit cannot force this library's algorithms, and why
     # the library's parameters a spec may sweep ([parameters.NAME]), by name (backends/parameters.py)
     parameters: dict[str, Parameter] = field(default_factory=dict)
+    # The environment under which the library's default, libcollkit's algorithms and the
+    # algorithms forced per point (cvars) share one launch, so that comparisons among
+    # them are made inside launches (campaign/plan.py, analysis/launches.py); None: its
+    # forcing needs a launch of its own.
+    launch_env: dict[str, str] | None = None
 
     def for_collective(self, collective: str) -> list[LibraryAlgorithm]:
         coll = check_collective(collective)
@@ -175,6 +185,7 @@ class LibraryOffer:
             "algorithms": [a.to_json() for a in self.algorithms],
             "excluded": [{"collective": e.collective, "native": e.native, "native_id": e.native_id,
                           "reason": e.reason} for e in self.excluded],
+            **({"launch_env": dict(self.launch_env)} if self.launch_env is not None else {}),
         }
 
 

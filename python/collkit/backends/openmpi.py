@@ -1,9 +1,17 @@
 """Open MPI: the coll/tuned algorithms that ompi_info lists, and how to force one.
 
-Forcing needs ``coll_tuned_use_dynamic_rules=1`` plus
-``coll_tuned_<coll>_algorithm=<id>`` (as ``OMPI_MCA_*`` environment
-variables). Checked on Open MPI 4.1.4 with a commutative user op that logs
-its calls and the pml monitoring component (which peer got how many bytes):
+Forcing needs ``coll_tuned_use_dynamic_rules=1`` at start-up plus
+``coll_tuned_<coll>_algorithm=<id>`` when a communicator is made. collkit sets
+the first in the launch's environment (``OMPI_MCA_*``) and the second through
+MPI_T for the point alone, whose calls then run on a duplicate of MPI_COMM_WORLD
+made after the setting (collkit-bench's ``comm=fresh``; "Switching at run time"
+below). So the default (MPI_COMM_WORLD, no id set: with dynamic rules on and
+nothing forced, ``ompi_coll_tuned_<coll>_intra_dec_dynamic`` falls through to the
+same fixed decision as without them), libcollkit's algorithms and every forced
+algorithm of a rank count run in one launch, and compare inside it
+(`LibraryOffer.launch_env`, analysis/launches.py). Checked on Open MPI 4.1.4 with
+a commutative user op that logs its calls and the pml monitoring component (which
+peer got how many bytes), first with the id in the environment:
 
 * the forced id is what runs; without use_dynamic_rules it is ignored;
 * an id outside the enumeration (99, -1) or an unknown name only prints
@@ -355,25 +363,28 @@ def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
             if name in used:  # a future release reusing a name: keep them apart
                 name = f"{native.lower().replace('-', '_')}_{native_id}"
             used.add(name)
-            env = dict(common)
-            env[f"OMPI_MCA_{param}"] = native_id
+            # Forced per point: the id (and segment size) through MPI_T, read by tuned when
+            # the point's own communicator is made (module docstring, "Switching at run time").
+            cvars = {param: native_id}
             readback = [*default_readback(coll)]
             seg = SEGMENT_BYTES.get((coll, native))
             seg_param = f"{param}_segmentsize"
             if seg and seg_param in info.values:
-                env[f"OMPI_MCA_{seg_param}"] = str(seg)
+                cvars[seg_param] = str(seg)
                 readback.append(seg_param)
             requires, note = REQUIRES.get((coll, native), ((), ""))
             algorithms.append(LibraryAlgorithm(
-                collective=coll, name=name, native=native, native_id=native_id, env=env,
-                readback=tuple(readback + extra_readback), requires=requires, note=note))
+                collective=coll, name=name, native=native, native_id=native_id, env=dict(common),
+                readback=tuple(readback + extra_readback), requires=requires, note=note, cvars=cvars,
+                fresh_comm=True))
         rules = f"; dynamic rules file {rules_file} is set" if rules_file else ""
         defaults[coll] = ("coll/tuned picks per call from its fixed decision rules "
                           f"(communicator size, message size){rules}")
     params = {name: ompi_parameter(name, t, info.param_enums.get(name, [])) for name, t in info.types.items()}
     return LibraryOffer(mpi="openmpi", library=library, algorithms=tuple(algorithms),
                         defaults=defaults, default_native=default_native,
-                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params)
+                        excluded=tuple(excluded), enums=enums, tool=tool, parameters=params,
+                        launch_env=dict(common))
 
 
 def find_tool(mpi: MPIInstall) -> Path:

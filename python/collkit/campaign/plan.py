@@ -156,7 +156,7 @@ def _mpi_points(spec: Spec, offers: dict, known: dict[str, set[str]] | None = No
                         why = alg.unusable(ranks, base["count"], base["in_place"])
                         out.append(Point(backend="mpi", mpi=mpi, algorithm=alg.name, native=alg.native_id,
                                          env=tuple(sorted(alg.env.items())), readback=tuple(alg.readback),
-                                         cvars=tuple(sorted(alg.cvars.items())),
+                                         cvars=tuple(sorted(alg.cvars.items())), fresh_comm=alg.fresh_comm,
                                          skip_reason=f"{offer.library} {coll}/{alg.name}: {why}" if why else "",
                                          **base))
     return out
@@ -233,6 +233,21 @@ def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[
     return out
 
 
+def _shared_launches(points: list[Point], offers: dict) -> list[Point]:
+    """The library's default and libcollkit's points in the launch of the library's
+    algorithms forced per point, where its family allows that (LibraryOffer.launch_env:
+    Open MPI's per-communicator forcing, MPICH's per-call CVARs): per MPI and rank count
+    with such a forced point, every point without a forcing environment takes the
+    shared one, so that all of them compare inside launches (analysis/launches.py).
+    Without a forced point nothing changes: a default-only campaign runs as it ships."""
+    shared = {name: dict(o.launch_env) for name, o in offers.items() if o.launch_env}
+    forced = {(p.mpi, p.ranks) for p in points
+              if p.backend == "mpi" and p.mpi in shared and p.cvars and dict(p.env) == shared[p.mpi]}
+    return [replace(p, env=tuple(sorted(shared[p.mpi].items())))
+            if (p.mpi, p.ranks) in forced and not p.env and p.backend in ("mpi", "collkit") and not p.tuning_file
+            else p for p in points]
+
+
 def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[Point]:
     """Each point of a library with [parameters.NAME] once per setting: the values in its
     environment (so a setting is a launch of its own: the libraries read them at start-up),
@@ -259,7 +274,9 @@ def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[
                     continue
             env = dict(p.env) | {variable(k): v for k, v in setting}
             readback = tuple(dict.fromkeys(p.readback + tuple(k for k, _ in setting if known[k].readable)))
-            out.append(replace(p, env=tuple(sorted(env.items())), readback=readback, params=setting))
+            # a setting the forcing also makes through MPI_T (a segment size): the setting's value
+            cvars = tuple((k, dict(setting).get(k, v)) for k, v in p.cvars)
+            out.append(replace(p, env=tuple(sorted(env.items())), readback=readback, params=setting, cvars=cvars))
     return out
 
 
@@ -389,6 +406,7 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
     points: list[Point] = []
     for variant in variants:
         points += _variant_points(variant, platform, registry, offers, campaign_dir, strict)
+    points = _shared_launches(points, offers or {})
     if settings:
         points = _with_parameters(points, settings, offers or {})
 

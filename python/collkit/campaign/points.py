@@ -70,6 +70,10 @@ class Point:
     # what its calls are measured under (campaign/conditions.py): the spec's [measure]
     # or its [[case]]'s; not part of the id (a campaign measures a point one way)
     conditions: Conditions = SYNCHRONISED
+    # the cvars take effect when a communicator is made: the point's calls run on a
+    # duplicate of MPI_COMM_WORLD made after they are set (collkit-bench's comm=fresh;
+    # Open MPI's forced algorithms, backends/openmpi.py)
+    fresh_comm: bool = False
 
     @property
     def id(self) -> str:
@@ -98,6 +102,8 @@ class Point:
         ]
         if self.cvars:
             fields.append("set=" + ",".join(f"{k}:{v}" for k, v in self.cvars))
+        if self.fresh_comm:
+            fields.append("comm=fresh")
         if m.launch_warmup_s is not None:
             fields.append(f"launch_warmup_s={m.launch_warmup_s:g}")
         if m.settle_s is not None:
@@ -120,7 +126,8 @@ class Point:
             "skip_reason": self.skip_reason,
         } | ({"tuning_file": self.tuning_file, "tuning_sha256": self.tuning_sha256} if self.tuning_file else {}) \
           | ({"parameters": dict(self.params)} if self.params else {}) \
-          | ({"conditions": self.conditions.to_json()} if self.conditions.program else {})
+          | ({"conditions": self.conditions.to_json()} if self.conditions.program else {}) \
+          | ({"fresh_comm": True} if self.fresh_comm else {})
 
     @classmethod
     def from_dict(cls, d: dict) -> "Point":
@@ -132,7 +139,8 @@ class Point:
                    readback=tuple(d.get("readback", ())), skip_reason=d.get("skip_reason", ""),
                    tuning_file=d.get("tuning_file", ""), tuning_sha256=d.get("tuning_sha256", ""),
                    params=tuple((k, str(v)) for k, v in (d.get("parameters") or {}).items()),
-                   conditions=Conditions.from_json(d.get("conditions")))
+                   conditions=Conditions.from_json(d.get("conditions")),
+                   fresh_comm=bool(d.get("fresh_comm", False)))
 
 
 @dataclass

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collkit.campaign import conditions as conds
+from collkit.campaign import repeats
 from collkit.campaign import working
 from collkit.campaign.points import Point, format_parameters, label, parse_parameters
 
@@ -116,6 +117,39 @@ class Record:
     def remeasures(self) -> int:
         """How many times this point was measured again before this record (0 for the first)."""
         return int(self.fields.get("remeasure", 0) or 0)
+
+    @property
+    def launch_medians(self) -> list[float]:
+        """The point's median in each launch that measured it (campaign/repeats.py):
+        one entry for a point of one launch, none for an untimed record."""
+        if not self.timed:
+            return []
+        medians = self.fields.get("launch_medians_us")
+        if isinstance(medians, list) and medians:
+            return [float(m) for m in medians]
+        return [float(self.time_median_us)]    # type: ignore[arg-type]
+
+    @property
+    def launch_numbers(self) -> list[int]:
+        """The launch (raw/launch-N) of each entry of launch_medians."""
+        numbers = self.fields.get("launch_numbers")
+        if isinstance(numbers, list) and len(numbers) == len(self.launch_medians):
+            return [int(n or 0) for n in numbers]
+        return [int(self.fields.get("launch") or 0)] if self.timed else []
+
+    @property
+    def launch_times(self) -> list[list[float]]:
+        """Each launch's iterations ([] for a launch whose record kept none)."""
+        per = self.fields.get("launch_times_us")
+        if isinstance(per, list) and len(per) == len(self.launch_medians):
+            return [[float(v) for v in t] if isinstance(t, list) else [] for t in per]
+        times = self.fields.get("times_us")
+        return [[float(v) for v in times] if isinstance(times, list) else []] if self.timed else []
+
+    @property
+    def simulated(self) -> bool:
+        """Measured on a simulated machine: deterministic, one launch says all."""
+        return bool(self.fields.get("simulated"))
 
     @property
     def instrument(self) -> dict | None:
@@ -267,19 +301,40 @@ def remeasurable(rec: dict) -> bool:
     return timed and bool(rec.get("unstable")) and _remeasure(rec) < MAX_REMEASURES
 
 
-def current(recs: list[dict]) -> dict[str, dict]:
-    """The record that stands for each point id, from records.jsonl's objects in file
-    order: the first one, superseded by the next one of its id while it is
-    remeasurable() (a re-measure). Every reader of records.jsonl picks records
-    through here; the superseded ones stay in the file."""
-    out: dict[str, dict] = {}
+def standing(recs: list[dict]) -> dict[tuple[str, int], dict]:
+    """The record that stands for each (point id, repeat), from records.jsonl's objects
+    in file order: the first one, superseded by the next one of its id and repeat while
+    it is remeasurable() (a re-measure). The superseded ones stay in the file."""
+    out: dict[tuple[str, int], dict] = {}
     for rec in recs:
         if not isinstance(rec, dict) or not rec.get("id") or rec.get("status") not in STATUSES:
             continue
-        held = out.get(rec["id"])
+        key = (rec["id"], repeats.repeat_of(rec))
+        held = out.get(key)
         if held is None or (remeasurable(held) and _remeasure(rec) > _remeasure(held)):
-            out[rec["id"]] = rec
+            out[key] = rec
     return out
+
+
+def by_point(held: dict[tuple[str, int], dict]) -> dict[str, list[dict]]:
+    """standing()'s records grouped by point id, in repeat order."""
+    out: dict[str, list[dict]] = {}
+    for (pid, _), rec in sorted(held.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        out.setdefault(pid, []).append(rec)
+    return out
+
+
+def current(recs: list[dict]) -> dict[str, dict]:
+    """The record that stands for each point id: its standing records of every launch
+    merged (campaign/repeats.py; a point of one launch: that record). Every reader of
+    records.jsonl picks records through here."""
+    grouped = by_point(standing(recs))
+    # file order of first appearance, as readers always saw it
+    order = {}
+    for rec in recs:
+        if isinstance(rec, dict) and rec.get("id") in grouped:
+            order.setdefault(rec["id"], len(order))
+    return {pid: repeats.merge(grouped[pid]) for pid in sorted(grouped, key=lambda i: order.get(i, 0))}
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@
                                     # (both absent: collkit-bench's defaults, docs/bench-protocol.md)
     granularity = "max"             # max: the slowest rank per iteration | ranks: also every
                                     # rank's times and skews | none: aggregates only
+    launches = 3                    # each launch group runs this many times at least, interleaved
+    max_launches = 5                # ... and up to this many while a point's interval from its
+    launch_tolerance = 0.10         # launches is wider than this fraction of its estimate (unset
+                                    # with launches set: exactly `launches`)
+    launch_seed = 1                 # seed of the launches' interleaved order (simulated: 1 launch)
     conditions = "synchronised"     # synchronised | program: back to back, each rank paced by
     gap_us = 0                      # the program's gap and its own arrival skew (skew_us: per
     skew_us = [[0, ...], ...]       # rank, 11 quantiles); a [[case]] may set these three too
@@ -109,8 +114,18 @@ _MEANT = {
     "np": "the key is 'ranks' (a number or a list)",
 }
 _MEASURE_KEYS = ("warmup", "min_iterations", "max_iterations", "time_budget_s", "sync", "validate",
-                 "timeout_s", "launch_warmup_s", "settle_s", "granularity", *conds.KEYS)
+                 "timeout_s", "launch_warmup_s", "settle_s", "granularity", "launches", "max_launches",
+                 "launch_tolerance", "launch_seed", *conds.KEYS)
 MAX_STEADY_S = 60.0    # collkit-bench's bound on launch_warmup_s and settle_s
+# Repeated launches (docs/bench-protocol.md, "Launches"; launch/schedule.py): every launch
+# group runs LAUNCHES times at least, in a seeded interleaved order, and up to
+# MAX_LAUNCHES while a point's interval from its launches is wider than
+# LAUNCH_TOLERANCE of its estimate (half width over estimate). Simulated platforms run
+# one launch: their times are deterministic.
+LAUNCHES = 3
+MAX_LAUNCHES = 5
+LAUNCH_TOLERANCE = 0.10
+LAUNCH_LIMIT = 100     # launches of one group: beyond, a campaign is a different experiment
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,13 @@ class Measure:
     # What the calls are measured under (campaign/conditions.py): synchronised (the
     # default, nothing in the points file) or the program's gap and per-rank skew.
     conditions: conds.Conditions = conds.SYNCHRONISED
+    # Launches of each launch group (launch/schedule.py): at least `launches`, more up to
+    # `max_launches` while a point's launch interval is wider than `launch_tolerance`
+    # (relative half width), in an order drawn from `launch_seed`.
+    launches: int = LAUNCHES
+    max_launches: int = MAX_LAUNCHES
+    launch_tolerance: float = LAUNCH_TOLERANCE
+    launch_seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -227,6 +249,15 @@ def _number(value: object, what: str, hi: float) -> float:
     return float(value)
 
 
+def _fraction(value: object, what: str) -> float:
+    """A finite number in (0, 10]: a relative tolerance."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        _raise(f"{what} must be a finite number, not {value!r}")
+    if not 0 < value <= 10:
+        _raise(f"{what} must be above 0 and at most 10 (a fraction of the estimate: 0.1 is 10 %), not {value:g}")
+    return float(value)
+
+
 def _str_list(value: object, what: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
@@ -254,7 +285,18 @@ def _measure(raw: object) -> Measure:
         settle_s=_number(raw["settle_s"], "measure.settle_s", MAX_STEADY_S) if "settle_s" in raw else None,
         granularity=_choice(raw.get("granularity", d.granularity), GRANULARITIES, "measure.granularity"),
         conditions=conds.parse(raw, "measure") or d.conditions,
+        launches=_int(raw.get("launches", d.launches), "measure.launches", 1, LAUNCH_LIMIT),
+        max_launches=_int(raw["max_launches"], "measure.max_launches", 1, LAUNCH_LIMIT)
+        if "max_launches" in raw else 0,
+        launch_tolerance=_fraction(raw.get("launch_tolerance", d.launch_tolerance), "measure.launch_tolerance"),
+        launch_seed=_int(raw.get("launch_seed", d.launch_seed), "measure.launch_seed", 0),
     )
+    if not m.max_launches:
+        # unset: the default's adaptive bound, or exactly `launches` where the spec chose a number
+        m = replace(m, max_launches=m.launches if "launches" in raw else d.max_launches)
+    if m.max_launches < m.launches:
+        _raise(f"measure.max_launches ({m.max_launches}) is below launches ({m.launches}); "
+               "give max_launches >= launches")
     conds.check_measure(m.conditions, m.sync, m.granularity, "measure")
     if m.max_iterations < m.min_iterations:
         _raise(f"measure.max_iterations ({m.max_iterations}) is below min_iterations ({m.min_iterations})")

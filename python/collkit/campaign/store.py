@@ -14,12 +14,16 @@
     DIR/.lock, DIR/runner.json, DIR/raw/running.json   the runner's lock and what it runs (ownership.py)
 
 Records reach records.jsonl as soon as collkit-bench writes them; if collkit itself
-dies, the raw files still hold them and `--resume` takes them in first. A point id
-is recorded once, so a point is never lost nor doubled; the one exception is a
-record marked `unstable` (measured before a steady state, docs/bench-protocol.md):
-a later launch measures the point again, up to record.MAX_REMEASURES times, and
-appends the new record with `remeasure` = 1, 2. The file keeps every record;
-record.current() picks the one that stands for the point.
+dies, the raw files still hold them and `--resume` takes them in first. A point is
+measured in several launches (its launch group runs `launches` times and more,
+launch/schedule.py), and each launch's record carries its `repeat` (0, 1, ...); a
+(point id, repeat) is recorded once, so nothing is lost nor doubled. The one
+exception is a record marked `unstable` (measured before a steady state,
+docs/bench-protocol.md): a later launch measures that repeat again, up to
+record.MAX_REMEASURES times, and appends the new record with `remeasure` = 1, 2. The
+file keeps every record; record.standing() picks the one that stands for each
+(point, repeat), record.current() merges a point's repeats into the record that
+stands for the point (campaign/repeats.py).
 
 All campaigns under one results root are listed in ROOT/index.json."""
 
@@ -30,10 +34,11 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from collkit.campaign import ownership, per_rank, tuning
+from collkit.campaign import launch_info, ownership, per_rank, tuning
 from collkit.campaign.points import Plan, Point
 from collkit.campaign.record import STATUSES, Counts, Record, current, now  # noqa: F401  (now: launchers' timestamps)
-from collkit.campaign.record import remeasurable
+from collkit.campaign.record import by_point, remeasurable, standing
+from collkit.campaign import repeats
 from collkit.common import atomic
 from collkit.common.errors import UserError
 
@@ -44,7 +49,7 @@ class Campaign:
     def __init__(self, path: Path):
         self.path = path
         self.raw = path / "raw"
-        self._current: dict[str, dict] | None = None   # record.current() of records.jsonl, once read
+        self._standing: dict[tuple[str, int], dict] | None = None   # record.standing() of records.jsonl, once read
         self._lock: int | None = None
 
     # ---------------------------------------------------------------- creating
@@ -130,28 +135,49 @@ class Campaign:
         the first, or the re-measure that superseded an unstable one)."""
         return [Record.from_json(rec) for rec in current(atomic.read_jsonl(self.path / RECORDS)).values()]
 
-    def _held(self) -> dict[str, dict]:
-        if self._current is None:
-            self._current = current(atomic.read_jsonl(self.path / RECORDS))
-        return self._current
+    def _held(self) -> dict[tuple[str, int], dict]:
+        if self._standing is None:
+            self._standing = standing(atomic.read_jsonl(self.path / RECORDS))
+        return self._standing
 
     def recorded_ids(self) -> set[str]:
+        """Points with a record of at least one launch."""
+        return {pid for pid, _ in self._held()}
+
+    def recorded_keys(self) -> set[tuple[str, int]]:
+        """(point id, repeat) of every standing record."""
         return set(self._held())
+
+    def recorded_in(self, repeat: int) -> set[str]:
+        """Points with a record of that repeat (launch/schedule.py)."""
+        return {pid for pid, k in self._held() if k == repeat}
+
+    def finished_ids(self) -> set[str]:
+        """Points whose repetition ended (repeats.final: invalid, failed in every launch
+        that ran it, skipped): no later repeat launches them."""
+        return {pid for pid, recs in by_point(self._held()).items() if repeats.final(recs)}
+
+    def point_records(self) -> dict[str, list[dict]]:
+        """Each point's standing records, one per repeat, in repeat order."""
+        return by_point(self._held())
 
     def forget(self) -> None:
         """Read records.jsonl again at the next question (after it was rewritten)."""
-        self._current = None
+        self._standing = None
 
-    def remeasure_ids(self) -> set[str]:
-        """Points whose record is unstable with re-measures left: a later launch runs them again."""
-        return {i for i, rec in self._held().items() if remeasurable(rec)}
+    def remeasure_ids(self, repeat: int | None = None) -> set[str]:
+        """Points whose record (of that repeat; None: of any) is unstable with re-measures
+        left: a later launch runs them again."""
+        return {pid for (pid, k), rec in self._held().items()
+                if remeasurable(rec) and (repeat is None or k == repeat)}
 
     def add(self, record: Record) -> bool:
-        """Append one record unless its point is recorded already; a point whose record
-        is remeasurable gets a new timed one as its re-measure (`remeasure` one higher).
-        A failure in a re-measure launch (hang, crash) leaves the marked timed record
-        standing: raw/ keeps the failed launch's output, and --resume tries again."""
-        held = self._held().get(record.id)
+        """Append one record unless its (point, repeat) is recorded already; one whose
+        record is remeasurable gets a new timed one as its re-measure (`remeasure` one
+        higher). A failure in a re-measure launch (hang, crash) leaves the marked timed
+        record standing: raw/ keeps the failed launch's output, and --resume tries again."""
+        key = (record.id, repeats.repeat_of(record.fields))
+        held = self._held().get(key)
         if held is not None:
             # A re-measure comes from a later launch than the record it replaces:
             # --resume reads every raw launch file again (ingest_raw), and the
@@ -163,7 +189,7 @@ class Campaign:
         # A per-rank matrix goes to its side file, the record keeps its summaries.
         record = Record.from_json(per_rank.externalise(record.to_json(), self.path))
         atomic.append_line(self.path / RECORDS, json.dumps(record.to_json(), sort_keys=False))
-        self._held()[record.id] = record.to_json()
+        self._held()[key] = record.to_json()
         return True
 
     def counts(self) -> Counts:
@@ -199,12 +225,36 @@ class Campaign:
         added = 0
         for raw in sorted(self.raw.glob("launch-*.jsonl")):
             launch = int(raw.stem.split("-")[1]) if raw.stem.split("-")[1].isdigit() else 0
+            repeat = launch_repeat(raw.with_suffix(".points"))
+            marks: dict = {}
             for rec in atomic.read_jsonl(raw):
+                if rec.get("type") == "launch" and launch_info.oversubscribed(rec):
+                    marks["oversubscribed"] = True
                 point = planned.get(rec.get("id", ""))
                 if rec.get("type") == "point" and point is not None:
                     extra = annotate(point, launch) if annotate is not None else {}
-                    added += self.add(Record.from_bench(rec, point, launch, **extra))
+                    added += self.add(Record.from_bench(rec, point, launch, repeat=repeat, **marks, **extra))
         return added
+
+
+REPEAT_HEADER = "# collkit repeat="
+
+
+def points_text(points, m, repeat: int) -> str:
+    """A launch's points file: a comment saying its round (launch/schedule.py), read
+    back by launch_repeat when --resume takes in its records, then a line per point."""
+    return f"{REPEAT_HEADER}{repeat}\n" + "".join(p.to_line(m) + "\n" for p in points)
+
+
+def launch_repeat(points_file: Path) -> int:
+    """The round a launch's points file says it ran (0 for files without the line)."""
+    try:
+        with open(points_file) as f:
+            first = f.readline()
+    except OSError:
+        return 0
+    value = first[len(REPEAT_HEADER):].strip()
+    return int(value) if first.startswith(REPEAT_HEADER) and value.isdigit() else 0
 
 
 def resolved(spec, plan: Plan, platform) -> dict:

@@ -13,7 +13,9 @@ choice changes, and what `collkit predict` adds to the program's own waiting.
 
     "working": {"iterations": 200, "median_us": 2.41, "median_ci_us": [2.35, 2.52]}
 
-(`median_ci_us` null below 6 iterations). Record.from_bench stores it in every
+(`median_ci_us` null below 6 iterations). A point measured in several launches gets
+`merged()`: the median of the launches' medians, their interval, and
+`launch_medians_us`. Record.from_bench stores it in every
 record with planes; `of_record` reads it back, or computes it for a record stored
 before it existed (from the campaign's side file)."""
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collkit.analysis.stats import median_ci
+from collkit.analysis.stats import launch_interval, median_ci
 from collkit.campaign import per_rank
 from collkit.program.waits import call_working
 
@@ -57,3 +59,14 @@ def of_record(rec: dict, campaign_dir: Path | None = None) -> dict | None:
         return None
     # the record's root: waits.py reads it for the rooted collectives only
     return summary(str(rec.get("collective", "")), int(rec.get("root", 0) or 0), m)
+
+
+def merged(summaries: list[dict]) -> dict:
+    """The working summary of a point measured in several launches (campaign/repeats.py):
+    the median of the launches' medians and the interval from the launches."""
+    medians = [float(w["median_us"]) for w in summaries]
+    ci = launch_interval(medians)
+    return {"iterations": sum(int(w.get("iterations", 0) or 0) for w in summaries),
+            "median_us": round(float(np.median(medians)), 3),
+            "median_ci_us": [round(ci[0], 3), round(ci[1], 3)] if ci else None,
+            "launch_medians_us": medians}

@@ -24,7 +24,9 @@ class Clock(Protocol):
 
     def unmeasured(self) -> list[str]: ...
 
-    def launch_started(self, points: list) -> None: ...
+    def launch_started(self, points: list, repeat: int = 0) -> None: ...
+
+    def add(self, repeat: int, points: list) -> None: ...
 
     def launch_up(self) -> None: ...
 
@@ -80,9 +82,15 @@ class Progress:
         return f"[{bar}] {self.done}/{self.total} {self.unit}  ETA {self.eta()}{counted}  {self.current}"
 
     # what a launcher tells the clock (nothing without one)
-    def launch_started(self, points: list) -> None:
+    def launch_started(self, points: list, repeat: int = 0) -> None:
         if self.clock is not None:
-            self.clock.launch_started(points)
+            self.clock.launch_started(points, repeat)
+
+    def grow(self, repeat: int, points: list) -> None:
+        """Work decided on the way (an adaptive round's launch, launch/schedule.py)."""
+        self.total += len(points)
+        if self.clock is not None:
+            self.clock.add(repeat, points)
 
     def launch_up(self) -> None:
         if self.clock is not None:

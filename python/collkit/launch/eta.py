@@ -59,18 +59,20 @@ def _shape(p: Point) -> tuple[str, int]:
 
 @dataclass
 class _Launch:
-    points: set[str]                 # ids of the points it runs
+    points: set[tuple[str, int]]     # (id, repeat) of the points it runs
     kind: tuple[str, int] | None
     started: float
+    repeat: int = 0
     up: float | None = None          # when its launch record arrived
     last: float | None = None        # when its last record arrived
 
 
 @dataclass
 class CampaignClock:
-    """The points a campaign still has to run, and what the done ones cost."""
-    todo: dict[str, Point]                                    # id -> point, not yet done
-    groups: list[tuple[tuple[str, int], frozenset[str]]]      # (kind, ids) of launches not yet started
+    """The points a campaign still has to run, each in each of its launches
+    (launch/schedule.py: a point runs once per round), and what the done ones cost."""
+    todo: dict[tuple[str, int], Point]                        # (id, repeat) -> point, not yet done
+    groups: list[tuple[tuple[str, int], frozenset[tuple[str, int]]]]   # (kind, keys) of launches not yet started
     now: callable = time.monotonic
     costs: list[tuple[Point, float]] = field(default_factory=list)
     startups: list[tuple[tuple[str, int], float]] = field(default_factory=list)
@@ -78,15 +80,29 @@ class CampaignClock:
     current: _Launch | None = None
 
     @classmethod
+    def for_slots(cls, slots, done: set[tuple[str, int]], now=time.monotonic) -> "CampaignClock":
+        """slots: (repeat, points) of every launch planned; done: (id, repeat) recorded."""
+        clock = cls(todo={}, groups=[], now=now)
+        for repeat, points in slots:
+            clock.add(repeat, points, done)
+        return clock
+
+    @classmethod
     def for_groups(cls, groups: dict[tuple, list[Point]], done: set[str], now=time.monotonic) -> "CampaignClock":
-        todo = {p.id: p for members in groups.values() for p in members if p.id not in done}
-        pending = [(_kind(members[0]), frozenset(p.id for p in members if p.id in todo))
-                   for members in groups.values() if members]
-        return cls(todo=todo, groups=[g for g in pending if g[1]], now=now)
+        """One launch per group (a campaign of one round); done: ids recorded."""
+        return cls.for_slots([(0, m) for m in groups.values() if m], {(i, 0) for i in done}, now)
+
+    def add(self, repeat: int, points, done: set[tuple[str, int]] = frozenset()) -> None:
+        """One more launch to wait for (an adaptive round's, launch/schedule.py)."""
+        keys = frozenset((p.id, repeat) for p in points if (p.id, repeat) not in done)
+        if not keys:
+            return
+        self.todo.update({(p.id, repeat): p for p in points if (p.id, repeat) in keys})
+        self.groups.append((_kind(points[0]), keys))
 
     # -------------------------------------------------------------- events
-    def launch_started(self, points: list[Point]) -> None:
-        ids = {p.id for p in points}
+    def launch_started(self, points: list[Point], repeat: int = 0) -> None:
+        ids = {(p.id, repeat) for p in points}
         t = self.now()
         done = self.current
         if done is not None and done.last is not None and done.kind is not None:
@@ -94,7 +110,7 @@ class CampaignClock:
             # the launcher's exit), what a campaign of many launches pays each time
             self.teardowns.append((done.kind, t - done.last))
         kinds = {_kind(p) for p in points}
-        self.current = _Launch(ids, kinds.pop() if len(kinds) == 1 else None, t)
+        self.current = _Launch(ids, kinds.pop() if len(kinds) == 1 else None, t, repeat)
         # the group it serves (a relaunch after a failure serves the rest of one already begun)
         self.groups = [g for g in self.groups if not (g[1] & ids)]
 
@@ -109,12 +125,13 @@ class CampaignClock:
     def points_done(self, point_ids: list[str]) -> None:
         """Records read together (one poll of the launch's output): the time since
         the last record is shared among them equally."""
-        done = [self.todo.pop(i) for i in point_ids if i in self.todo]
         launch = self.current
+        repeat = launch.repeat if launch is not None else 0
+        done = [self.todo.pop((i, repeat)) for i in point_ids if (i, repeat) in self.todo]
         t = self.now()
         if launch is None:
             return
-        ours = [p for p in done if p.id in launch.points]
+        ours = [p for p in done if (p.id, repeat) in launch.points]
         if ours and launch.last is not None:
             each = max(t - launch.last, 1e-6) / len(ours)
             self.costs += [(p, each) for p in ours]

@@ -26,13 +26,13 @@ class LocalLauncher(Launcher):
         return platform.slurm is None and platform.simgrid is None
 
     def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
-                  progress: Progress) -> None:
+                  progress: Progress, repeat: int = 0) -> None:
         def start(remaining: list[Point]) -> watch.Launch:
-            files = watch.launch_files(campaign, remaining, measure)
+            files = watch.launch_files(campaign, remaining, measure, repeat)
             env = pm.install.environment()
             env.update(dict(remaining[0].env))
             cmd = pm.install.launch(remaining[0].ranks, pm.bench,
                                     ["--points", str(files.points), "--out", str(files.out)])
             return watch.Launch(files.number, watch.start(cmd, env, log=files.err), files.out, files.err)
 
-        watch.run_group(campaign, pm.name, points, measure, progress, start)
+        watch.run_group(campaign, pm.name, points, measure, progress, start, repeat=repeat)

@@ -9,8 +9,9 @@ asks which kind of platform it is on. A launcher is made for a platform
   jobs never ran are run again) and says what it did;
 * `ingest_fields(campaign)`: its own fields for records that launches wrote but
   collkit never copied (`Campaign.ingest_raw`), or None;
-* `run(campaign, groups, measure, progress, dry_run)`: runs the launch groups
-  until each point has a record (or, in a dry run, only writes them down);
+* `run(campaign, schedule, measure, progress, dry_run)`: runs the launches of the
+  schedule (launch/schedule.py: each group several times, interleaved) until each
+  has its records (or, in a dry run, only writes them down);
 * `metadata(campaign)`: its sections of metadata.json;
 * `interrupted_notes(campaign)`, `retry_pending(campaign)`: what Ctrl-C leaves
   running, and whether records wait for a retry on resume.
@@ -30,8 +31,9 @@ from collkit.campaign.spec import Measure
 from collkit.campaign.store import Campaign
 from collkit.common.errors import UserError
 from collkit.common.progress import Progress
+from collkit.launch.schedule import Schedule
 
-Groups = dict[tuple, list[Point]]     # launch key -> its points, in plan order
+Groups = dict[tuple, list[Point]]     # launch key -> its points, in plan order (schedule.Groups)
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,15 @@ class LaunchStatus:
 
 
 class Launcher(ABC):
-    """Runs a campaign's launch groups on one platform. Subclasses run one group
-    at a time (`run_group`) or override `run` to take them all at once."""
+    """Runs a campaign's launch groups on one platform. Subclasses run one launch
+    at a time (`run_group`) or override `run` to take them all at once.
+
+    `deterministic`: its times are the same in every launch (a simulator): one round.
+    `adaptive`: it can wait for a round's records before deciding the next (a batch
+    script that holds every launch cannot): else only the fixed rounds run."""
+
+    deterministic = False
+    adaptive = True
 
     def __init__(self, platform: Platform):
         self.platform = platform
@@ -80,16 +89,20 @@ class Launcher(ABC):
         """annotate(point, launch) for Campaign.ingest_raw, or None."""
         return None
 
-    def run(self, campaign: Campaign, groups: Groups, measure: Measure, progress: Progress,
+    def run(self, campaign: Campaign, schedule: Schedule, measure: Measure, progress: Progress,
             dry_run: bool = False) -> Outcome:
-        for members in groups.values():
-            self.run_group(campaign, self.platform.mpi(members[0].mpi), members, measure, progress)
+        fixed = {(slot.key, slot.repeat) for slot in schedule.planned()}
+        for slot in schedule.slots(campaign):
+            if (slot.key, slot.repeat) not in fixed:
+                progress.grow(slot.repeat, list(slot.points))    # an adaptive round's launch
+            self.run_group(campaign, self.platform.mpi(slot.points[0].mpi), list(slot.points), measure, progress,
+                           slot.repeat)
         return Outcome()
 
     def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
-                  progress: Progress) -> None:
-        """One launch group, for launchers that keep the default `run`; a launcher
-        that overrides `run` (Slurm: all jobs at once) never reaches this."""
+                  progress: Progress, repeat: int = 0) -> None:
+        """One launch of a group in round `repeat`, for launchers that keep the default
+        `run`; a launcher that overrides `run` (Slurm: one allocation) never reaches this."""
         raise TypeError(f"{type(self).__name__} overrides run() and runs no single group")
 
     def metadata(self, campaign: Campaign) -> dict:

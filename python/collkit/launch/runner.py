@@ -26,6 +26,7 @@ from collkit.common.progress import Progress
 from collkit.launch.eta import CampaignClock
 from collkit.launch.launchers import launched_by, launcher_for
 from collkit.launch.protocol import Launcher
+from collkit.launch.schedule import Schedule
 from collkit.library import registry
 
 
@@ -130,13 +131,19 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             campaign.add(Record.skipped(p))
 
     launcher = launcher_for(platform)   # the platform as it runs (instrumented: collkit-bench-instr)
-    total = len(plan.points) + len(plan.skipped)
+    schedule = Schedule(interleaved(plan.points), spec.measure, simulated=launcher.deterministic,
+                        adaptive=launcher.adaptive)
+    fixed = schedule.planned()
+    recorded = campaign.recorded_keys()
+    total = len(plan.skipped) + sum(len(slot.points) for slot in fixed)
+    done = len(plan.skipped) + sum((p.id, slot.repeat) in recorded for slot in fixed for p in slot.points)
     todo = len({p.id for p in plan.points} - campaign.recorded_ids())
     print(f"collkit: campaign {campaign.path} — {todo} of {len(plan.points)} points to run"
-          f"{f', {len(plan.skipped)} skipped' if plan.skipped else ''}", file=sys.stderr)
-    groups = interleaved(plan.points)
-    progress = Progress(total, done=len(campaign.recorded_ids() & (plan.all_ids())), verbose=verbose,
-                        clock=CampaignClock.for_groups(groups, campaign.recorded_ids()))
+          f"{f', {len(plan.skipped)} skipped' if plan.skipped else ''}; {_launches_line(schedule)}",
+          file=sys.stderr)
+    progress = Progress(total, done=done, verbose=verbose, unit="point launches",
+                        clock=CampaignClock.for_slots([(slot.repeat, list(slot.points)) for slot in fixed],
+                                                      recorded))
 
     # Ctrl-C and SIGTERM both stop the campaign cleanly. SIGINT's handler is set
     # explicitly: a shell starts background jobs with SIGINT ignored, and a
@@ -145,7 +152,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                 ((signal.SIGTERM, _on_sigterm), (signal.SIGINT, signal.default_int_handler))}
     try:
         campaign.set_state("running")
-        outcome = launcher.run(campaign, groups, spec.measure, progress, dry_run)
+        outcome = launcher.run(campaign, schedule, spec.measure, progress, dry_run)
         if outcome.held:   # a dry run: written down, nothing ran
             _close(campaign, meta, plan, outcome.held, launcher)
             for line in outcome.notes:
@@ -164,7 +171,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     progress.finish()
-    missing = plan.all_ids() - campaign.recorded_ids()
+    missing = schedule.unfinished(campaign)
     status = "complete" if not missing and not launcher.retry_pending(campaign) else "incomplete"
     if campaign.state().get("status") == "cancelled":
         status = "cancelled"   # `collkit cancel` said so while we followed the jobs
@@ -172,6 +179,17 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
     # the failed and invalid points are in the report's own table; the unstable ones
     # that a re-measure made steady are only in these notices
     return print_report(campaign, progress.notices("unstable"), verbose)
+
+
+def _launches_line(schedule: Schedule) -> str:
+    """How often each launch group runs (docs/bench-protocol.md, "Launches")."""
+    if schedule.max_rounds == 1:
+        why = "simulated times are deterministic" if schedule.simulated else "launches = 1"
+        return f"{len(schedule.groups)} launch groups, each launched once ({why})"
+    more = (f", up to {schedule.max_rounds} while a point's interval from its launches is wider than "
+            f"{schedule.measure.launch_tolerance:.0%} of it") if schedule.max_rounds > schedule.rounds else ""
+    return (f"{len(schedule.groups)} launch groups, each launched {schedule.rounds} times{more}, "
+            f"interleaved (seed {schedule.measure.launch_seed})")
 
 
 def interleaved(points: list[Point]) -> dict[tuple, list[Point]]:

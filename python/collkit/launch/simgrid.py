@@ -207,7 +207,10 @@ def smpirun_env(settings: SimSettings, tmp: Path) -> dict[str, str]:
 
 class SimLauncher(Launcher):
     """smpirun here, per launch group, under the watchdog of collkit.launch.watch;
-    remembers the platform XML and hostfiles it wrote."""
+    remembers the platform XML and hostfiles it wrote. Simulated times are the same
+    in every launch: one round (launch/schedule.py)."""
+
+    deterministic = True
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
@@ -245,7 +248,7 @@ class SimLauncher(Launcher):
         return super().run(campaign, groups, measure, progress, dry_run)
 
     def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
-                  progress: Progress) -> None:
+                  progress: Progress, repeat: int = 0) -> None:
         simdir = campaign.path / SIMDIR
         ranks = points[0].ranks
         xml, hostfile, inst = self.prepare(campaign, ranks)
@@ -254,7 +257,7 @@ class SimLauncher(Launcher):
         machine = self.settings.machine.name
 
         def start(remaining: list[Point]) -> watch.Launch:
-            files = watch.launch_files(campaign, remaining, measure)
+            files = watch.launch_files(campaign, remaining, measure, repeat)
             tmp = simdir / f"tmp-{files.number:04d}"
             tmp.mkdir(exist_ok=True)
             argv = smpirun_argv(pm.install.mpirun, xml, hostfile, ranks, cfg, tmp,
@@ -274,7 +277,7 @@ class SimLauncher(Launcher):
 
         try:
             watch.run_group(campaign, pm.name, points, measure, progress, start, diagnose=diagnose,
-                            annotate=annotate)
+                            annotate=annotate, repeat=repeat)
         finally:
             for tmp in simdir.glob("tmp-*"):
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -1,22 +1,28 @@
-"""Run a campaign's points as Slurm batch jobs, and follow them.
+"""Run a campaign's launches as job steps of one Slurm allocation, and follow them.
 
-One job per launch group (MPI library, rank count, forcing environment), as the
-local launcher has one mpirun per group: one allocation runs many points. For job
-NNNN the campaign holds
+A campaign repeats every launch group (launch/schedule.py), and a comparison of two
+launches is fair only if they ran on the same nodes (issue #54): one batch job holds
+every launch of the campaign's fixed rounds, in the schedule's interleaved order,
+each a job step (srun, or the MPI's mpirun inside the allocation) on as many of the
+allocation's nodes as its rank count needs. The allocation is as large as the
+largest launch. The metadata says so (`repetitions`). Adaptive rounds, which wait
+for the earlier rounds' results, do not run on Slurm (`SlurmLauncher.adaptive`).
+For job NNNN and each of its launches LLLL the campaign holds
 
     DIR/jobs/job-NNNN.sbatch     the script, readable and resubmittable by hand
-    DIR/raw/launch-NNNN.points   what collkit-bench runs
-    DIR/raw/launch-NNNN.jsonl    what it wrote (copied into records.jsonl as it appears)
-    DIR/raw/launch-NNNN.out      the job's stdout and stderr (Slurm's --output)
-    DIR/raw/launch-NNNN.nodelist SLURM_JOB_NODELIST, written by the script
-    DIR/jobs.json                every job: Slurm id, state, reason, points, nodes
+    DIR/jobs/job-NNNN.out        the job's own output (Slurm's --output): the setup lines
+    DIR/jobs/job-NNNN.nodelist   SLURM_JOB_NODELIST, written by the script
+    DIR/raw/launch-LLLL.points   what collkit-bench runs in that step
+    DIR/raw/launch-LLLL.jsonl    what it wrote (copied into records.jsonl as it appears)
+    DIR/raw/launch-LLLL.out      the step's output (its MPI's modules lines, the launcher)
+    DIR/jobs.json                every job: Slurm id, state, reason, steps, nodes
 
-Job files share the launch numbering of raw/, so `--resume` takes in records a
-job wrote while collkit was not watching, exactly as for local launches.
+Launch files share the numbering of raw/, so `--resume` takes in records a job
+wrote while collkit was not watching, exactly as for local launches.
 
 A job that ends without reporting some of its points (failed, cancelled, timed
 out) gets those points recorded `failed` with the Slurm state and reason and the
-tail of its output, marked ``job_failure``: that says nothing about the
+tail of the step's output, marked ``job_failure``: that says nothing about the
 algorithm, so `--resume` retries exactly those points (and the ones never run)."""
 
 from __future__ import annotations
@@ -34,14 +40,15 @@ from collkit.campaign.platform import Platform, PlatformMPI, SlurmSettings
 from collkit.campaign.points import Point
 from collkit.campaign.spec import Measure
 from collkit.campaign.record import Record
-from collkit.campaign.store import Campaign, now
+from collkit.campaign.store import Campaign, now, points_text
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.common.hostlist import expand
 from collkit.common.progress import Progress
 from collkit.common.safe import ENV_NAME, control_character
 from collkit.common.table import render
-from collkit.launch.protocol import Groups, Launcher, LaunchStatus, Outcome
+from collkit.launch.protocol import Launcher, LaunchStatus, Outcome
+from collkit.launch.schedule import Schedule
 from collkit.launch.watch import Copier, stderr_tail
 
 JOBS = "jobs.json"
@@ -54,13 +61,35 @@ UNSUBMITTED = "UNSUBMITTED"
 
 
 @dataclass
-class Job:
-    number: int
+class Step:
+    """One launch inside a job: a launch group's round (launch/schedule.py)."""
+    launch: int                  # raw/launch-LLLL
+    repeat: int
     mpi: str
     ranks: int
     nodes: int
     env: dict[str, str]
     points: list[str]
+
+    def files(self, campaign: Campaign) -> dict[str, Path]:
+        base = campaign.raw.resolve() / f"launch-{self.launch:04d}"
+        return {"points": base.with_suffix(".points"), "out": base.with_suffix(".jsonl"),
+                "log": base.with_suffix(".out")}
+
+    def to_json(self) -> dict:
+        return {"launch": self.launch, "repeat": self.repeat, "mpi": self.mpi, "ranks": self.ranks,
+                "nodes": self.nodes, "env": redact(self.env), "points": self.points}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Step":
+        return cls(launch=d["launch"], repeat=d.get("repeat", 0), mpi=d["mpi"], ranks=d["ranks"],
+                   nodes=d["nodes"], env=d.get("env", {}), points=list(d.get("points", [])))
+
+
+@dataclass
+class Job:
+    number: int
+    steps: list[Step]
     job_id: str = ""
     state: str = UNSUBMITTED
     reason: str = ""
@@ -74,23 +103,36 @@ class Job:
     def active(self) -> bool:
         return bool(self.job_id) and self.state in ACTIVE
 
+    @property
+    def nodes(self) -> int:
+        return max((s.nodes for s in self.steps), default=1)
+
+    @property
+    def ranks(self) -> int:
+        return max((s.ranks for s in self.steps), default=1)
+
+    @property
+    def points(self) -> list[str]:
+        return [i for s in self.steps for i in s.points]
+
     def files(self, campaign: Campaign) -> dict[str, Path]:
-        base = campaign.raw.resolve() / f"launch-{self.number:04d}"
-        return {"script": campaign.path.resolve() / "jobs" / f"job-{self.number:04d}.sbatch",
-                "points": base.with_suffix(".points"), "out": base.with_suffix(".jsonl"),
-                "log": base.with_suffix(".out"), "nodelist": base.with_suffix(".nodelist")}
+        base = campaign.path.resolve() / "jobs" / f"job-{self.number:04d}"
+        return {"script": base.with_suffix(".sbatch"), "log": base.with_suffix(".out"),
+                "nodelist": base.with_suffix(".nodelist")}
 
     def to_json(self) -> dict:
         return {"job": self.number, "job_id": self.job_id, "state": self.state, "reason": self.reason,
-                "exit_code": self.exit_code, "mpi": self.mpi, "ranks": self.ranks, "nodes": self.nodes,
-                "env": redact(self.env), "nodelist": self.nodelist, "hosts": self.hosts,
-                "submitted": self.submitted, "ended": self.ended,
-                "script": f"jobs/job-{self.number:04d}.sbatch", "points": self.points}
+                "exit_code": self.exit_code, "nodes": self.nodes, "ranks": self.ranks,
+                "nodelist": self.nodelist, "hosts": self.hosts, "submitted": self.submitted, "ended": self.ended,
+                "script": f"jobs/job-{self.number:04d}.sbatch", "steps": [s.to_json() for s in self.steps]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Job":
-        return cls(number=d["job"], mpi=d["mpi"], ranks=d["ranks"], nodes=d["nodes"], env=d.get("env", {}),
-                   points=list(d.get("points", [])), job_id=d.get("job_id", ""), state=d.get("state", ""),
+        if "steps" in d:
+            steps = [Step.from_json(x) for x in d["steps"]]
+        else:   # a job of a campaign made before steps: one launch, its number the job's
+            steps = [Step(d["job"], 0, d["mpi"], d["ranks"], d["nodes"], d.get("env", {}), list(d.get("points", [])))]
+        return cls(number=d["job"], steps=steps, job_id=d.get("job_id", ""), state=d.get("state", ""),
                    reason=d.get("reason", ""), exit_code=d.get("exit_code", ""),
                    nodelist=d.get("nodelist", ""), hosts=list(d.get("hosts", [])),
                    submitted=d.get("submitted", ""), ended=d.get("ended", ""))
@@ -103,7 +145,11 @@ def load_jobs(campaign: Campaign) -> list[Job]:
         return []
     except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"{campaign.path / JOBS} is unreadable: {exc}") from None
-    return [Job.from_json(d) for d in data.get("jobs", [])]
+    try:
+        return [Job.from_json(d) for d in data.get("jobs", [])]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"{campaign.path / JOBS} holds a job collkit cannot read ({exc!r}); restore the file") \
+            from None
 
 
 def save_jobs(campaign: Campaign, jobs: list[Job]) -> None:
@@ -116,11 +162,12 @@ def _job_name(campaign: Campaign, number: int) -> str:
     return f"collkit-{name}-{number:04d}"
 
 
-def launch_command(s: SlurmSettings, pm: PlatformMPI, ranks: int, args: list[str]) -> list[str]:
-    """The line that starts collkit-bench inside the allocation."""
+def launch_command(s: SlurmSettings, pm: PlatformMPI, ranks: int, args: list[str], nodes: int | None = None) -> list[str]:
+    """The line that starts collkit-bench inside the allocation (on `nodes` of its nodes)."""
     program, *extra = s.launcher
     if program == "srun":
-        return ["srun", "-n", str(ranks), *extra, str(pm.bench), *args]
+        spread = ["-N", str(nodes)] if nodes else []
+        return ["srun", "-n", str(ranks), *spread, *extra, str(pm.bench), *args]
     return [str(pm.install.mpirun), "-n", str(ranks), *pm.install.flags, *extra, str(pm.bench), *args]
 
 
@@ -134,7 +181,32 @@ def _one_line(text: str, what: str) -> str:
     return text
 
 
-def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> str:
+def _step_lines(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, step: Step, rounds: int) -> list[str]:
+    """One launch: a subshell (its MPI's modules and environment stay in it) whose
+    output goes to the launch's own file."""
+    f = step.files(campaign)
+    lines = [f"# launch {step.launch:04d}: round {step.repeat + 1} of {rounds}, {step.mpi}, {step.ranks} ranks on "
+             f"{step.nodes} node(s), {len(step.points)} points", "("]
+    if pm.modules:
+        lines += [f"    # the environment of MPI {pm.name} ([mpi.{pm.name}] modules)",
+                  *(f"    {_one_line(line, f'[mpi.{pm.name}] modules')}" for line in pm.modules)]
+    bench = q(_one_line(str(pm.bench), "the path of collkit-bench"))
+    lines += [f"    [ -f {bench} ] && [ -x {bench} ] || {{ printf '{SCRIPT_FAILURE}%s is not visible on %s: the "
+              "compute nodes need it on a shared filesystem (COLLKIT_CACHE for the builds collkit makes, or "
+              f"[mpi.{pm.name}] bench)\\n' {bench} \"$(hostname)\" | tee -a \"$COLLKIT_JOB_LOG\" >&2; exit 2; }}"]
+    env = {**pm.install.env, **step.env}
+    for k, v in env.items():
+        if not ENV_NAME.fullmatch(k):
+            raise UserError(f"environment variable name {k!r} cannot go into a batch script "
+                            "(letters, digits and '_', not starting with a digit)")
+        lines.append(f"    export {k}={q(_one_line(v, f'the value of {k}'))}")
+    cmd = launch_command(s, pm, step.ranks, ["--points", str(f["points"]), "--out", str(f["out"])], step.nodes)
+    lines += ["    " + " ".join(q(_one_line(c, "the launch command")) for c in cmd),
+              f") > {q(_one_line(str(f['log']), 'the campaign directory'))} 2>&1", ""]
+    return lines
+
+
+def script(campaign: Campaign, s: SlurmSettings, platform: Platform, job: Job, rounds: int = 1) -> str:
     """A readable batch script. Every value that comes from input is checked for
     the line it lands on (no control characters anywhere; environment names to
     the shell's set) and shell-quoted where it is a shell word; only the
@@ -155,47 +227,37 @@ def script(campaign: Campaign, s: SlurmSettings, pm: PlatformMPI, job: Job) -> s
     directives += [f"--output={f['log']}", f"--chdir={home}"]
     flags = [_one_line(flag, "[slurm] sbatch_flags") for flag in s.sbatch_flags]
     lines = ["#!/bin/bash",
-             f"# collkit campaign {home}, job {job.number:04d}: "
-             f"{len(job.points)} points, {job.mpi}, {job.ranks} ranks",
+             f"# collkit campaign {home}, job {job.number:04d}: {len(job.steps)} launches of "
+             f"{len(set(job.points))} points, every one on this allocation's nodes",
              *(f"#SBATCH {q(d)}" for d in directives),
-             *(f"#SBATCH {q(flag)}" for flag in flags), ""]
+             *(f"#SBATCH {q(flag)}" for flag in flags), "",
+             f"COLLKIT_JOB_LOG={q(str(f['log']))}", ""]
     if s.setup:
         lines += ["# platform setup", *(_one_line(line, "[slurm] setup") for line in s.setup), ""]
-    if pm.modules:
-        lines += [f"# the environment of MPI {pm.name} ([mpi.{pm.name}] modules)",
-                  *(_one_line(line, f"[mpi.{pm.name}] modules") for line in pm.modules), ""]
     lines += ["# the allocation's nodes, for the campaign's metadata",
               f"printf '%s\\n' \"$SLURM_JOB_NODELIST\" > {q(str(f['nodelist']))}", ""]
-    bench = q(_one_line(str(pm.bench), "the path of collkit-bench"))
-    lines += ["# collkit-bench must be visible here: a build on the login node needs a shared filesystem",
-              f"[ -f {bench} ] && [ -x {bench} ] || {{ printf '{SCRIPT_FAILURE}%s is not visible on %s: the "
-              "compute nodes need it on a shared filesystem (COLLKIT_CACHE for the builds collkit makes, or "
-              f"[mpi.{pm.name}] bench)\\n' {bench} \"$(hostname)\" >&2; exit 2; }}", ""]
-    env = {**pm.install.env, **job.env}
-    if env:
-        lines.append("# launch environment of the MPI library, then the forcing environment of this group")
-        for k, v in env.items():
-            if not ENV_NAME.fullmatch(k):
-                raise UserError(f"environment variable name {k!r} cannot go into a batch script "
-                                "(letters, digits and '_', not starting with a digit)")
-            lines.append(f"export {k}={q(_one_line(v, f'the value of {k}'))}")
-        lines.append("")
-    cmd = launch_command(s, pm, job.ranks, ["--points", str(f["points"]), "--out", str(f["out"])])
-    lines += [" ".join(q(_one_line(c, "the launch command")) for c in cmd), ""]
+    for step in job.steps:
+        lines += _step_lines(campaign, s, platform.mpi(step.mpi), step, rounds)
     return "\n".join(lines)
 
 
-def write_job(campaign: Campaign, platform: Platform, points: list[Point], m: Measure) -> Job:
+def write_job(campaign: Campaign, platform: Platform, slots: list[tuple[int, list[Point]]], m: Measure,
+              rounds: int) -> Job:
+    """A job of the launches `slots` ((round, points) each, in the schedule's order)."""
     s = platform.slurm
     assert s is not None
-    first = points[0]
-    job = Job(number=campaign.next_launch_number(), mpi=first.mpi, ranks=first.ranks,
-              nodes=s.nodes(first.ranks), env=dict(first.env), points=[p.id for p in points])
+    steps = []
+    for repeat, points in slots:
+        first = points[0]
+        step = Step(launch=campaign.next_launch_number(), repeat=repeat, mpi=first.mpi, ranks=first.ranks,
+                    nodes=s.nodes(first.ranks), env=dict(first.env), points=[p.id for p in points])
+        # the points file is written at once: next_launch_number counts them
+        step.files(campaign)["points"].write_text(points_text(points, m, repeat))
+        steps.append(step)
+    job = Job(number=len(load_jobs(campaign)) + 1, steps=steps)
     f = job.files(campaign)
     f["script"].parent.mkdir(exist_ok=True)
-    # the points file is written first: next_launch_number counts them
-    f["points"].write_text("".join(p.to_line(m) + "\n" for p in points))
-    atomic.write_text(f["script"], script(campaign, s, platform.mpi(first.mpi), job))
+    atomic.write_text(f["script"], script(campaign, s, platform, job, rounds))
     return job
 
 
@@ -253,20 +315,40 @@ def cancel_jobs(jobs: list[Job]) -> list[Job]:
 class _Follow:
     def __init__(self, campaign: Campaign, job: Job, planned: dict[str, Point], progress: Progress):
         self.job = job
-        self.points = {i: planned[i] for i in job.points if i in planned}
-        self.copier = Copier(campaign, job.files(campaign)["out"], job.number, job.mpi, self.points, progress,
-                             {"env": job.env, "slurm_job_id": job.job_id})
+        self.copiers = []
+        for step in job.steps:
+            points = {i: planned[i] for i in step.points if i in planned}
+            self.copiers.append((step, points, Copier(campaign, step.files(campaign)["out"], step.launch, step.mpi,
+                                                      points, progress,
+                                                      {"env": step.env, "slurm_job_id": job.job_id},
+                                                      repeat=step.repeat)))
+
+    def poll(self) -> None:
+        for _, _, copier in self.copiers:
+            copier.poll()
+
+    def missing(self, campaign: Campaign) -> list[tuple[Step, list[Point]]]:
+        out = []
+        for step, points, _ in self.copiers:
+            done = campaign.recorded_in(step.repeat)
+            left = [p for i, p in points.items() if i not in done]
+            if left:
+                out.append((step, left))
+        return out
+
+    def offset(self) -> int:
+        return sum(c.tail.offset for _, _, c in self.copiers)
 
 
-def run_jobs(campaign: Campaign, platform: Platform, groups: Groups, m: Measure,
+def run_jobs(campaign: Campaign, platform: Platform, schedule: Schedule, m: Measure,
              progress: Progress, dry_run: bool = False) -> list[Job]:
-    """Submit a job per group for the points not yet recorded (and not already in a
-    job that is still queued or running), then follow every job to its end."""
+    """Submit one job holding every launch of the fixed rounds with points not yet
+    recorded (and not in a job that is still queued or running), then follow every
+    job to its end."""
     s = platform.slurm
     assert s is not None
     jobs = load_jobs(campaign)
-    planned = {p.id: p for members in groups.values() for p in members}
-    recorded = campaign.recorded_ids()
+    planned = {p.id: p for members in schedule.groups.values() for p in members}
     follows: list[_Follow] = []
     if not dry_run:
         # jobs of an earlier `collkit run` that are still in Slurm: follow them, do not resubmit their points
@@ -275,12 +357,13 @@ def run_jobs(campaign: Campaign, platform: Platform, groups: Groups, m: Measure,
                 job.state, job.reason, job.exit_code = query(job.job_id)
                 if job.active:
                     follows.append(_Follow(campaign, job, planned, progress))
-    taken = {i for f in follows for i in f.points}
-    new: list[Job] = []
-    for members in groups.values():
-        todo = [p for p in members if p.id not in recorded and p.id not in taken]
+    taken = {(i, st.repeat) for f in follows for st in f.job.steps for i in st.points}
+    slots = []
+    for slot in schedule.planned():
+        todo = [p for p in schedule.todo(campaign, slot.key, slot.repeat) if (p.id, slot.repeat) not in taken]
         if todo:
-            new.append(write_job(campaign, platform, todo, m))
+            slots.append((slot.repeat, todo))
+    new: list[Job] = [write_job(campaign, platform, slots, m, schedule.rounds)] if slots else []
     jobs += new
     save_jobs(campaign, jobs)
     if dry_run:
@@ -289,8 +372,8 @@ def run_jobs(campaign: Campaign, platform: Platform, groups: Groups, m: Measure,
         for job in new:
             submit(campaign, job)
             save_jobs(campaign, jobs)
-            progress.note(f"  job {job.number:04d}: Slurm job {job.job_id}, {len(job.points)} points, "
-                          f"{job.mpi}, {job.ranks} ranks on {job.nodes} node(s)")
+            progress.note(f"  job {job.number:04d}: Slurm job {job.job_id}, {len(job.steps)} launches of "
+                          f"{len(set(job.points))} points on {job.nodes} node(s)")
             follows.append(_Follow(campaign, job, planned, progress))
     except BaseException:
         save_jobs(campaign, jobs)
@@ -313,7 +396,7 @@ def _follow(campaign: Campaign, jobs: list[Job], follows: list[_Follow], poll_s:
     next_query = 0.0
     while pending:
         for f in pending:
-            f.copier.poll()
+            f.poll()
         if time.monotonic() >= next_query:
             changed = False
             for f in pending:
@@ -351,23 +434,24 @@ def _finish(campaign: Campaign, f: _Follow, progress: Progress) -> None:
         job.hosts = expand(job.nodelist) if job.nodelist else []
     except (OSError, UserError):
         job.hosts = []
-    missing = [p for i, p in f.points.items() if i not in campaign.recorded_ids()]
-    if not missing:
-        return
-    why = f"Slurm job {job.job_id} {job.state}"
-    if job.reason:
-        why += f" ({job.reason})"
-    if job.exit_code and job.exit_code != "0:0":
-        why += f", exit code {job.exit_code}"
-    why += " before collkit-bench reported this point"
-    stopped = _script_failure(files["log"])
-    if stopped:
-        why += f": {stopped}"
-    tail = stderr_tail(files["log"])
-    for p in missing:
-        campaign.add(Record.failed(p, why, job.number, tail, job_failure=True, slurm_job_id=job.job_id))
-        progress.advance()
-    progress.count("failed", f"  failed: job {job.number:04d}: {len(missing)} points: {why}", points=len(missing))
+    for step, missing in f.missing(campaign):
+        why = f"Slurm job {job.job_id} {job.state}"
+        if job.reason:
+            why += f" ({job.reason})"
+        if job.exit_code and job.exit_code != "0:0":
+            why += f", exit code {job.exit_code}"
+        why += " before collkit-bench reported this point"
+        stopped = _script_failure(step.files(campaign)["log"]) or _script_failure(files["log"])
+        if stopped:
+            why += f": {stopped}"
+        log = step.files(campaign)["log"]
+        tail = stderr_tail(log if log.exists() else files["log"])
+        for p in missing:
+            campaign.add(Record.failed(p, why, step.launch, tail, job_failure=True, slurm_job_id=job.job_id,
+                                       repeat=step.repeat))
+            progress.advance()
+        progress.count("failed", f"  failed: job {job.number:04d}, launch {step.launch:04d}: {len(missing)} points: "
+                                 f"{why}", points=len(missing))
 
 
 # On a shared file system the job's last records can become visible on the login
@@ -380,14 +464,14 @@ SETTLE_MAX_S = 30.0
 
 
 def _settle(campaign: Campaign, f: _Follow) -> None:
-    f.copier.poll()
+    f.poll()
     give_up = time.monotonic() + SETTLE_MAX_S
-    quiet_since, last = time.monotonic(), f.copier.tail.offset
-    while any(i not in campaign.recorded_ids() for i in f.points) and time.monotonic() < give_up:
+    quiet_since, last = time.monotonic(), f.offset()
+    while f.missing(campaign) and time.monotonic() < give_up:
         time.sleep(0.2)
-        f.copier.poll()
-        if f.copier.tail.offset != last:
-            quiet_since, last = time.monotonic(), f.copier.tail.offset
+        f.poll()
+        if f.offset() != last:
+            quiet_since, last = time.monotonic(), f.offset()
         elif time.monotonic() - quiet_since >= SETTLE_QUIET_S:
             return
 
@@ -426,8 +510,11 @@ def retry_job_failures(campaign: Campaign) -> int:
 
 def metadata(campaign: Campaign, s: SlurmSettings | None) -> dict:
     jobs = load_jobs(campaign)
-    out: dict = {"jobs": [{k: v for k, v in j.to_json().items() if k != "points"} | {"points": len(j.points)}
-                          for j in jobs]}
+    out: dict = {"jobs": [{k: v for k, v in j.to_json().items() if k != "steps"}
+                          | {"launches": [st.launch for st in j.steps], "points": len(set(j.points))}
+                          for j in jobs],
+                 "repetitions": "every launch of a job (each launch group's rounds, interleaved: "
+                                "launch/schedule.py) is a job step of one allocation, on its nodes"}
     if s is not None:
         out["settings"] = {"partition": s.partition, "account": s.account, "qos": s.qos,
                            "time_limit": s.time_limit, "launcher": list(s.launcher),
@@ -448,14 +535,18 @@ def refresh(campaign: Campaign) -> list[Job]:
 
 
 def jobs_table(jobs: list[Job]) -> str:
-    rows = [[f"{j.number:04d}", j.job_id or "-", j.state, j.reason or "-", j.mpi, str(j.ranks), str(j.nodes),
-             str(len(j.points)), ",".join(sorted(set(j.hosts))) or "-"] for j in jobs]
-    return render(["job", "slurm id", "state", "reason", "mpi", "ranks", "nodes", "points", "hosts"], rows)
+    rows = [[f"{j.number:04d}", j.job_id or "-", j.state, j.reason or "-", ",".join(sorted({s.mpi for s in j.steps})),
+             str(len(j.steps)), str(j.nodes), str(len(set(j.points))), ",".join(sorted(set(j.hosts))) or "-"]
+            for j in jobs]
+    return render(["job", "slurm id", "state", "reason", "mpi", "launches", "nodes", "points", "hosts"], rows)
 
 
 # ------------------------------------------------------------------ the launcher
 class SlurmLauncher(Launcher):
-    """One sbatch job per launch group, followed to its end; status and cancel."""
+    """One sbatch job holding every launch as a job step, followed to its end; status
+    and cancel. Its script holds the fixed rounds only: no adaptive rounds."""
+
+    adaptive = False
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
@@ -480,12 +571,13 @@ class SlurmLauncher(Launcher):
         retried = retry_job_failures(campaign)
         return [f"collkit: {retried} points that Slurm jobs did not run will be submitted again"] if retried else []
 
-    def run(self, campaign: Campaign, groups: Groups, measure: Measure, progress: Progress,
+    def run(self, campaign: Campaign, schedule: Schedule, measure: Measure, progress: Progress,
             dry_run: bool = False) -> Outcome:
-        new = run_jobs(campaign, self.platform, groups, measure, progress, dry_run)
+        new = run_jobs(campaign, self.platform, schedule, measure, progress, dry_run)
         if not dry_run:
             return Outcome()
-        notes = [f"collkit: wrote {job.files(campaign)['script']} ({len(job.points)} points)" for job in new]
+        notes = [f"collkit: wrote {job.files(campaign)['script']} ({len(job.steps)} launches of "
+                 f"{len(set(job.points))} points)" for job in new]
         notes.append(f"collkit: dry run, nothing submitted; submit with: collkit run --resume {campaign.path} "
                      f"--platform {self.platform.source}")
         return Outcome(held="dry-run", notes=tuple(notes))

@@ -35,8 +35,8 @@ from collkit.campaign.points import Point
 from collkit.campaign.sizes import format_size
 from collkit.campaign.spec import Measure
 from collkit.campaign.record import Record
-from collkit.campaign import ownership
-from collkit.campaign.store import Campaign
+from collkit.campaign import launch_info, ownership
+from collkit.campaign.store import Campaign, points_text
 from collkit.common.progress import Progress
 
 # Starting an MPI job (daemons, wire-up) is not the point's time.
@@ -346,8 +346,11 @@ class Copier:
     every point record of `points` (enriched, plus `annotate`'s fields)."""
 
     def __init__(self, campaign: Campaign, out: Path, number: int, mpi: str, points: Mapping[str, Point],
-                 progress: Progress, launch_fields: Mapping[str, object], annotate: Annotate | None = None):
+                 progress: Progress, launch_fields: Mapping[str, object], annotate: Annotate | None = None,
+                 repeat: int = 0):
         self.campaign = campaign
+        self.repeat = repeat        # the round of launch/schedule.py: every record says it
+        self.marks: dict[str, object] = {}   # what the launch record says of every point (oversubscribed)
         self.tail = Tail(out)
         self.number = number
         self.mpi = mpi
@@ -360,7 +363,8 @@ class Copier:
         self.added: set[str] = set()    # those of them whose record the campaign took
 
     def extra(self, point: Point) -> dict:
-        return self.annotate(point, self.number) if self.annotate is not None else {}
+        own = self.annotate(point, self.number) if self.annotate is not None else {}
+        return {"repeat": self.repeat, **self.marks, **own}
 
     def poll(self) -> bool:
         """Copy what was appended; True when a point record of this launch arrived."""
@@ -375,13 +379,16 @@ class Copier:
                 continue
             if rec.get("type") == "launch":
                 self.started = True
+                if launch_info.oversubscribed(rec):
+                    self.marks["oversubscribed"] = True   # on every point record of this launch
                 self.progress.launch_up()
-                self.campaign.add_launch({"launch": self.number, "mpi": self.mpi, **rec, **self.launch_fields})
+                self.campaign.add_launch({"launch": self.number, "mpi": self.mpi, "repeat": self.repeat, **rec,
+                                          **self.launch_fields})
             elif rec.get("type") == "point" and rec.get("id") in self.points:
                 point = self.points[rec["id"]]
                 seen = True
                 self.copied.add(point.id)
-                again = point.id in self.campaign.recorded_ids()   # a re-measure: counted once already
+                again = point.id in self.campaign.recorded_in(self.repeat)   # a re-measure: counted once already
                 if self.campaign.add(Record.from_bench(rec, point, self.number, **self.extra(point))):
                     self.added.add(point.id)
                     if not again:
@@ -412,40 +419,41 @@ class LaunchFiles:
     err: Path
 
 
-def launch_files(campaign: Campaign, points: list[Point], m: Measure) -> LaunchFiles:
+def launch_files(campaign: Campaign, points: list[Point], m: Measure, repeat: int = 0) -> LaunchFiles:
     """The next launch's files in DIR/raw/, with its points file written."""
     n = campaign.next_launch_number()
     base = campaign.raw / f"launch-{n:04d}"
     files = LaunchFiles(n, base.with_suffix(".points"), base.with_suffix(".jsonl"), base.with_suffix(".stderr"))
-    files.points.write_text("".join(p.to_line(m) + "\n" for p in points))
+    files.points.write_text(points_text(points, m, repeat))
     return files
 
 
 def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, progress: Progress,
               start: Callable[[list[Point]], Launch], diagnose: Callable[[Path], str | None] | None = None,
-              annotate: Annotate | None = None) -> None:
-    """Run points that share one launch key until each has a record that stands
-    (an unstable one is measured again by a later launch, store.py).
+              annotate: Annotate | None = None, repeat: int = 0) -> None:
+    """Run points that share one launch key until each has a record of round `repeat`
+    that stands (an unstable one is measured again by a later launch, store.py).
 
-    `start(remaining)` starts a launch of those points, `diagnose(output_path)`
-    names a failure the exit status hides (SMPI exits 0 after a deadlock), and
-    `annotate(point, launch)` gives fields added to that point's record."""
+    `start(remaining)` starts a launch of those points (its points file says the
+    round: launch_files), `diagnose(output_path)` names a failure the exit status
+    hides (SMPI exits 0 after a deadlock), and `annotate(point, launch)` gives fields
+    added to that point's record."""
     def extra(point: Point, number: int) -> dict:
-        return annotate(point, number) if annotate is not None else {}
+        return {"repeat": repeat, **(annotate(point, number) if annotate is not None else {})}
 
     def todo(pts: list[Point]) -> list[Point]:
-        """Points without a record, and unstable ones with re-measures left (store.py)."""
-        again = campaign.remeasure_ids()
-        return [p for p in pts if p.id not in campaign.recorded_ids() or p.id in again]
+        """Points without a record of this round, and unstable ones with re-measures left (store.py)."""
+        again = campaign.remeasure_ids(repeat)
+        return [p for p in pts if p.id not in campaign.recorded_in(repeat) or p.id in again]
     remaining = todo(points)
     while remaining:
         by_id = {p.id: p for p in remaining}
         launch = start(remaining)
-        progress.launch_started(remaining)
+        progress.launch_started(remaining, repeat)
         # a runner killed with -9 leaves this launch running; the next one stops it
         ownership.note_running(campaign.raw, launch.number, launch.proc.pid, str(launch.out))
         copier = Copier(campaign, launch.out, launch.number, mpi, by_id, progress,
-                        {"env": dict(remaining[0].env)}, annotate)
+                        {"env": dict(remaining[0].env)}, annotate, repeat)
         progress.working_on(describe(remaining[0]))
         deadline = time.monotonic() + STARTUP_GRACE_S + m.timeout_s
         timed_out = False
@@ -453,7 +461,7 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
             while True:
                 exited = launch.proc.poll() is not None
                 if copier.poll():
-                    nxt = _next(remaining, campaign)
+                    nxt = _next(remaining, campaign, repeat)
                     if nxt:
                         progress.working_on(describe(nxt))
                     deadline = time.monotonic() + m.timeout_s
@@ -504,6 +512,6 @@ def run_group(campaign: Campaign, mpi: str, points: list[Point], m: Measure, pro
         remaining = remaining[1:] + again
 
 
-def _next(points: list[Point], campaign: Campaign) -> Point | None:
-    ids, again = campaign.recorded_ids(), campaign.remeasure_ids()
+def _next(points: list[Point], campaign: Campaign, repeat: int = 0) -> Point | None:
+    ids, again = campaign.recorded_in(repeat), campaign.remeasure_ids(repeat)
     return next((p for p in points if p.id not in ids or p.id in again), None)

@@ -2,8 +2,9 @@
 
 * `best_grids`: per collective and MPI library, per (rank count, size): the fastest `ok`
   algorithm (analysis/results.py's summary: implausible points never win), the
-  algorithms *tied* with it (Mann-Whitney U on the iterations not significant at
-  alpha = 0.01 after Holm's correction over every comparison of the campaign), and
+  algorithms *tied* with it (not significantly slower at alpha = 0.01 after Holm's
+  correction over every comparison of the campaign, each tested at the level the two
+  were measured: analysis/launches.py), and
   default/best with its significance from the same summary.
 * `compare_grids`: per NEW campaign, collective, MPI library and rank count, per
   (algorithm, size): the ratio NEW/BASE and its verdict from analysis/compare.py."""
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collkit.analysis import results, stats
+from collkit.analysis import launches, results, stats
 from collkit.analysis.compare import Comparison
 from collkit.campaign.record import Record
 
@@ -44,11 +45,6 @@ class BestGrid:
         return list(dict.fromkeys(self.cells[k].best for k in sorted(self.cells)))
 
 
-def _times(r: Record) -> list[float]:
-    t = r.fields.get("times_us")
-    return [float(v) for v in t] if isinstance(t, list) else []
-
-
 def best_grids(records: list[Record]) -> list[BestGrid]:
     summary = results.summarise(records)
     members: dict[tuple, list[Record]] = {}
@@ -60,11 +56,11 @@ def best_grids(records: list[Record]) -> list[BestGrid]:
     for i, s in enumerate(summary):
         group = members[(s.collective, s.mpi, s.ranks, s.bytes)]
         best = next(r for r in group if r.label == s.best)
-        pairs += [(i, best, r) for r in group if r is not best and _times(r) and _times(best)]
+        pairs += [(i, best, r) for r in group if r is not best and r.timed and best.timed]
     tied: dict[int, list[str]] = {}
     if pairs:
-        _, p = stats.mann_whitney([_times(b) for _, b, _ in pairs], [_times(r) for _, _, r in pairs])
-        for (i, _, r), q in zip(pairs, stats.holm(p)):
+        tests = launches.compare_points([(launches.Timing.of(b), launches.Timing.of(r)) for _, b, r in pairs])
+        for (i, _, r), q in zip(pairs, launches.holm(tests)):
             if q >= stats.ALPHA:
                 tied.setdefault(i, []).append(r.label)
     grids: dict[tuple[str, str], dict[tuple[int, int], BestCell]] = {}

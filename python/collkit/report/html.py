@@ -281,10 +281,12 @@ def _comparison(doc: Document, cs: list[CampaignData]) -> None:
         doc.add(f'<p class="note">No comparison: {esc(str(exc))}</p>')
         return
     names = {str(c.path): c.title for c in cs[1:]}
-    n = {v: sum(r.verdict == v for r in comp.rows) for v in ("faster", "slower", "same")}
+    n = {v: sum(r.verdict == v for r in comp.rows) for v in ("faster", "slower", "same", "unknown")}
+    unknown = f", {n['unknown']} unknown (too few launches for the test)" if n["unknown"] else ""
     doc.add(f"<p>{sum(n.values())} points compared: {n['faster']} faster, {n['slower']} slower, {n['same']} "
-            f"not significantly different (Mann-Whitney U, Holm-adjusted p &lt; 0.01; ratio of medians with a "
-            f"95 % bootstrap interval; as <code>collkit compare</code>).</p>")
+            f"not significantly different{unknown} (Mann-Whitney U on launch medians, Holm-adjusted p &lt; 0.01; "
+            f"ratio of the estimates with a 95 % bootstrap interval over launches; as <code>collkit compare</code>)."
+            "</p>")
     doc.add("<h3>Regressions</h3>" + '<div class="scroll">' + sections.regression_list(comp, names) + "</div>")
     for g in grids.compare_grids(comp):
         doc.add(f"<h3>{esc(names.get(g.new, g.new))}</h3>" + sections.change_heatmap(g))

@@ -116,7 +116,8 @@ def best_heatmap(g: BestGrid, colour: dict[str, str]) -> str:
                 f'data-best="{esc(c.best)}" data-tied="{len(c.tied)}" title="{esc(tip)}"'
                 f'{" class=tied" if c.tied else ""}>{esc(name)}{mark}</td>')
     cap = (f"{esc(g.collective)}, {esc(g.mpi)}: fastest algorithm per rank count and size "
-           "(≈k, hatched: k other algorithms not significantly slower, Mann-Whitney U, Holm, p ≥ "
+           "(≈k, hatched: k other algorithms not significantly slower at the level they were measured, "
+           "inside shared launches or between launches; Holm, p ≥ "
            f"{stats.ALPHA:g}; hover for them)")
     return _grid_table("best", cap, g.ranks, g.sizes, cell)
 
@@ -229,6 +230,8 @@ def change_heatmap(g: ChangeGrid) -> str:
             attrs = f'data-label="{esc(lab)}" data-bytes="{n}" data-verdict="{c.verdict}" title="{tip}"'
             if c.verdict == "same":
                 cells.append(f'<td {attrs} class="same">=</td>')
+            elif c.verdict == "unknown":   # too few launches for the test (analysis/compare.py)
+                cells.append(f'<td {attrs} class="same">?</td>')
             else:
                 f = min(1.0, abs(math.log2(c.ratio)))
                 col = (f"rgb(255,{int(235 - 170 * f)},{int(225 - 190 * f)})" if c.verdict == "slower"
@@ -236,7 +239,7 @@ def change_heatmap(g: ChangeGrid) -> str:
                 cells.append(f'<td {attrs} style="background:{col}">{c.ratio:.2f}</td>')
         body.append(f"<tr><th>{esc(lab)}</th>{''.join(cells)}</tr>")
     cap = (f"{esc(g.collective)}, {esc(g.mpi)}, {g.ranks} ranks: new / base, coloured where significant "
-           f"(red slower, blue faster; =: no significant change)")
+           f"(red slower, blue faster; =: no significant change; ?: too few launches to tell)")
     return (f'<figure class="heat"><figcaption>{cap}</figcaption><table class="heat change"><thead><tr>'
             f'<th>algorithm \\ size</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></figure>')
 

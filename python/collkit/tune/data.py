@@ -1,8 +1,12 @@
 """The measurements `collkit model` and `collkit tune` read: one Measured per
 (library, backend, collective, algorithm, ranks, bytes), from one or more campaigns.
 
-Records of the same key from several campaigns (or several datatypes) are pooled:
-their iterations are concatenated, and the median and its interval are the pool's."""
+A point is measured in launches (campaign/repeats.py), and launches are the samples:
+records of the same key from several campaigns are pooled launch by launch (a launch
+is its campaign and number; records of one launch, several datatypes, pool their
+iterations into that launch's median). The estimate is the median of the launch
+medians, its interval the launches' (analysis/stats.launch_interval; from one launch,
+its iterations'), and `timing` is what comparisons read (analysis/launches.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collkit.analysis import stats
+from collkit.analysis import launches, stats
 from collkit.campaign.points import variant
 from collkit.campaign.record import Record, current
 from collkit.common.errors import UserError
@@ -33,7 +37,7 @@ class Measured:
     bytes: int
     median_us: float
     ci_us: tuple[float, float] | None
-    times_us: np.ndarray
+    timing: launches.Timing
     implausible: bool
     native: str
     # the [parameters.NAME] setting of a variant (campaign/points.variant), () for none
@@ -90,11 +94,21 @@ def _read_records(path: Path) -> list[dict]:
     return list(current(out).values())
 
 
-def _median_ci(sorted_t: np.ndarray) -> tuple[float, tuple[float, float] | None]:
-    n = len(sorted_t)
-    med = float(sorted_t[n // 2]) if n % 2 else float(0.5 * (sorted_t[n // 2 - 1] + sorted_t[n // 2]))
-    ranks = stats.median_ci_ranks(n)
-    return med, (None if ranks is None else (float(sorted_t[ranks[0]]), float(sorted_t[ranks[1]])))
+def _pool_launches(pool: dict[tuple[str, int], list], simulated: bool) -> tuple[float, tuple | None, launches.Timing]:
+    """pool: launch -> [iterations, medians of its records]: the estimate, its interval
+    and the Timing."""
+    keys = sorted(pool)
+    medians, times = [], []
+    for k in keys:
+        its, meds = pool[k]
+        medians.append(float(np.median(its)) if its else float(np.median(meds)))
+        times.append(tuple(float(v) for v in its))
+    timing = launches.Timing(tuple(keys), tuple(medians), tuple(times), simulated)
+    if len(keys) > 1:
+        return timing.estimate, stats.launch_interval(medians), timing
+    one = np.sort(np.asarray(times[0], float)) if times[0] else np.asarray(medians, float)
+    ranks = stats.median_ci_ranks(len(one))
+    return medians[0], (None if ranks is None else (float(one[ranks[0]]), float(one[ranks[1]]))), timing
 
 
 def load(dirs: list[Path], refuse_failed: bool = True) -> Campaigns:
@@ -110,43 +124,30 @@ def load(dirs: list[Path], refuse_failed: bool = True) -> Campaigns:
             counts[status] = counts.get(status, 0) + 1
             if status in mine:
                 mine[status] += 1
-            times = rec.get("times_us")
-            median = (rec.get("stats_us") or {}).get("median")
-            if status != "ok" or not (isinstance(times, list) and times or median is not None):
+            r = Record.from_json(rec)
+            if status != "ok" or not r.timed:
                 continue
-            if rec.get("unstable"):
+            if r.unstable:
                 continue   # measured before a steady state: no model or choice rests on it
-
-            t = times if isinstance(times, list) and times else [median]
             # A parameter setting is a variant of its algorithm, measured and chosen apart.
-            params = Record.from_json(rec).params
             try:
-                key = (platform, rec.get("mpi", ""), rec.get("backend", ""), rec.get("collective", ""),
-                       variant(rec.get("algorithm", ""), params), int(rec.get("ranks", 0)),
-                       int(rec.get("bytes", 0)))
+                key = (platform, r.mpi, r.backend, r.collective, variant(r.algorithm, r.params), r.ranks, r.bytes)
             except (TypeError, ValueError):
                 continue
-            pool = pools.get(key)
-            if pool is None:
-                pools[key] = [t, bool(rec.get("implausible")), str(rec.get("native", "")), params]
-            else:
-                pool[0] = list(pool[0]) + list(t)
-                pool[1] = pool[1] or bool(rec.get("implausible"))
+            pool = pools.setdefault(key, [{}, False, r.native, r.params, r.simulated])
+            for number, median, times in zip(r.launch_numbers, r.launch_medians, r.launch_times):
+                slot = pool[0].setdefault((str(d), number), [[], []])
+                slot[0].extend(times)
+                slot[1].append(median)
+            pool[1] = pool[1] or bool(r.implausible)
         ran = sum(mine.values())
         if refuse_failed and (ran == 0 or mine["ok"] < MIN_OK_FRACTION * ran):
             raise UserError(f"{d}: only {mine['ok']} of {ran} points that ran are ok (the rest invalid or "
                             "failed): fix the campaign (`collkit report` lists the problems) before tuning on it")
-    # all pools' iterations sorted at once (one flat array, sorted per segment)
-    keys = list(pools)
-    samples = stats.Samples.of([pools[k][0] for k in keys])
-    flat = stats._sort_segments(samples.flat, samples.lengths)
-    starts = samples.start
     points = []
-    for i, key in enumerate(keys):
-        _, implausible, native, params = pools[key]
-        arr = flat[starts[i]:starts[i] + samples.lengths[i]]
-        med, ci = _median_ci(arr)
-        points.append(Measured(*key, median_us=med, ci_us=ci, times_us=arr,
+    for key, (by_launch, implausible, native, params, simulated) in pools.items():
+        med, ci, timing = _pool_launches(by_launch, simulated)
+        points.append(Measured(*key, median_us=med, ci_us=ci, timing=timing,
                                implausible=implausible, native=native, params=params))
     points.sort(key=lambda m: (m.mpi, m.backend, m.collective, m.algorithm, m.ranks, m.bytes))
     return Campaigns(tuple(dirs), tuple(points), counts)

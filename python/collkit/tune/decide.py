@@ -1,10 +1,12 @@
 """Which algorithm, per collective, rank count and message-size range.
 
 * Measured rank counts: at each measured size, the fastest candidate (an algorithm the
-  target can express, measured ok and plausible) against the library's default:
-  Mann-Whitney U on the two points' iterations, Holm-adjusted over every comparison of
-  the run, alpha 0.01 (analysis/stats.py). Chosen only where significantly faster,
-  else the default.
+  target can express, measured ok and plausible) against the library's default, tested
+  at the level they were measured (analysis/launches.py: inside shared launches, or on
+  launch medians between launches), Holm-adjusted over the comparisons of every
+  candidate with its default in the run (so that picking the fastest of many is not a
+  lucky draw), alpha 0.01. Chosen only where significantly faster, else the default:
+  a rule rests on launches that agree, never on one launch's state.
 * Cutoffs: between two measured sizes with different choices, where the two curves
   cross (an algorithm's curve is its fitted model at that rank count; the default's,
   which has no schedule, the measured medians interpolated on log-log axes); the
@@ -31,7 +33,7 @@ from typing import Callable
 
 import numpy as np
 
-from collkit.analysis import stats
+from collkit.analysis import launches, stats
 from collkit.tune.data import Measured
 from collkit.tune.fit import ModelFit
 
@@ -129,6 +131,22 @@ def _crossing(f: Callable[[float], float], g: Callable[[float], float], lo: floa
     return None
 
 
+def _best_against_default(rows, tested: list[int], candidates, by) -> list[float]:
+    """Holm-adjusted p of each tested row's best against its default, the family being
+    every allowed, plausible candidate of those rows against its default."""
+    pairs, owner = [], []
+    for i in tested:
+        coll, p, n, default, best = rows[i]
+        names = {c.name for c in candidates.get(coll, []) if _allowed(c, p) and n >= min_bytes(c, p)}
+        for m in by[(coll, p, n)].values():
+            if m.algorithm in names and not m.implausible:
+                pairs.append((m.timing, default.timing))
+                owner.append((i, m is best))
+    adjusted = launches.holm(launches.compare_points(pairs))
+    of_best = {i: float(q) for (i, is_best), q in zip(owner, adjusted) if is_best}
+    return [of_best[i] for i in tested]
+
+
 class Decider:
     def __init__(self, points: list[Measured], candidates: dict[str, list[Candidate]],
                  models: dict[tuple[str, str], ModelFit], no_default: frozenset[str] = frozenset()):
@@ -158,8 +176,7 @@ class Decider:
             rows.append((coll, p, n, default, best))
         tested = [i for i, r in enumerate(rows) if r[4] is not None and r[4].median_us < r[3].median_us
                   and r[0] not in self.no_default]
-        _, raw = stats.mann_whitney([rows[i][4].times_us for i in tested], [rows[i][3].times_us for i in tested])
-        adj = dict(zip(tested, stats.holm(raw)))
+        adj = dict(zip(tested, _best_against_default(rows, tested, self.candidates, self.by)))
         out = []
         for i, (coll, p, n, default, best) in enumerate(rows):
             pv = adj.get(i)

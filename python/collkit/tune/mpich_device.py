@@ -17,7 +17,7 @@ The decision is therefore per collective:
 
 * take a collective from the device only where, at every measured rank count and
   size, the device default is not significantly faster than the best MPIR algorithm
-  (Mann-Whitney U on the iterations, Holm over the collective's points, alpha 0.01),
+  (at the level the two were measured, analysis/launches.py, Holm over the collective's points, alpha 0.01),
   and the best MPIR algorithm is significantly faster at least once (else there is
   nothing to gain);
 * a collective taken over gets an MPIR algorithm at every size (decide.Decider's
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collkit.analysis import stats
+from collkit.analysis import launches, stats
 from collkit.tune.data import Measured
 from collkit.tune.decide import DEFAULT, Candidate, min_bytes
 
@@ -85,8 +85,7 @@ def ownership(points: list[Measured], candidates: dict[str, list[Candidate]]) ->
                 pairs.append((default, min(cands, key=lambda m: m.median_us)))
         if not pairs:
             continue
-        _, raw = stats.mann_whitney([b.times_us for _, b in pairs], [d.times_us for d, _ in pairs])
-        adj = stats.holm(raw)
+        adj = launches.holm(launches.compare_points([(b.timing, d.timing) for d, b in pairs]))
         device = sum(1 for (d, b), q in zip(pairs, adj) if q < stats.ALPHA and d.median_us < b.median_us)
         mpir = sum(1 for (d, b), q in zip(pairs, adj) if q < stats.ALPHA and b.median_us < d.median_us)
         out[coll] = Ownership(coll, device == 0 and mpir > 0, device, mpir, len(pairs))

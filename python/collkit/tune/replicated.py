@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
@@ -50,49 +49,8 @@ def forward(k: int) -> bool:
 
 
 # --------------------------------------------------------------- exact test
-@lru_cache(maxsize=4096)
-def _rank_sum_dist(weights: tuple[int, ...], n1: int) -> np.ndarray:
-    """Number of ways each sum of n1 of the (integer) weights can occur."""
-    top = sum(weights)
-    c = np.zeros((n1 + 1, top + 1))
-    c[0, 0] = 1.0
-    for w in weights:
-        # every subset either takes w or not (the right side is read before assignment)
-        c[1:, w:] = c[1:, w:] + c[:-1, :top + 1 - w]
-    return c[n1]
-
-
-def exact_mann_whitney(x: Sequence[float], y: Sequence[float]) -> float:
-    """Two-sided p of the Mann-Whitney U test, exact permutation distribution given
-    the midranks (so also with ties); 1 where a side is empty or all values are equal."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    n1, n = len(x), len(x) + len(y)
-    if len(x) == 0 or len(y) == 0:
-        return 1.0
-    both = np.concatenate([x, y])
-    order = np.argsort(both, kind="stable")
-    ranks = np.empty(n)
-    ranks[order] = np.arange(1, n + 1)
-    for v in np.unique(both):                       # ties: midranks
-        tie = both == v
-        ranks[tie] = ranks[tie].mean()
-    doubled = tuple(int(round(2 * r)) for r in ranks)   # midranks x 2 are integers
-    dist = _rank_sum_dist(tuple(sorted(doubled)), n1)
-    total = dist.sum()
-    expect = n1 * (n + 1)                           # E of the doubled rank sum
-    obs = sum(doubled[:n1])
-    dev = abs(obs - expect)
-    if dev == 0:
-        return 1.0
-    s = np.arange(len(dist))
-    return float(min(1.0, dist[np.abs(s - expect) >= dev].sum() / total))
-
-
-def min_p(n1: int, n2: int) -> float:
-    """The smallest two-sided p the exact test can give with n1 and n2 launches."""
-    if n1 == 0 or n2 == 0:
-        return 1.0
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+exact_mann_whitney = stats.exact_mann_whitney   # its home: analysis/stats.py
+min_p = stats.min_p
 
 
 # --------------------------------------------------------------- bootstrap

@@ -80,7 +80,9 @@ def spec_text(src: dict, collectives: list[str], mpi: str, ranks: list[int], siz
             v = src[key]
             lines.append(f"{key} = {str(v).lower() if isinstance(v, bool) else v if isinstance(v, int) else q(v)}")
     lines += ["", "[backends]", f"mpi = [{', '.join(q(b) for b in backends)}]"]
-    measure = src.get("measure") or {}
+    # One launch per campaign: each repeat is a launch of its own, and the analysis
+    # (tune/replicated.py) takes the launches as its samples.
+    measure = {**(src.get("measure") or {}), "launches": 1, "max_launches": 1}
     if measure:
         lines += ["", "[measure]"]
         for k, v in measure.items():
