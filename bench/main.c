@@ -349,7 +349,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &p);
     steady_test_begin();
-    slow_launch_begin(opt.out);
+    slow_launch_begin(opt.points);
 
     if (args < 0) {
         if (rank == 0) fprintf(stderr, "%s\n", opt.error);

@@ -1,8 +1,9 @@
 /* COLLKIT_BENCH_TEST_SLOW_LAUNCH="FRACTION:MICROSECONDS:SEED[@COLLECTIVE/BACKEND:ALGORITHM]"
  * (test-only, every rank): a launch is slow with probability FRACTION, drawn from
- * SEED and the launch's output file name (raw/launch-NNNN.jsonl: one per launch
- * of a campaign), so the draw is independent of the algorithms the launch runs
- * and the same on every rank without a message; in a slow launch every timed
+ * SEED and the launch's points file (its text names the launch group and the round,
+ * "# collkit repeat=K": the same draw for the same launch of a campaign, however
+ * launches are numbered), so the draw is independent of how fast its algorithms
+ * are and the same on every rank without a message; in a slow launch every timed
  * call of every point (with @...: of the matching points only) gets
  * MICROSECONDS added to its time. It stands for a machine that draws a state
  * per launch (issue #54): the launch-level statistics must not call it a
@@ -30,11 +31,21 @@ static uint64_t fnv1a(uint64_t h, const char *s)
     return h;
 }
 
-void slow_launch_begin(const char *out)
+/* The points file's bytes folded into h (unreadable: h unchanged). */
+static uint64_t fnv1a_file(uint64_t h, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return h;
+    for (int c; (c = fgetc(f)) != EOF;) h = (h ^ (unsigned char)c) * 1099511628211ULL;
+    fclose(f);
+    return h;
+}
+
+void slow_launch_begin(const char *points)
 {
     memset(&launch, 0, sizeof launch);
     const char *v = getenv("COLLKIT_BENCH_TEST_SLOW_LAUNCH");
-    if (v == NULL || *v == '\0' || out == NULL) return;
+    if (v == NULL || *v == '\0' || points == NULL) return;
     char *end = NULL;
     double fraction = strtod(v, &end);
     if (end == v || *end != ':' || !(fraction >= 0.0 && fraction <= 1.0)) return;
@@ -52,8 +63,7 @@ void slow_launch_begin(const char *out)
         if (strlen(at + 1) == 0 || strlen(at + 1) >= sizeof launch.want) return;
         snprintf(launch.want, sizeof launch.want, "%s", at + 1);
     }
-    const char *base = strrchr(out, '/');
-    uint64_t h = fnv1a(fnv1a(14695981039346656037ULL, seed), base ? base + 1 : out);
+    uint64_t h = fnv1a_file(fnv1a(14695981039346656037ULL, seed), points);
     double u = (double)(h >> 11) / 9007199254740992.0; /* 53 bits: [0, 1) */
     launch.slow = u < fraction;
     launch.seconds = us * 1e-6;

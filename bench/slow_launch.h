@@ -5,9 +5,9 @@
 
 #include "points.h"
 
-/* Reads the variable once, at the start of a launch; `out` (the --out path)
- * tells launches apart in the draw. Malformed or unset: inactive. */
-void slow_launch_begin(const char *out);
+/* Reads the variable once, at the start of a launch; the --points file tells
+ * launches apart in the draw. Malformed or unset: inactive. */
+void slow_launch_begin(const char *points);
 
 /* Seconds added to each timed call of `pt` in this launch (0: none). */
 double slow_launch_delay(const bench_point *pt);

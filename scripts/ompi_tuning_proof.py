@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from collkit.backends import discover, ompi_monitoring, openmpi
+from collkit.backends import backend_for, discover, ompi_monitoring, openmpi
 from collkit.campaign import platform as platforms
 from collkit.common.errors import UserError
 
@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
                 rules = Path(tmp) / f"{name}.rules"
                 # one collective (allreduce, id 2), every communicator size, every message size
                 rules.write_text(f"1\n2\n1\n1\n1\n0 {alg.native_id} 0 0\n")
-                forced = ompi_monitoring.run_point(pm, point, dict(alg.env)).internal
+                forced = ompi_monitoring.run_point(pm, point, backend_for("openmpi").start_env(alg)).internal
                 by_file = ompi_monitoring.run_point(pm, point, openmpi.tuned_env(offer, str(rules))).internal
                 files[name] = by_file
                 same = forced == by_file

@@ -141,7 +141,7 @@ def test_open_mpi_refuses_a_rules_file_with_an_id_it_lacks(tmp_path):
 def test_mpich_answers(tmp_path):
     b = backends.backend_for("mpich")
     assert b.default_readback("bcast") == ("MPIR_CVAR_BCAST_INTRA_ALGORITHM", "MPIR_CVAR_DEVICE_COLLECTIVES",
-                                           "MPIR_CVAR_COLLECTIVE_FALLBACK")
+                                           "MPIR_CVAR_COLLECTIVE_FALLBACK", "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE")
     assert b.parameter_variable("MPIR_CVAR_BCAST_TREE_KVAL") == "MPIR_CVAR_BCAST_TREE_KVAL"
     assert b.env_flags({"A": "1"}) == ["-genv", "A", "1"]
     assert b.reads("mpich") and not b.reads("openmpi") and "JSON" in b.tuning_file_kind

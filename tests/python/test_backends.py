@@ -85,15 +85,18 @@ def test_ompi_offer_lists_every_tuned_algorithm_under_its_canonical_name():
 def test_ompi_forcing_allreduce_ring():
     ring = ompi_offer().force("allreduce", "ring")
     assert (ring.native, ring.native_id) == ("ring", "4")
-    # Nothing ranks above tuned on this install, so nothing is excluded.
-    assert ring.env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                        "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}
+    # Nothing ranks above tuned on this install, so nothing is excluded. Dynamic rules in
+    # the launch's environment (shared with the default's launch), the id through MPI_T
+    # for the point, read by tuned when the point's own communicator is made.
+    assert ring.env == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+    assert ring.cvars == {"coll_tuned_allreduce_algorithm": "4"} and ring.fresh_comm
+    assert ompi_offer().launch_env == ring.env
     assert ring.readback == ("coll_tuned_use_dynamic_rules", "coll_tuned_allreduce_algorithm")
 
 
 def test_ompi_reduce_scatter_forces_the_block_variant_the_benchmark_calls():
     rh = ompi_offer().force("reduce_scatter", "recursive_halving")
-    assert rh.env["OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm"] == "3"
+    assert rh.cvars["coll_tuned_reduce_scatter_block_algorithm"] == "3"
     assert "coll_tuned_reduce_scatter_block_algorithm" in rh.readback
 
 
@@ -101,11 +104,11 @@ def test_ompi_segmented_algorithms_get_their_segment_size():
     offer = ompi_offer()
     chain = offer.force("bcast", "chain")
     assert chain.native == "pipeline"
-    assert chain.env["OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize"] == "65536"
+    assert chain.cvars["coll_tuned_bcast_algorithm_segmentsize"] == "65536"
     assert "coll_tuned_bcast_algorithm_segmentsize" in chain.readback
     seg = offer.force("allreduce", "segmented_ring")
-    assert seg.env["OMPI_MCA_coll_tuned_allreduce_algorithm_segmentsize"] == str(1 << 20)
-    assert "OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize" not in offer.force("bcast", "binomial").env
+    assert seg.cvars["coll_tuned_allreduce_algorithm_segmentsize"] == str(1 << 20)
+    assert "coll_tuned_bcast_algorithm_segmentsize" not in offer.force("bcast", "binomial").cvars
 
 
 def test_ompi_force_accepts_canonical_native_and_id():
@@ -216,9 +219,24 @@ def test_mpich_offer_lists_every_value_under_its_canonical_name():
 def test_mpich_forcing_allreduce_ring():
     ring = mpich_offer().force("allreduce", "mpich_ring")
     assert (ring.native, ring.native_id) == ("ring", "ring")
+    # MPIR_CVAR_DEVICE_COLLECTIVES is percoll: the algorithm and the device's own
+    # allreduce switched per point (MPI_T), inside the default's launch.
+    assert ring.env == {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"} == mpich_offer().launch_env
+    assert ring.cvars == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring", "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}
+    assert ring.readback[0] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
+    assert "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE" in ring.readback and not ring.fresh_comm
+
+
+def test_mpich_without_per_collective_device_switch_forces_in_a_launch_of_its_own():
+    # DEVICE_COLLECTIVES=all (the device decides every collective whatever the
+    # per-collective switches say): forcing switches the device off for the whole
+    # launch, which changes the default, so the forced points get their own launch.
+    text = MPIVARS.replace("MPIR_CVAR_DEVICE_COLLECTIVES    =2", "MPIR_CVAR_DEVICE_COLLECTIVES    =0")
+    offer = mpich.build_offer(mpich.parse(text))
+    ring = offer.force("allreduce", "mpich_ring")
+    assert offer.launch_env is None
     assert ring.env == {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
     assert ring.cvars == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}
-    assert ring.readback[0] == "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 
 
 def test_mpich_reduce_scatter_forces_the_block_variant():
@@ -421,7 +439,7 @@ def test_live_discovery(name):
         assert offer.for_collective(coll), coll
         assert coll in offer.defaults
     ring = offer.force("allreduce", "ring" if name == "openmpi" else "mpich_ring")
-    assert ring.env
+    assert ring.env and ring.cvars
     fixture = ompi_offer() if name == "openmpi" else mpich_offer()
     if offer.library == fixture.library:  # the capture came from this very install
         assert [a.to_json() for a in offer.algorithms] == [a.to_json() for a in fixture.algorithms]
@@ -443,16 +461,36 @@ static void sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
 }
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int rank, p, count = atoi(argv[2]);
+    int rank, p, count = atoi(argv[2]), provided;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* NAME=VALUE arguments (integers) are set through MPI_T after MPI_Init, and the
+     * call runs on a communicator made after them: collkit-bench's set + comm=fresh. */
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (argc > 4) {
+        MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+        for (int a = 4; a < argc; a++) {
+            char *eq = strchr(argv[a], '=');
+            int idx, cnt, v = atoi(eq + 1);
+            MPI_T_cvar_handle h;
+            *eq = '\0';
+            if (MPI_T_cvar_get_index(argv[a], &idx) != MPI_SUCCESS ||
+                MPI_T_cvar_handle_alloc(idx, NULL, &h, &cnt) != MPI_SUCCESS || MPI_T_cvar_write(h, &v) != MPI_SUCCESS) {
+                printf("rank %d cannot set %s\n", rank, argv[a]);
+                return 1;
+            }
+            MPI_T_cvar_handle_free(&h);
+        }
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
     MPI_Op op;
     if (strcmp(argv[1], "builtin") == 0) op = MPI_SUM; else MPI_Op_create(sum, 1, &op);
     int *s = calloc(count, sizeof(int)), *r = calloc(count, sizeof(int));
     int rc = strcmp(argv[3], "reduce") == 0
-        ? MPI_Reduce(s, r, count, MPI_INT, op, 0, MPI_COMM_WORLD)
-        : MPI_Allreduce(s, r, count, MPI_INT, op, MPI_COMM_WORLD);
+        ? MPI_Reduce(s, r, count, MPI_INT, op, 0, comm)
+        : MPI_Allreduce(s, r, count, MPI_INT, op, comm);
     char line[1024];
     int n = snprintf(line, sizeof line, "rank %d rc %d lens", rank, rc);
     for (int i = 0; i < ncalls && i < 64; i++) n += snprintf(line + n, sizeof line - n, " %d", lens[i]);
@@ -483,13 +521,20 @@ def fingerprint(tmp_path_factory):
     return program
 
 
-def _fingerprint(mpi, prog, alg, args, ranks=4):
+def _fingerprint(mpi, prog, alg, args, ranks=4, mpit=False):
+    """Op-call lengths per rank with `alg` forced: its per-point settings in the
+    environment (which also binds MPI_Init's own collectives), or, with mpit, set
+    through MPI_T after MPI_Init and the call on a communicator made after them, as
+    collkit-bench forces it (`set`, `comm=fresh`)."""
     env = mpi.environment()
     env.update(alg.env)
-    # This probe has no MPI_T code: MPICH's algorithm goes into the environment,
-    # which also binds MPI_Init's own collectives (collkit-bench sets it after
-    # MPI_Init instead).
-    env.update(alg.cvars)
+    backend = backends.backend_for(mpi.family)
+    if mpit:
+        enums = backends.discover(mpi).enums
+        values = {k: next((i for i, n in enums.get(k, {}).items() if n == v), v) for k, v in alg.cvars.items()}
+        args = [*args, *(f"{k}={v}" for k, v in values.items())]
+    else:
+        env.update({backend.parameter_variable(k): v for k, v in alg.cvars.items()})
     proc = subprocess.run(mpi.launch(ranks, prog, args), env=env, capture_output=True, text=True, timeout=120)
     ranks_out = {}
     for line in proc.stdout.splitlines():
@@ -509,7 +554,8 @@ PATTERNS = {
 
 @pytest.mark.parametrize("name", needs.each_mpi())
 @pytest.mark.parametrize("algorithm", sorted(PATTERNS))
-def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint):
+@pytest.mark.parametrize("mpit", [False, True], ids=["environment", "mpit"])
+def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, mpit, fingerprint):
     mpi = find(name)
     # Open MPI's own Rabenseifner keeps its own name (test_parity.py).
     # MPICH's ring cuts other blocks (mpich_ring; the same op calls here).
@@ -519,9 +565,10 @@ def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, fingerprint
     if alg.unusable(ranks=4, count=1024):
         pytest.skip(alg.unusable(ranks=4, count=1024))
     if (name, algorithm) == ("mpich", "rabenseifner"):
-        pytest.skip("forced through the environment it aborts MPI_Init (next test); "
-                    "test_run_real.py runs it through collkit-bench, which sets it after MPI_Init")
-    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["user", "1024", "allreduce"])
+        pytest.skip("forced through the environment it aborts MPI_Init (next test); set through MPI_T after "
+                    "MPI_Init it refuses this probe's user-defined op ('User set collective algorithm is not "
+                    "usable'); test_run_real.py runs it through collkit-bench, on MPI_SUM")
+    proc, got = _fingerprint(mpi, fingerprint(mpi), alg, ["user", "1024", "allreduce"], mpit=mpit)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(got) == [0, 1, 2, 3]
     for rank, (rc, lens) in got.items():

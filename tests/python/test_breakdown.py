@@ -134,6 +134,7 @@ ranks = [4]
 collkit = ["ring", "rabenseifner"]
 [measure]
 timeout_s = 5
+launches = 1
 """
 
 # collkit-bench-instr stand-in: fake_bench's records plus an instrument object
@@ -277,6 +278,7 @@ collkit = ["rabenseifner"]
 [measure]
 min_iterations = 5
 time_budget_s = 0
+launches = 1
 """)
     out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr

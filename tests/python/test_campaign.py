@@ -3,6 +3,7 @@ watchdog, resume after a kill, export columns, the index, and metadata redaction
 The real program runs in test_run_real.py."""
 
 import json
+from collections import Counter
 import signal
 import subprocess
 import time
@@ -22,8 +23,10 @@ ranks = [4, 6]
 collkit = ["ring", "bine_latency", "binomial_halving", "bine"]
 [measure]
 timeout_s = 2
+launches = 1
 """
-# 2 rank counts x (2 allreduce + 2 bcast algorithms) x 5 sizes
+# 2 rank counts x (2 allreduce + 2 bcast algorithms) x 5 sizes, one launch each (the
+# repeated launches of a campaign: the tests at the end)
 TOTAL = 40
 
 
@@ -134,7 +137,8 @@ def test_metadata_never_records_secrets(workdir):
     assert meta["environment"]["OMPI_MCA_secret_password"] == "<redacted>"
     assert meta["environment"]["UCX_PROXY"] == "http://<redacted>@proxy:3128"
     assert meta["mpis"]["openmpi"]["library_version"] == "fake MPI 1.0"
-    assert meta["placement"][0]["rank_to_host"] == ["fakehost"] * 4
+    assert sorted(len(p["rank_to_host"]) for p in meta["placement"]) == [4, 6]
+    assert all(set(p["rank_to_host"]) == {"fakehost"} for p in meta["placement"])
 
 
 def test_typo_in_algorithm_fails_before_launch_with_a_suggestion(workdir):
@@ -160,3 +164,47 @@ def test_user_errors_are_one_line(workdir):
 def test_out_dir_that_exists_is_refused(workdir):
     assert collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir).returncode == 0
     one_line_error(collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir), "--resume c")
+
+
+# ------------------------------------------------------------------ repeated launches
+def test_every_point_runs_in_each_round_and_a_hung_point_is_not_launched_again(workdir):
+    (workdir / "spec.toml").write_text(SPEC.replace("launches = 1", "launches = 3"))
+    out = collkit("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir,
+                  env={"FAKE_HANG": "bcast/collkit/openmpi/bine/p4/32B", "FAKE_STATE": str(workdir / "state")})
+    assert out.returncode == 0, out.stderr
+    recs = records(workdir / "c")
+    hung = "bcast/collkit/openmpi/bine/p4/32B/int32/sum/r0/outofplace"
+    per = Counter(r["id"] for r in recs)
+    # the hang failed its point in round 0: not launched again (it would cost a timeout a round)
+    assert per[hung] == 1 and all(n == 3 for i, n in per.items() if i != hung) and len(per) == TOTAL
+    assert {(r["repeat"]) for r in recs if r["id"] != hung} == {0, 1, 2}
+    # each round runs each launch group once, in an order drawn from the seed: the two
+    # rank counts' launches interleave, and each round's launches are later than the last's
+    launches = [json.loads(line) for line in (workdir / "c" / "launches.jsonl").read_text().splitlines()]
+    rounds = [[x["ranks"] for x in launches if x["repeat"] == k] for k in range(3)]
+    assert all(sorted(r) == [4, 6] for r in rounds[1:]) and sorted(rounds[0])[-1] == 6
+    # the point's record: its launches merged (the median of their medians)
+    rows = {r["id"]: r for r in json.loads(collkit("export", "c", "--format", "json", cwd=workdir).stdout)}
+    ok = next(r for i, r in rows.items() if i != hung)
+    assert ok["status"] == "ok" and rows[hung]["status"] == "failed"
+    assert "3 launches" in out.stdout or "launches)" in out.stdout
+
+
+def test_killed_campaign_with_rounds_resumes_every_round_once(workdir):
+    (workdir / "spec.toml").write_text(SPEC.replace("launches = 1", "launches = 2"))
+    proc = start("run", "spec.toml", "--platform", "platform.toml", "--out", "c", cwd=workdir,
+                 env={"FAKE_DELAY": "0.05"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rec_file = workdir / "c" / "records.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if rec_file.exists() and len(rec_file.read_text().splitlines()) >= 50:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 50 <= len(records(workdir / "c")) < 2 * TOTAL
+    out = collkit("run", "--resume", "c", "--platform", "platform.toml", cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    keys = [(r["id"], r["repeat"]) for r in records(workdir / "c")]
+    assert len(keys) == len(set(keys)) == 2 * TOTAL
+    assert json.loads((workdir / "c" / "state.json").read_text())["status"] == "complete"

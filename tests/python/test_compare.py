@@ -13,13 +13,18 @@ from collkit.analysis import compare
 ALGS = (("collkit", "ring"), ("collkit", "bine"), ("mpi", "default"))
 
 
-def campaign(d, seed, slow=None, factor=2.0, drop=(), status=None, mpi="openmpi", iterations=30):
+def campaign(d, seed, slow=None, factor=2.0, drop=(), status=None, mpi="openmpi", iterations=30, launches=8,
+             launch_sigma=0.1):
     """A campaign directory as `collkit run` leaves it (spec.toml, resolved.json,
-    records.jsonl): allreduce, 3 algorithms x 2 rank counts x 3 sizes, lognormal times."""
+    records.jsonl): allreduce, 3 algorithms x 2 rank counts x 3 sizes, each point
+    measured in `launches` launches (one record per launch, campaign/repeats.py) whose
+    state multiplies every point of the launch by a lognormal factor (launch_sigma:
+    10 %, as launches on a loaded machine), times lognormal inside each launch."""
     d.mkdir(parents=True)
     (d / "spec.toml").write_text('name = "t"\n')
     (d / "resolved.json").write_text(json.dumps({"points": [], "skipped": []}))
     rng = np.random.default_rng(seed)
+    states = rng.lognormal(0, launch_sigma, launches)
     status = status or {}
     lines = []
     for backend, alg in ALGS:
@@ -28,18 +33,20 @@ def campaign(d, seed, slow=None, factor=2.0, drop=(), status=None, mpi="openmpi"
                 pid = f"{alg}-{ranks}-{size}"
                 if pid in drop:
                     continue
-                t = (5 + size / 1000) * rng.lognormal(0, 0.05, iterations) * (factor if alg == slow else 1.0)
-                st = status.get(pid, "ok")
-                timed = st in ("ok", "invalid")
-                lines.append(json.dumps({
-                    "id": pid, "collective": "allreduce", "backend": backend, "mpi": mpi, "algorithm": alg,
-                    "ranks": ranks, "count": size // 4, "bytes": size, "dtype": "int32", "op": "sum", "root": 0,
-                    "in_place": False, "status": st, "reason": "" if st == "ok" else f"it {st}",
-                    "iterations": iterations if timed else 0,
-                    "times_us": [float(v) for v in t] if timed else [],
-                    "stats_us": {"min": float(t.min()), "median": float(np.median(t)), "max": float(t.max()),
-                                 "p5": float(np.percentile(t, 5)), "p95": float(np.percentile(t, 95))}
-                    if timed else {}}))
+                for k in range(launches):
+                    t = ((5 + size / 1000) * states[k] * rng.lognormal(0, 0.05, iterations)
+                         * (factor if alg == slow else 1.0))
+                    st = status.get(pid, "ok")
+                    timed = st in ("ok", "invalid")
+                    lines.append(json.dumps({
+                        "id": pid, "collective": "allreduce", "backend": backend, "mpi": mpi, "algorithm": alg,
+                        "ranks": ranks, "count": size // 4, "bytes": size, "dtype": "int32", "op": "sum",
+                        "root": 0, "in_place": False, "status": st, "reason": "" if st == "ok" else f"it {st}",
+                        "iterations": iterations if timed else 0, "launch": k + 1, "repeat": k,
+                        "times_us": [float(v) for v in t] if timed else [],
+                        "stats_us": {"min": float(t.min()), "median": float(np.median(t)), "max": float(t.max()),
+                                     "p5": float(np.percentile(t, 5)), "p95": float(np.percentile(t, 95))}
+                        if timed else {}}))
     (d / "records.jsonl").write_text("\n".join(lines) + "\n")
     return d
 
@@ -54,6 +61,8 @@ def rows_of(capsys, *args):
 
 
 def test_identical_distributions_are_all_same(tmp_path, capsys):
+    # every launch of b draws another state than a's: 10 % apart, steady inside each
+    # launch, so iterations pooled over launches would call many points different
     a, b = campaign(tmp_path / "a", 1), campaign(tmp_path / "b", 2)
     rc, rows = rows_of(capsys, a, b, "--fail-on-regression", "5")
     assert rc == 0 and len(rows) == 18
@@ -166,3 +175,26 @@ def test_not_a_campaign_exits_2_with_one_line(tmp_path, capsys):
         for args in ((a, other), (other, a)):
             res = collkit_compare(capsys, *args)
             assert one_line_error(res, "campaign") and res.stdout == ""
+
+
+def test_two_launches_a_side_cannot_tell_a_change_from_a_launch_state(tmp_path, capsys):
+    # b's ring is 15 % slower in both of its launches: pooled iterations call that
+    # significant, but two launches a side cannot tell it from a state each launch
+    # drew (the exact test's smallest p is 0.33), so the verdict is unknown.
+    a = campaign(tmp_path / "a", 1, launches=2, launch_sigma=0.0)
+    b = campaign(tmp_path / "b", 2, launches=2, launch_sigma=0.0, slow="ring", factor=1.15)
+    rc, rows = rows_of(capsys, a, b, "--fail-on-regression", "5")
+    assert rc == 0 and {r["verdict"] for r in rows} == {"unknown"}
+    assert all("2 + 2 launches" in r["note"] and "5 launches a side at least" in r["note"] for r in rows)
+    out = collkit_compare(capsys, a, b).stdout
+    assert "18 unknown" in out and "too few launches" in out
+
+
+def test_one_launch_a_side_is_never_a_verdict_and_the_interval_is_the_iterations(tmp_path, capsys):
+    a = campaign(tmp_path / "a", 1, launches=1)
+    b = campaign(tmp_path / "b", 2, launches=1, slow="bine")
+    rc, rows = rows_of(capsys, a, b)
+    assert rc == 0 and {r["verdict"] for r in rows} == {"unknown"}
+    bine = [r for r in rows if r["algorithm"] == "bine"]
+    assert all(float(r["ratio_ci_low"]) > 1.5 for r in bine)     # the iterations' interval, shown as such
+    assert {r["launches"] for r in rows} == {"1+1"}

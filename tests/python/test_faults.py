@@ -25,6 +25,7 @@ ranks = [4]
 collkit = ["ring", "recursive_doubling", "bine_latency"]
 [measure]
 timeout_s = 20
+launches = 1
 """
 TOTAL = 12  # 4 sizes x 3 algorithms, one launch
 

@@ -40,6 +40,7 @@ max_iterations = 20
 time_budget_s = 0.001
 launch_warmup_s = 0.01
 settle_s = 0
+launches = 1
 """
 SLOW_RANK = 2
 
@@ -50,7 +51,8 @@ def run(tmp_path, granularity: str | None, env=None):
     res = collkit("run", "spec.toml", "--out", "c", env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
     stored = [json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
-    points = (tmp_path / "c" / "raw" / "launch-0001.points").read_text()
+    points = "".join(line + "\n" for line in (tmp_path / "c" / "raw" / "launch-0001.points").read_text().splitlines()
+                     if not line.startswith("#"))     # the round's comment line
     return res, stored, points
 
 

@@ -141,7 +141,8 @@ def test_mpich_cvars_from_mpivars_cross_the_default_too():
                                          "mpich:tree[bcast_tree_kval=4]"}
     tree = next(p for p in points if p.label == "mpich:tree[bcast_tree_kval=4]")
     assert dict(tree.env)["MPIR_CVAR_BCAST_TREE_KVAL"] == "4" and "MPIR_CVAR_BCAST_TREE_KVAL" in tree.readback
-    assert dict(tree.cvars) == {"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "tree"}   # forcing unchanged
+    assert dict(tree.cvars) == {"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "tree",     # forcing unchanged
+                                "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0"}
     with pytest.raises(UserError, match="collkit sets MPIR_CVAR_DEVICE_COLLECTIVES itself"):
         plan('MPIR_CVAR_DEVICE_COLLECTIVES = "all"')
     with pytest.raises(UserError, match="did you mean 'MPIR_CVAR_BCAST_TREE_KVAL'"):
@@ -200,10 +201,12 @@ def test_a_setting_crosses_forced_algorithms_and_leaves_the_default_alone():
     assert default.id == "bcast/mpi/openmpi/default/p4/65536B/int32/sum/r0/outofplace" and not default.params
     chain = by_label["openmpi:chain[segmentsize=8192]"]
     assert chain.id.endswith(f"/outofplace/{SEG}:8192")
-    assert dict(chain.env)[f"OMPI_MCA_{SEG}"] == "8192"      # the setting beats chain's own 64 KiB
-    assert dict(chain.env)["OMPI_MCA_coll_tuned_bcast_algorithm"] == "3" and SEG in chain.readback
-    # each setting is a launch of its own (Open MPI reads MCA parameters at start-up)
-    assert len({p.launch_key() for p in plan.points}) == 5
+    assert dict(chain.env)[f"OMPI_MCA_{SEG}"] == "8192"      # the setting beats chain's own 64 KiB,
+    assert dict(chain.cvars)[SEG] == "8192"                   # also where forcing sets it per point
+    assert dict(chain.cvars)["coll_tuned_bcast_algorithm"] == "3" and SEG in chain.readback
+    # each setting is a launch of its own (Open MPI reads MCA parameters at start-up), its
+    # forced algorithms inside it (forced per point); the default in the shared launch
+    assert len({p.launch_key() for p in plan.points}) == 3
     assert Point.from_dict(chain.describe()) == chain
     # a parameter that also shapes the default crosses it, beside the default as it ships
     both = build(with_params("btl_vader_eager_limit = [4096, 65536]"))
@@ -239,11 +242,11 @@ def test_example_campaign_under_open_mpi_reads_the_segment_sizes_back(tmp_path, 
         assert r["effective"]["coll_tuned_bcast_algorithm"] == {"chain": "pipeline",
                                                                 "binomial_doubling": "binomial"}[r["algorithm"]]
     assert all("parameters" not in r for r in recs if r["algorithm"] == "default")
-    # each setting ran in launches of its own
+    # each setting ran in launches of its own, shared by the algorithms forced under it
     launches = {}
     for r in (r for r in lines if r["algorithm"] != "default"):
-        launches.setdefault((r["algorithm"], r["parameters"][SEG]), set()).add(r["launch"])
-    assert len(launches) == 4 and sum(map(len, launches.values())) == len(set().union(*launches.values()))
+        launches.setdefault(r["parameters"][SEG], set()).add(r["launch"])
+    assert len(launches) == 2 and not launches["8192"] & launches["65536"]
 
     # compare keeps the settings apart; without the parameters key two points would collide
     res = in_process(capsys, "compare", tmp_path / "c", tmp_path / "c", "--format", "json")

@@ -83,10 +83,17 @@ def test_a_librarys_own_name_for_another_schedule_is_skipped_naming_its_collkit_
 def test_forcing_settings_per_library():
     p = build(spec('["allreduce/ring", "allreduce/mpich_ring"]'))
     by = {x.mpi: x for x in p.points}
-    assert dict(by["openmpi"].env)["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "4" and not by["openmpi"].cvars
-    assert dict(by["mpich"].cvars) == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}
+    # Open MPI: dynamic rules for the launch, the id through MPI_T on a communicator made after it
+    assert dict(by["openmpi"].env) == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+    assert dict(by["openmpi"].cvars) == {"coll_tuned_allreduce_algorithm": "4"} and by["openmpi"].fresh_comm
+    line = by["openmpi"].to_line(specs.Measure())
+    assert "set=coll_tuned_allreduce_algorithm:4" in line and "comm=fresh" in line
+    assert dict(by["mpich"].cvars) == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring",
+                                       "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}
     assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" not in dict(by["mpich"].env)
-    assert "set=MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM:ring" in by["mpich"].to_line(specs.Measure())
+    assert "set=MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE:0,MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM:ring" in \
+        by["mpich"].to_line(specs.Measure())
+    assert "comm=" not in by["mpich"].to_line(specs.Measure())
 
 
 def test_library_conditions_and_registry_constraints_become_skips():
@@ -98,13 +105,27 @@ def test_library_conditions_and_registry_constraints_become_skips():
     assert all(x.bytes == 8 for x in p.skipped if x.mpi == "openmpi" and x.backend == "mpi")
 
 
-def test_launch_grouping_puts_unforced_points_first_and_shares_mpich_forced_launches():
+def test_launch_grouping_puts_every_algorithm_of_a_library_and_rank_count_in_one_launch():
     p = build(spec('["default", "all"]', collkit='"all"'))
     keys = list(dict.fromkeys(x.launch_key() for x in p.points))
-    first_ompi = next(k for k in keys if k[0] == "openmpi")
-    assert first_ompi[2] == ()  # the unforced launch comes first
-    mpich_forced = {k for k in keys if k[0] == "mpich" and k[2]}
-    assert len(mpich_forced) == 1  # every forced MPICH algorithm set per point through MPI_T
+    # per library and rank count: the default, libcollkit's and every forced algorithm
+    # share one launch (forced per point: MPI_T), so they compare inside launches
+    assert sorted(k[:2] for k in keys) == sorted({(x.mpi, x.ranks) for x in p.points})
+    by = {k[0]: dict(k[2]) for k in keys}
+    assert by == {"openmpi": {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"},
+                  "mpich": {"MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}}
+    default = next(x for x in p.points if x.mpi == "openmpi" and x.algorithm == "default")
+    assert not default.cvars and not default.fresh_comm
+    # inside a launch the algorithms of one collective and size are neighbours
+    ompi = [x for x in p.points if x.mpi == "openmpi"]
+    cells = [(x.collective, x.bytes) for x in ompi]
+    assert cells == sorted(cells, key=lambda c: (["allreduce", "bcast"].index(c[0]) if c[0] in
+                                                 ("allreduce", "bcast") else 9, c[1]))
+
+
+def test_a_default_only_campaign_runs_the_library_as_it_ships():
+    p = build(spec('["default"]', collkit='"all"'))
+    assert {x.env for x in p.points} == {()}
 
 
 @pytest.mark.parametrize("mpi, message", [

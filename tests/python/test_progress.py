@@ -187,6 +187,7 @@ mpi = ["openmpi"]
 collkit = ["allreduce/ring", "allreduce/recursive_doubling", "bcast/binomial_doubling", "bcast/linear"]
 [measure]
 timeout_s = 30
+launches = 3
 """
 
 
@@ -199,8 +200,8 @@ def _platform(tmp_path: Path) -> Path:
 
 
 def test_collkit_run_prints_only_progress_and_its_eta_holds(tmp_path):
-    """A real campaign of known point costs (about 15 s; one launch per rank
-    count, the first measured, the others extrapolated): every line on stderr
+    """A real campaign of known point costs (about 15 s; three launches per rank
+    count, interleaved, the first measured, the others extrapolated): every line on stderr
     between the header and the final count is a progress line; the ETA printed
     at 10 %, 50 % and 90 % is within 30 % of the time that then remained; one
     unstable point (steady when measured again) and one invalid point are
@@ -218,12 +219,13 @@ def test_collkit_run_prints_only_progress_and_its_eta_holds(tmp_path):
     proc.wait(timeout=120)
     end = stamped[-1][0]
     lines = [text for _, text in stamped]
-    assert lines[0].startswith("collkit: campaign ") and re.match(r"\d+/\d+ points in ", lines[-1]), lines
+    assert lines[0].startswith("collkit: campaign ") and re.match(r"\d+/\d+ point launches in ", lines[-1]), lines
+    assert "launched 3 times, interleaved" in lines[0]
     between = lines[1:-1]
     assert between and all(text.startswith("[") for text in between), between
     checked = 0
     for t, text in stamped[1:-1]:
-        m = re.match(r"\[[#-]+\] (\d+)/(\d+) points  ETA ([\dhms.]+)", text)
+        m = re.match(r"\[[#-]+\] (\d+)/(\d+) point launches  ETA ([\dhms.]+)", text)
         assert m, text
         pct = 100 * int(m.group(1)) / int(m.group(2))
         if any(abs(pct - want) < 5 for want in (10, 50, 90)):

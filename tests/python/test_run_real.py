@@ -1,5 +1,7 @@
 """`collkit run` with the real collkit-bench under Open MPI and MPICH: forcing
-takes effect and shows in the records, bad forcing is refused before launch."""
+takes effect and shows in the records, inside the default's launch (per point:
+MPI_T, and for Open MPI a communicator made after the setting), and bad forcing is
+refused before launch."""
 
 import json
 
@@ -19,6 +21,7 @@ collkit = ["ring"]
 min_iterations = 3
 time_budget_s = 0
 validate = "all"
+launches = 2
 """
 
 
@@ -30,7 +33,8 @@ def run(tmp_path, mpis, algs, *extra, metadata="standard"):
     recs = []
     if (tmp_path / "c" / "records.jsonl").exists():
         recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
-    return out, {(r["mpi"], r["backend"], r["algorithm"], r["bytes"]): r for r in recs}
+    # the first round's record of each point (a point runs once per round)
+    return out, {(r["mpi"], r["backend"], r["algorithm"], r["bytes"]): r for r in recs if r.get("repeat", 0) == 0}
 
 
 @needs.openmpi
@@ -45,8 +49,11 @@ def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
     assert rd["effective"]["coll_tuned_allreduce_algorithm"] == "recursive_doubling"
     assert ring["effective"]["coll_tuned_use_dynamic_rules"] == "true"
     assert default["effective"]["coll_tuned_allreduce_algorithm"] == "ignore"
-    assert ring["env"]["OMPI_MCA_coll_tuned_allreduce_algorithm"] == ring["native"] == "4"
-    assert ring["env"] != rd["env"] and ring["launch"] != rd["launch"]
+    assert ring["cvars"]["coll_tuned_allreduce_algorithm"] == ring["native"] == "4"
+    # one launch for the default, libcollkit's ring and both forced algorithms (dynamic
+    # rules for the launch, each id set for its point and read on a fresh communicator)
+    assert ring["env"] == rd["env"] == default["env"] == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+    assert ring["launch"] == rd["launch"] == default["launch"] == recs[("openmpi", "collkit", "ring", 4096)]["launch"]
     for r in recs.values():
         assert r["iterations"] >= 3 and len(r["times_us"]) == r["iterations"]
         assert r["validated_iterations"] == r["iterations"]
@@ -55,8 +62,7 @@ def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
     assert all("Open MPI" in l["library_version"] for l in launches)
     meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
     assert "Open MPI" in meta["mpis"]["openmpi"]["library_version"]
-    assert {"OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}.items() <= meta["knobs"][0].items() or \
-        any(k.get("OMPI_MCA_coll_tuned_allreduce_algorithm") == "4" for k in meta["knobs"])
+    assert meta["knobs"] == [{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}]
     export = collkit("export", "c", cwd=tmp_path)
     assert export.returncode == 0 and len(export.stdout.splitlines()) == 9
 
@@ -78,13 +84,23 @@ def test_forced_mpich_algorithms_are_set_after_mpi_init(tmp_path):
     rab = recs[("mpich", "mpi", "rabenseifner", 4096)]
     assert rab["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "reduce_scatter_allgather"
     assert rab["effective"]["MPIR_CVAR_COLLECTIVE_FALLBACK"] == "error"
-    assert rab["cvars"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather"}
+    assert rab["cvars"] == {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "reduce_scatter_allgather",
+                            "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0"}
+    assert rab["effective"]["MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"] == "0"
+    assert rab["launch"] == recs[("mpich", "mpi", "default", 4096)]["launch"]   # the default's launch
     # Restored after each point: the default that runs next to it is untouched.
     assert recs[("mpich", "mpi", "default", 4096)]["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto"
     # metadata = "full": the library's whole parameter listing and every launch.
     assert "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM" in (tmp_path / "c" / "library-mpich.txt").read_text()
     meta = json.loads((tmp_path / "c" / "metadata.json").read_text())
-    assert len(meta["launches"]) == 2 and "MPICH" in meta["mpis"]["mpich"]["library_version"]
+    assert len(meta["launches"]) == 2 and "MPICH" in meta["mpis"]["mpich"]["library_version"]   # 1 group x 2
+    # the device's own allreduce put back after each forced point: on for the default, which
+    # runs after them in the second round (its points in reverse order)
+    later = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    default = next(r for r in later if r["algorithm"] == "default" and r["bytes"] == 4096 and r["repeat"] == 1)
+    assert default["effective"]["MPIR_CVAR_DEVICE_COLLECTIVES"] == "percoll"
+    assert default["effective"]["MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE"] == "1"
+    assert default["effective"]["MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"] == "auto"
 
 
 @needs.mpich

@@ -3,7 +3,8 @@
 spaces, globs) are written into real scripts by `collkit run --dry-run`, then
 each script runs under `bash -x` in a sandbox where srun and mpirun are
 stand-ins that record their argv. Only the intended commands may run: the
-nodelist printf, the exports, and the one launch, with every hostile value
+nodelist printf, the exports, and the launches (one job step per launch, each
+in a subshell whose output goes to its launch file), with every hostile value
 arriving as one literal argument or environment value. Values the input
 checks refuse (control characters, bad variable names) are in test_hostile.py."""
 
@@ -94,7 +95,8 @@ def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher
     for script in scripts:
         text = script.read_text()
         # every #SBATCH directive is one line: the payload never starts a line of its own
-        assert all(line.startswith(("#", "export ", "printf ", "true", str(b), "srun ", "[ -f ")) or not line
+        assert all(line.strip().startswith(("#", "export ", "printf ", "true", str(b), "srun ", "[ -f ",
+                                            "COLLKIT_JOB_LOG=", ") > ")) or line in ("", "(")
                    for line in text.splitlines()), text
         work = tmp_path / "run"
         work.mkdir(exist_ok=True)
@@ -105,14 +107,17 @@ def test_hostile_values_reach_the_launch_as_literal_arguments(tmp_path, launcher
                              text=True, timeout=60)
         assert ran.returncode == 0, ran.stderr
         assert not list(tmp_path.rglob("PWNED")), "a payload ran a command"
-        # xtrace: every command bash ran is one of the intended ones
-        commands = [line[2:] for line in ran.stderr.splitlines() if line.startswith("+ ")]
+        # xtrace: every command bash ran is one of the intended ones (a launch's subshell
+        # traces with one more '+', into its launch's output file)
+        traced = ran.stderr + "".join(f.read_text() for f in sorted((tmp_path / "c" / "raw").glob("launch-*.out")))
+        commands = [re.sub(r"^\++ ", "", line) for line in traced.splitlines() if re.match(r"^\++ ", line)]
         for cmd in commands:
             if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", cmd):
                 continue  # bash traces the assignment of an `export NAME=value` on its own line
             assert cmd.startswith(("true", "printf ", "export ", "srun ", str(b / "mpirun"),
                                    "'[' -f ", "'[' -x ")), cmd  # the script's collkit-bench check
-        assert sum(cmd.startswith(("srun ", str(b / "mpirun"))) for cmd in commands) == 1
+        # one job step per launch: the spec's launch group, 3 launches (its rounds)
+        assert sum(cmd.startswith(("srun ", str(b / "mpirun"))) for cmd in commands) == 3
         recorded = log.read_text().splitlines()
         args = [line[4:] for line in recorded if line.startswith("ARG ")]
         envs = [line[4:] for line in recorded if line.startswith("ENV ")]

@@ -1,6 +1,7 @@
 """The Slurm launcher: the platform's [slurm] table, the batch scripts, and whole
 campaigns through a real one-node Slurm on localhost (slurm_fixture.py), compared
-with a local run of the same spec. The Slurm tests need root and the slurm-wlm/munge
+with a local run of the same spec: one allocation holds every launch of the
+campaign (its launch groups' rounds), each a job step on the allocation's nodes. The Slurm tests need root and the slurm-wlm/munge
 packages (needs.slurm); CI installs them."""
 
 import json
@@ -38,9 +39,12 @@ collkit = ["ring", "recursive_doubling"]
 [measure]
 min_iterations = 3
 time_budget_s = 0
+launches = 2
 """
-# 2 sizes x (default, forced ring, 2 libcollkit algorithms); the forced ring is its own job
+# 2 sizes x (default, forced ring, 2 libcollkit algorithms), all in one launch group (the
+# forced ring per point, MPI_T), launched twice: 2 job steps of one job
 TOTAL = 8
+LAUNCHES = 2
 
 
 def platform_text(extra: str = "") -> str:
@@ -107,14 +111,15 @@ def test_a_slow_controller_is_asked_again_not_fatal(monkeypatch):
     class Follow:
         def __init__(self, job):
             self.job = job
-            self.copier = type("C", (), {"poll": lambda self: False})()
+
+        def poll(self):
+            return False
 
     finished = []
     monkeypatch.setattr(slurm, "query", query)
     monkeypatch.setattr(slurm, "save_jobs", lambda campaign, jobs: None)
     monkeypatch.setattr(slurm, "_finish", lambda campaign, f, progress: finished.append(f.job.state))
-    job = slurm.Job(number=1, mpi="openmpi", ranks=2, nodes=1, env={}, points=["a"], job_id="7",
-                    state="PENDING")
+    job = slurm.Job(number=1, steps=[slurm.Step(1, 0, "openmpi", 2, 1, {}, ["a"])], job_id="7", state="PENDING")
     progress = Quiet()
     slurm._follow(None, [job], [Follow(job)], 0.01, progress)
     assert finished == ["COMPLETED"]
@@ -133,9 +138,10 @@ def test_script_quotes_input_and_holds_every_setting(tmp_path):
     (tmp_path / "c" / "raw").mkdir()
     (tmp_path / "c" / "resolved.json").write_text('{"requested": {"name": "n; rm -rf /"}}')
     camp = Campaign(tmp_path / "c")
-    job = slurm.Job(number=7, mpi="openmpi", ranks=4, nodes=2, env={"FORCE": "x'y"}, points=["a", "b"])
-    text = slurm.script(camp, p.slurm, p.mpi("openmpi"), job)
-    lines = text.splitlines()
+    job = slurm.Job(number=7, steps=[slurm.Step(7, 0, "openmpi", 4, 2, {"FORCE": "x'y"}, ["a", "b"]),
+                                     slurm.Step(8, 1, "openmpi", 2, 1, {}, ["a"])])
+    text = slurm.script(camp, p.slurm, p, job, rounds=2)
+    lines = [line.strip() for line in text.splitlines()]
     assert lines[0] == "#!/bin/bash"
     for d in ("--nodes=2", "--ntasks=4", "--ntasks-per-node=2", "--partition=p", "--account=a", "--qos=q",
               "--time=10", "--gpus-per-node=1", "'--constraint=a b'", "--job-name=collkit-n__rm_-rf__-0007"):
@@ -143,8 +149,13 @@ def test_script_quotes_input_and_holds_every_setting(tmp_path):
     assert "module load x" in lines
     assert "export FORCE='x'\"'\"'y'" in lines and "export OMPI_MCA_btl='^openib'" in lines
     out = tmp_path.resolve() / "c" / "raw"
-    assert lines[-1] == (f"srun -n 4 --mpi=pmix '/opt/ck bench/collkit-bench' --points {out}/launch-0007.points "
-                         f"--out {out}/launch-0007.jsonl")
+    # each launch a job step on the nodes its ranks need, its output in its own file
+    assert (f"srun -n 4 -N 2 --mpi=pmix '/opt/ck bench/collkit-bench' --points {out}/launch-0007.points "
+            f"--out {out}/launch-0007.jsonl") in lines
+    assert (f"srun -n 2 -N 1 --mpi=pmix '/opt/ck bench/collkit-bench' --points {out}/launch-0008.points "
+            f"--out {out}/launch-0008.jsonl") in lines
+    assert f") > {out}/launch-0008.out 2>&1" in lines
+    assert "# launch 0008: round 2 of 2, openmpi, 2 ranks on 1 node(s), 1 points" in lines
     mp = platforms.SlurmSettings(launcher=("mpirun", "--map-by", "node"))
     assert slurm.launch_command(mp, p.mpi("openmpi"), 4, ["--x"]) == [
         "/opt/ompi/bin/mpirun", "-n", "4", "--bind-to", "core", "--map-by", "node", "/opt/ck bench/collkit-bench",
@@ -159,15 +170,20 @@ def test_dry_run_writes_scripts_and_submits_nothing(tmp_path):
                   env={"PATH": "/nonexistent:" + os.environ["PATH"], "SLURM_CONF": "/nonexistent"}, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     c = tmp_path / "c"
-    assert sorted(p.name for p in (c / "jobs").iterdir()) == ["job-0001.sbatch", "job-0002.sbatch"]
-    jobs = json.loads((c / "jobs.json").read_text())["jobs"]
-    assert [j["state"] for j in jobs] == ["UNSUBMITTED"] * 2 and all(not j["job_id"] for j in jobs)
-    assert sum(len(j["points"]) for j in jobs) == TOTAL
-    # one launch per group, each kind's smallest first (runner.interleaved)
-    assert [len((c / "raw" / f"launch-000{n}.points").read_text().splitlines()) for n in (1, 2)] == [2, 6]
+    assert sorted(p.name for p in (c / "jobs").iterdir()) == ["job-0001.sbatch"]
+    (job,) = json.loads((c / "jobs.json").read_text())["jobs"]
+    assert job["state"] == "UNSUBMITTED" and not job["job_id"]
+    # every launch of the campaign a step of the one allocation: the launch group twice
+    assert [(st["launch"], st["repeat"], len(st["points"])) for st in job["steps"]] == [(1, 0, TOTAL), (2, 1, TOTAL)]
+    # the second round runs the group's points in reverse order (launch/schedule.py)
+    first, second = ((c / "raw" / f"launch-000{n}.points").read_text().splitlines() for n in (1, 2))
+    assert first[0] == "# collkit repeat=0" and second[0] == "# collkit repeat=1"
+    assert first[1:] == second[1:][::-1] and len(first) == TOTAL + 1
     assert json.loads((c / "state.json").read_text())["status"] == "dry-run"
     assert not (c / "records.jsonl").exists()
-    assert "OMPI_MCA_coll_tuned_allreduce_algorithm" in (c / "jobs" / "job-0001.sbatch").read_text()
+    script = (c / "jobs" / "job-0001.sbatch").read_text()
+    assert "OMPI_MCA_coll_tuned_use_dynamic_rules" in script and "set=coll_tuned_allreduce_algorithm:4" in first[-1] + \
+        "".join(first)
 
 
 # ------------------------------------------------------------------ a real Slurm
@@ -192,14 +208,20 @@ def test_campaign_through_slurm_equals_a_local_run(work, cluster):
     assert out.returncode == 0, out.stderr
     local = collkit("run", "s.toml", "--out", "l", cwd=work)
     assert local.returncode == 0, local.stderr
-    got = {r["id"]: r["status"] for r in records(work / "s")}
-    assert got == {r["id"]: r["status"] for r in records(work / "l")}
-    assert len(got) == TOTAL and set(got.values()) == {"ok"}
-    jobs = json.loads((work / "s" / "jobs.json").read_text())["jobs"]
-    assert len(jobs) == 2 and all(j["state"] == "COMPLETED" and j["job_id"] for j in jobs)
-    assert all(j["hosts"] == [cluster.node] for j in jobs)
+    got = {(r["id"], r["repeat"]): r["status"] for r in records(work / "s")}
+    assert got == {(r["id"], r["repeat"]): r["status"] for r in records(work / "l")}
+    assert len(got) == TOTAL * LAUNCHES and set(got.values()) == {"ok"}
+    # the repetitions of the campaign ran inside one allocation, as its job steps
+    (job,) = json.loads((work / "s" / "jobs.json").read_text())["jobs"]
+    assert job["state"] == "COMPLETED" and job["job_id"] and job["hosts"] == [cluster.node]
+    assert [st["repeat"] for st in job["steps"]] == list(range(LAUNCHES))
+    launches = {r["launch"] for r in records(work / "s")}
+    assert launches == {st["launch"] for st in job["steps"]}
+    steps = [json.loads(line) for line in (work / "s" / "launches.jsonl").read_text().splitlines()]
+    assert {(x["launch"], x["slurm_job_id"]) for x in steps} == {(n, job["job_id"]) for n in launches}
     meta = json.loads((work / "s" / "metadata.json").read_text())
-    assert [j["job_id"] for j in meta["slurm"]["jobs"]] == [j["job_id"] for j in jobs]
+    assert [j["job_id"] for j in meta["slurm"]["jobs"]] == [job["job_id"]]
+    assert "one allocation" in meta["slurm"]["repetitions"]
     assert meta["placement"][0]["rank_to_host"] == [cluster.node] * 2
     assert "#SBATCH --ntasks=2" in (work / "s" / "jobs" / "job-0001.sbatch").read_text()
     st = collkit("status", "s", env=cluster.env(), cwd=work)
@@ -218,7 +240,7 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
             jobs = json.loads(jobs_file.read_text())["jobs"]
         except (OSError, json.JSONDecodeError):
             jobs = []
-        if len(jobs) == 2 and all(j["job_id"] for j in jobs):
+        if len(jobs) == 1 and all(j["job_id"] for j in jobs):
             break
         if run.poll() is not None:
             pytest.fail(f"the run ended ({run.returncode}) before submitting the held jobs: {run.stderr.read()}")
@@ -229,24 +251,25 @@ def test_cancelled_campaign_resumes_without_losing_or_doubling(work, cluster):
     st = collkit("status", "c", env=cluster.env(), cwd=work)
     assert "PENDING" in st.stdout and "8 not recorded" in st.stdout
     cancel = collkit("cancel", "c", env=cluster.env(), cwd=work)
-    assert cancel.returncode == 0 and "cancelled 2 active jobs" in cancel.stdout
+    assert cancel.returncode == 0 and "cancelled 1 active jobs" in cancel.stdout
     stdout, stderr = run.communicate(timeout=HANG_GUARD_S)
     assert run.returncode == 0, stderr
     recs = records(work / "c")
-    assert len(recs) == TOTAL and all(r["status"] == "failed" and "CANCELLED" in r["reason"] for r in recs)
+    assert len(recs) == TOTAL * LAUNCHES and all(r["status"] == "failed" and "CANCELLED" in r["reason"] for r in recs)
+    assert sorted({(r["repeat"], r["launch"]) for r in recs}) == [(0, 1), (1, 2)]
     assert json.loads((work / "c" / "state.json").read_text())["status"] == "cancelled"
 
     resumed = collkit("run", "--resume", "c", "--platform", "p.toml", env=cluster.env(), cwd=work)
     assert resumed.returncode == 0, resumed.stderr
     recs = records(work / "c")
-    ids = [r["id"] for r in recs]
-    assert len(ids) == len(set(ids)) == TOTAL and all(r["status"] == "ok" for r in recs)
+    keys = [(r["id"], r["repeat"]) for r in recs]
+    assert len(keys) == len(set(keys)) == TOTAL * LAUNCHES and all(r["status"] == "ok" for r in recs)
     jobs = json.loads(jobs_file.read_text())["jobs"]
-    assert [j["state"] for j in jobs] == ["CANCELLED", "CANCELLED", "COMPLETED", "COMPLETED"]
+    assert [j["state"] for j in jobs] == ["CANCELLED", "COMPLETED"]
     assert json.loads((work / "c" / "state.json").read_text())["status"] == "complete"
     # a second resume has nothing left to submit
     again = collkit("run", "--resume", "c", "--platform", "p.toml", env=cluster.env(), cwd=work)
-    assert again.returncode == 0 and len(json.loads(jobs_file.read_text())["jobs"]) == 4
+    assert again.returncode == 0 and len(json.loads(jobs_file.read_text())["jobs"]) == 2
 
 
 # ------------------------------------------------------------------ [mpi.NAME] built from modules / mpicc
@@ -272,6 +295,7 @@ collkit = ["ring"]
 [measure]
 min_iterations = 3
 time_budget_s = 0
+launches = 1
 """
 
 
@@ -441,12 +465,12 @@ def test_campaign_through_slurm_builds_the_bench_once_into_the_cache(built):
     assert "'openmpi' is ready" in out.stderr and "modules: collkit-modules-ran" in out.stderr
     if remote.fs_type(cache) in remote.NODE_LOCAL_FS:
         assert f"collkit: warning: the build cache {cache} is on" in out.stderr
-    script = (work / "c" / "jobs" / "job-0001.sbatch").read_text().splitlines()
+    script = [line.strip() for line in (work / "c" / "jobs" / "job-0001.sbatch").read_text().splitlines()]
     assert "export COLLKIT_TEST_MODULES=loaded" in script
-    launch = script[-1]
+    launch = next(line for line in script if " --points " in line)
     assert launch.startswith("/usr/bin/mpirun.openmpi -n 2") or launch.startswith("/usr/bin/mpiexec.openmpi -n 2")
     assert f" {bench} --points " in launch
-    assert script.index("export COLLKIT_TEST_MODULES=loaded") < len(script) - 1
+    assert script.index("export COLLKIT_TEST_MODULES=loaded") < script.index(launch)
     assert "collkit-modules-ran" in (work / "c" / "raw" / "launch-0001.out").read_text()
     meta = json.loads((work / "c" / "metadata.json").read_text())
     assert meta["slurm"]["mpi_modules"] == {"openmpi": ["export COLLKIT_TEST_MODULES=loaded",

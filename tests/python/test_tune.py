@@ -11,6 +11,7 @@ import pytest
 
 import needs
 from cli_runner import collkit, in_process, one_line_error
+from collkit.analysis import launches
 from collkit.tune import costs, data, decide, fit, replicated, validate
 from collkit.tune.writers import collkit as ck_writer
 from collkit.tune.writers import mpich as mpich_writer
@@ -426,8 +427,12 @@ def test_preload_accepts_the_collkit_rules(tmp_path, capsys):
 
 
 def _m(alg, p, n, median, seed):
+    """One point measured in launch 1 of campaign "c" (every point of a rank count in
+    one launch, as MPICH's default and forced algorithms are)."""
     times = median * (1 + 0.01 * np.random.default_rng(seed).standard_normal(30))
-    return data.Measured("local", "mpich", "mpi", "bcast", alg, p, n, float(np.median(times)), None, times, False, alg)
+    timing = launches.Timing((("c", p),), (float(np.median(times)),), (tuple(times),))
+    return data.Measured("local", "mpich", "mpi", "bcast", alg, p, n, float(np.median(times)), None, timing, False,
+                         alg)
 
 
 def _bcast_points(default_small):

@@ -17,6 +17,7 @@ import pytest
 
 import needs
 from cli_runner import collkit, one_line_error
+from collkit import backends
 from collkit.backends import mpich, openmpi
 from collkit.campaign import plan as planner
 from collkit.campaign import platform as platforms
@@ -41,7 +42,7 @@ def spec_text(selections, mpis=("openmpi", "mpich"), collectives='["allreduce"]'
     return (f"collectives = {collectives}\nsizes = [\"64B\", \"64KiB\"]\nranks = [4]\n"
             f"mpi = [{', '.join(repr(m).replace(chr(39), chr(34)) for m in mpis)}]\n[backends]\n"
             f"mpi = [{', '.join(json.dumps(s) for s in selections)}]\n"
-            "[measure]\nmin_iterations = 3\nmax_iterations = 3\ntime_budget_s = 0\n")
+            "[measure]\nmin_iterations = 3\nmax_iterations = 3\ntime_budget_s = 0\nlaunches = 1\n")
 
 
 def load(tmp_path, selections, **kw):
@@ -256,9 +257,10 @@ def test_open_mpi_sends_the_chosen_algorithms_messages(tmp_path):
     offer, with_file, traffic = _ompi_traffic(tmp_path)
     ring = offer.force("allreduce", "ring")
     rd = offer.force("allreduce", "recursive_doubling")
-    forced_ring = traffic(dict(ring.env)).internal
+    backend = backends.backend_for("openmpi")
+    forced_ring = traffic(backend.start_env(ring)).internal
     file_ring = traffic(with_file("ring.rules", int(ring.native_id))).internal
-    forced_rd = traffic(dict(rd.env)).internal
+    forced_rd = traffic(backend.start_env(rd)).internal
     file_rd = traffic(with_file("rd.rules", int(rd.native_id))).internal
     assert forced_ring and file_ring == forced_ring       # per peer: messages and bytes
     assert file_rd == forced_rd

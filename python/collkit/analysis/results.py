@@ -272,7 +272,7 @@ def _levels_line(lines: list[SummaryLine]) -> str:
     """How the rows' verdicts were reached, and from how many launches."""
     by: dict[str, int] = {}
     for s in lines:
-        if s.compared:
+        if s.compared and s.level in launches.LEVEL_WORDS:
             by[s.level] = by.get(s.level, 0) + 1
     counts = sorted({n for s in lines for n in s.launches if n})
     span = (f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}") if counts else "?"

@@ -216,7 +216,8 @@ def device_cvar(collective: str) -> str:
 
 
 def default_readback(collective: str) -> tuple[str, ...]:
-    return (algorithm_cvar(collective), "MPIR_CVAR_DEVICE_COLLECTIVES", "MPIR_CVAR_COLLECTIVE_FALLBACK")
+    return (algorithm_cvar(collective), "MPIR_CVAR_DEVICE_COLLECTIVES", "MPIR_CVAR_COLLECTIVE_FALLBACK",
+            device_cvar(collective))
 
 
 TUNING_CVAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
@@ -300,7 +301,7 @@ def build_offer(cvars: dict[str, Cvar], version: str = "", tool: str = "") -> Li
                 algorithms.append(LibraryAlgorithm(
                     collective=coll, name=name, native=native, native_id=native,
                     env=dict(SHARED_ENV), cvars={var: native, dvar: "0"},
-                    readback=(*default_readback(coll), dvar), requires=requires, note=note))
+                    readback=default_readback(coll), requires=requires, note=note))
             else:
                 algorithms.append(LibraryAlgorithm(
                     collective=coll, name=name, native=native, native_id=native,

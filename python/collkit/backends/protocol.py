@@ -112,6 +112,13 @@ class MPIBackend(ABC):
         """The environment variable that sets the library parameter `name`."""
         return name
 
+    def start_env(self, alg) -> dict[str, str]:
+        """The environment that forces `alg` (a LibraryAlgorithm) for a whole launch from
+        its start: its launch environment and its per-point settings as start-up
+        variables. For proofs that compare whole launches (backends/ompi_monitoring.py);
+        campaigns set the per-point settings through MPI_T, for one point."""
+        return {**alg.env, **{self.parameter_variable(k): v for k, v in alg.cvars.items()}}
+
     def env_flags(self, env: dict[str, str]) -> list[str]:
         """Launcher flags that give every rank these variables. MPICH's hydra and the
         launchers of its derivatives take -genv NAME VALUE, the form an MPI of no known

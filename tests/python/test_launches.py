@@ -1,0 +1,344 @@
+"""Launches as the unit of variation (issue #54): the statistics (stratified and
+exact Mann-Whitney, the launch interval, states), a point's records of several
+launches merged into one, the interleaved schedule, oversubscription read from
+the launch record, and real campaigns whose launches are slowed at random (no
+difference may be called) or, tied to one algorithm, every time (it must be).
+
+Expected values are computed here independently of the code under test: by
+enumerating permutations, by hand from textbook formulas, or from the injected
+delays."""
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import needs
+from cli_runner import collkit
+from collkit.analysis import launches, results, stats
+from collkit.campaign import launch_info, repeats
+from collkit.campaign.points import Point
+from collkit.campaign.record import Record, current
+from collkit.campaign.spec import Measure
+from collkit.launch.schedule import Schedule, too_wide
+
+
+# ------------------------------------------------------------------ the tests
+def _exact_by_enumeration(x, y) -> float:
+    """Two-sided Mann-Whitney p by enumerating every split of the pooled values."""
+    pooled = list(x) + list(y)
+    order = sorted(range(len(pooled)), key=lambda i: pooled[i])
+    ranks = [0.0] * len(pooled)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and pooled[order[j + 1]] == pooled[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    n1, n = len(x), len(pooled)
+    mean = n1 * (n + 1) / 2
+    obs = abs(sum(ranks[:n1]) - mean)
+    splits = list(itertools.combinations(range(n), n1))
+    return sum(abs(sum(ranks[i] for i in s) - mean) >= obs - 1e-9 for s in splits) / len(splits)
+
+
+@pytest.mark.parametrize("x, y", [([1, 2, 3], [4, 5, 6]), ([1, 5, 3, 7], [2, 6, 4]), ([1, 1, 2], [1, 3, 3, 3]),
+                                  ([10.0, 11.0, 12.0, 13.0, 14.0], [10.5, 11.5, 12.5])])
+def test_exact_mann_whitney_equals_enumeration(x, y):
+    assert stats.exact_mann_whitney(x, y) == pytest.approx(_exact_by_enumeration(x, y), rel=1e-12)
+
+
+def test_the_smallest_p_of_the_launch_test():
+    # all of one side below the other: 2 / C(n1 + n2, n1)
+    assert stats.min_p(3, 3) == pytest.approx(0.1)
+    assert stats.min_p(5, 5) == pytest.approx(2 / 252)
+    assert stats.exact_mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert launches.needed_launches() == 5            # 4 + 4: 2/70 = 0.029 >= 0.01
+    assert launches.launches_for(18) == 8             # 18 x 2/3432 >= 0.01; 18 x 2/12870 < 0.01
+
+
+def test_stratified_test_is_van_elterens_by_hand():
+    # two strata (launches); U, its null mean and variance per stratum, weights 1/(n+1)
+    x1, y1 = [1.0, 3.0, 5.0], [2.0, 4.0, 6.0, 8.0]     # U(x) = 0+1+2 = 3 pairs where x > y
+    x2, y2 = [10.0, 20.0], [5.0, 6.0]                   # U(x) = 4
+    u = [3.0, 4.0]
+    e = [3 * 4 / 2, 2 * 2 / 2]
+    v = [3 * 4 * 8 / 12, 2 * 2 * 5 / 12]
+    w = [1 / 8, 1 / 5]
+    z = sum(wi * (ui - ei) for wi, ui, ei in zip(w, u, e)) / math.sqrt(sum(wi * wi * vi for wi, vi in zip(w, v)))
+    got_z, got_p = stats.stratified_mann_whitney([x1, x2], [y1, y2], [0, 0])
+    assert got_z[0] == pytest.approx(z) and got_p[0] == pytest.approx(math.erfc(abs(z) / math.sqrt(2)))
+
+
+def test_a_state_common_to_both_sides_of_each_launch_cancels_inside_launches():
+    rng = np.random.default_rng(5)
+    states = [1.0, 4.0, 1.0, 4.0]                       # two launches 4x slower for everything
+    a = [tuple(s * rng.lognormal(0, 0.05, 40)) for s in states]
+    b = [tuple(s * rng.lognormal(0, 0.05, 40)) for s in states]
+    keys = tuple(("c", k) for k in range(4))
+    ta = launches.Timing(keys, tuple(float(np.median(t)) for t in a), tuple(a))
+    tb = launches.Timing(keys, tuple(float(np.median(t)) for t in b), tuple(b))
+    (same,) = launches.compare_points([(ta, tb)])
+    assert same.level == launches.WITHIN and same.p > 0.01
+    slower = launches.Timing(keys, tuple(m * 1.1 for m in tb.medians), tuple(tuple(v * 1.1 for v in t) for t in b))
+    (diff,) = launches.compare_points([(ta, slower)])
+    assert diff.level == launches.WITHIN and diff.p < 1e-6
+    # the same times as separate launches: the exact test on launch medians, 4 + 4
+    other = launches.Timing(tuple(("d", k) for k in range(4)), slower.medians, slower.times)
+    (between,) = launches.compare_points([(ta, other)])
+    assert between.level == launches.BETWEEN and between.too_few() and between.min_p == pytest.approx(2 / 70)
+
+
+def test_the_launch_interval_and_the_states_mark():
+    # from 6 launches: order statistics (x(1), x(6) at n = 6 cover the median at 96.9 %)
+    assert stats.launch_interval([5, 1, 4, 2, 6, 3]) == (1.0, 6.0)
+    # below: Student's t on the logs, 2 launches: t(0.975, 1) = 12.706
+    lo, hi = stats.launch_interval([100.0, 110.0])
+    logs = [math.log(100), math.log(110)]
+    half = 12.706 * abs(logs[1] - logs[0]) / math.sqrt(2) / math.sqrt(2)
+    assert (lo, hi) == pytest.approx((math.exp(sum(logs) / 2 - half), math.exp(sum(logs) / 2 + half)))
+    assert stats.launch_interval([100.0]) is None
+    assert too_wide([100.0, 101.0, 99.0], 0.10) is False and too_wide([100.0, 150.0, 60.0], 0.10) is True
+    assert launches.separate_states([170, 172, 760, 765]) and launches.separate_states([170, 760])
+    assert not launches.separate_states([100, 110, 121, 133]) and not launches.separate_states([100, 102, 104])
+
+
+# ------------------------------------------------------------------ merging a point's launches
+def _rec(repeat, launch, times, status="ok", **extra):
+    t = np.asarray(times, float)
+    return {"id": "p", "collective": "allreduce", "backend": "collkit", "mpi": "openmpi", "algorithm": "ring",
+            "ranks": 2, "count": 1, "bytes": 4, "status": status, "iterations": len(times) if status == "ok" else 0,
+            "times_us": list(times), "stats_us": {"min": float(t.min()), "median": float(np.median(t)),
+                                                  "max": float(t.max())} if len(times) else {},
+            "algbw_GBps": 4e-6 / float(np.median(t)) if len(times) else 0.0, "launch": launch, "repeat": repeat,
+            **extra}
+
+
+def test_a_point_of_several_launches_reads_as_one_record():
+    recs = [_rec(0, 3, [10, 11, 12]), _rec(1, 7, [20, 21, 22]), _rec(2, 9, [30, 31, 32, 33])]
+    (merged,) = current(recs).values()
+    r = Record.from_json(merged)
+    assert r.time_median_us == 21.0 and r.launch_medians == [11.0, 21.0, 31.5] and r.launch_numbers == [3, 7, 9]
+    assert r.iterations == 10 and r.time_min_us == 10 and r.time_max_us == 33
+    assert "times_us" not in merged and r.launch_times[2] == [30.0, 31.0, 32.0, 33.0]
+    assert merged["algbw_GBps"] == pytest.approx(4e-6 / 21.0)
+    # the export's interval is the launches' (Student's t below 6 launches)
+    assert stats.record_median_ci(r) == pytest.approx(stats.launch_interval([11.0, 21.0, 31.5]))
+    # one launch: the record unchanged
+    assert current([_rec(0, 1, [5, 6, 7])])["p"] == _rec(0, 1, [5, 6, 7])
+
+
+def test_unstable_failed_and_invalid_launches():
+    steady, shaky = _rec(0, 1, [10, 10, 10]), _rec(1, 2, [50, 60, 70], unstable="drift")
+    merged = Record.from_json(current([steady, shaky])["p"])
+    assert merged.time_median_us == 10 and merged.unstable == "" and merged.launch_numbers == [1]
+    failed = _rec(1, 2, [], status="failed", reason="hung")
+    merged = current([steady, failed])["p"]
+    assert merged["status"] == "ok" and merged["launch_failures"][0]["reason"] == "hung"
+    assert repeats.final([failed]) and not repeats.final([steady, failed])
+    wrong = _rec(2, 3, [1, 1, 1], status="invalid", reason="rank 0: recvbuf element 1")
+    assert current([steady, shaky, wrong])["p"]["status"] == "invalid" and repeats.final([steady, wrong])
+    # a re-measure of an unstable launch stands for that launch only
+    again = _rec(1, 4, [11, 11, 11], remeasure=1)
+    assert Record.from_json(current([steady, shaky, again])["p"]).launch_numbers == [1, 4]
+
+
+# ------------------------------------------------------------------ the schedule
+class _Camp:
+    """Just what Schedule asks of a campaign."""
+    def __init__(self, held=None):
+        self.held = held or {}
+
+    def recorded_in(self, repeat):
+        return {i for i, k in self.held if k == repeat}
+
+    def remeasure_ids(self, repeat=None):
+        return set()
+
+    def finished_ids(self):
+        return {i for i, k in self.held if self.held[(i, k)].get("status") == "failed"}
+
+    def point_records(self):
+        out = {}
+        for (i, k), rec in sorted(self.held.items()):
+            out.setdefault(i, []).append(rec)
+        return out
+
+
+def _groups(n_groups=4, n_points=3):
+    groups = {}
+    for g in range(n_groups):
+        pts = [Point("allreduce", "collkit", "openmpi", f"alg{j}", g + 2, 1, 4, "int32", "sum", 0, False)
+               for j in range(n_points)]
+        groups[(f"g{g}",)] = pts
+    return groups
+
+
+def test_rounds_interleave_every_group_in_a_seeded_order_and_reverse_the_points():
+    groups = _groups()
+    sch = Schedule(groups, Measure(launches=3, max_launches=3, launch_seed=7))
+    slots = list(sch.slots(_Camp()))
+    assert [s.repeat for s in slots] == [0] * 4 + [1] * 4 + [2] * 4
+    rounds = [[s.key for s in slots if s.repeat == r] for r in range(3)]
+    assert all(sorted(r) == sorted(groups) for r in rounds) and len({tuple(r) for r in rounds}) > 1
+    assert [s.key for s in Schedule(groups, Measure(launches=3, max_launches=3, launch_seed=7)).planned()] \
+        == [s.key for s in slots]                                           # the same seed, the same order
+    assert [s.key for s in Schedule(groups, Measure(launches=3, max_launches=3, launch_seed=8)).planned()] \
+        != [s.key for s in slots]
+    assert list(slots[4].points) == groups[slots[4].key][::-1] and list(slots[0].points) == groups[slots[0].key]
+    # simulated: one round whatever the spec asks
+    assert len(list(Schedule(groups, Measure(launches=5), simulated=True).slots(_Camp()))) == 4
+
+
+def test_adaptive_rounds_take_only_the_points_whose_launches_disagree():
+    groups = _groups(2, 2)
+    ids = [p.id for pts in groups.values() for p in pts]
+    held = {}
+    for k in range(3):
+        for n, pid in enumerate(ids):
+            spread = 1.0 + (0.5 * k if n == 0 else 0.01 * k)     # the first point: launches 50 % apart
+            held[(pid, k)] = _rec(k, 10 * k + n, [100 * spread] * 3) | {"id": pid}
+    sch = Schedule(groups, Measure(launches=3, max_launches=5, launch_tolerance=0.1))
+    extra = list(sch.slots(_Camp(held)))
+    assert [(s.repeat, [p.id for p in s.points]) for s in extra] == [(3, [ids[0]])]
+    # a failed point is not launched again
+    held[(ids[1], 0)] = {"id": ids[1], "status": "failed", "repeat": 0}
+    todo = sch.todo(_Camp(held), list(groups)[0], 1)
+    assert ids[1] not in {p.id for p in todo}
+
+
+def test_slurm_and_other_non_adaptive_launchers_run_the_fixed_rounds_only():
+    sch = Schedule(_groups(1, 1), Measure(launches=2, max_launches=6), adaptive=False)
+    assert sch.max_rounds == 2
+
+
+def test_explicit_launches_mean_exactly_that_many():
+    from collkit.campaign.spec import _measure
+    assert (_measure({}).launches, _measure({}).max_launches) == (3, 5)
+    assert _measure({"launches": 4}).max_launches == 4 and _measure({"launches": 2, "max_launches": 7}).max_launches == 7
+
+
+# ------------------------------------------------------------------ the launch record
+def test_oversubscribed_from_the_ranks_cpus():
+    assert launch_info.cpu_set("0-2,5") == {0, 1, 2, 5}
+    assert launch_info.oversubscribed({"hosts": ["a"] * 4, "cpus": ["0-1"] * 4}) is True      # 4 ranks, 2 cores
+    assert launch_info.oversubscribed({"hosts": ["a"] * 2, "cpus": ["0", "1"]}) is False      # bound, one each
+    assert launch_info.oversubscribed({"hosts": ["a"] * 2, "cpus": ["0", "0"]}) is True       # bound to one core
+    assert launch_info.oversubscribed({"hosts": ["a", "b"], "cpus": ["0", "0"]}) is False     # two hosts
+    assert launch_info.oversubscribed({"hosts": ["a"], "cpus": [""]}) is None                 # unknown (simulated)
+    assert launch_info.oversubscribed({"hosts": ["a"]}) is None
+
+
+# ------------------------------------------------------------------ real campaigns
+DELAY_SPEC = """
+name = "delay"
+collectives = ["allreduce"]
+sizes = ["1KiB", "64KiB"]
+ranks = [2]
+mpi = ["openmpi"]
+[backends]
+mpi = ["default", "ring", "recursive_doubling"]
+# a setting of its own puts the forced algorithms in their own launches, apart from
+# the default's: every comparison of this summary is between launches
+[parameters.openmpi]
+coll_tuned_allreduce_algorithm_segmentsize = [0]
+[measure]
+warmup = 1
+min_iterations = 10
+max_iterations = 40
+time_budget_s = 0.002
+launches = 7
+"""
+DELAY_US = 300
+
+
+def _delayed_run(tmp_path, name, delay):
+    (tmp_path / "spec.toml").write_text(DELAY_SPEC)
+    out = collkit("run", "spec.toml", "--out", name, cwd=tmp_path,
+                  env={"COLLKIT_BENCH_TEST_SLOW_LAUNCH": delay})
+    assert out.returncode == 0, out.stdout + out.stderr
+    camp = tmp_path / name
+    summary = results.summarise([Record.from_json(r) for r in current(
+        [json.loads(line) for line in (camp / "records.jsonl").read_text().splitlines()]).values()])
+    return out, camp, summary
+
+
+def _fnv1a(h: int, data: bytes) -> int:
+    for c in data:
+        h = ((h ^ c) * 1099511628211) & (2 ** 64 - 1)
+    return h
+
+
+def _seed_slowing(default_slow: int, forced_slow: int) -> str:
+    """The first seed "sN" for which COLLKIT_BENCH_TEST_SLOW_LAUNCH at fraction 0.5
+    slows that many of the default's and of the forced group's launches: the draw
+    (bench/slow_launch.c: FNV-1a of the seed, then of the points file, below 2^-1 of
+    2^53) computed over the points files this spec's launches will get."""
+    from collkit.campaign import plan, platform as platforms, spec as specs
+    from collkit.campaign.store import points_text
+    from collkit.launch.runner import interleaved
+    from collkit.library import registry
+    sp = specs.parse(DELAY_SPEC)
+    schedule = Schedule(interleaved(plan.build(sp, platforms.for_campaign(None, ""), registry.load()).points),
+                        sp.measure)
+    files = [("default" if any(p.algorithm == "default" for p in slot.points) else "forced",
+              points_text(list(slot.points), sp.measure, slot.repeat).encode()) for slot in schedule.planned()]
+    for n in range(1, 1000):
+        base = _fnv1a(14695981039346656037, f"s{n}".encode())
+        slow = {"default": 0, "forced": 0}
+        for group, text in files:
+            slow[group] += (_fnv1a(base, text) >> 11) / 2.0 ** 53 < 0.5
+        if (slow["default"], slow["forced"]) == (default_slow, forced_slow):
+            return f"s{n}"
+    raise AssertionError("no seed draws that split")
+
+
+def _slow_launches(camp: Path) -> dict[int, bool]:
+    """Which launches the test hook slowed, read back from the records (every point's
+    median is above the injected delay in a slow launch and far below it otherwise)."""
+    out = {}
+    for line in (camp / "records.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        out.setdefault(r["launch"], []).append(r["stats_us"]["median"] > DELAY_US)
+    return {n: all(v) for n, v in out.items() if all(v) or not any(v)}
+
+
+@needs.openmpi
+def test_launches_slowed_at_random_are_no_difference(tmp_path):
+    # Half the launches (drawn from the seed and the launch's points file: independent
+    # of how fast what runs in it is) add 300 us to every call. The seed is the first
+    # whose draws slow 5 of the default's 7 launches and 2 of the forced algorithms' 7: their
+    # estimates are 150x apart, and iterations pooled over launches call that
+    # significant. The launch test (5 slow of 7 against 2 of 7: p 0.26) calls no
+    # difference: the slow launches are the machine's, not the algorithms'.
+    out, camp, summary = _delayed_run(tmp_path, "random", f"0.5:{DELAY_US}:{_seed_slowing(5, 2)}")
+    slow = _slow_launches(camp)
+    assert len(slow) == 14 and sum(slow.values()) == 7                # the hook acted, as drawn
+    for s in summary:
+        assert s.best != "openmpi:default" and s.default_us > DELAY_US > s.best_us, s
+        assert s.level == launches.BETWEEN and s.launches == (7, 7) and not s.significant and s.tie
+        assert s.spread > 10 and s.states           # 64 KiB: 20 us against 320 us
+    assert "few" not in out.stdout and "tie" in out.stdout
+    # what a test on pooled iterations would have said of the same records
+    recs = [json.loads(line) for line in (camp / "records.jsonl").read_text().splitlines()]
+    pooled = {}
+    for r in recs:
+        pooled.setdefault((r["algorithm"], r["bytes"]), []).extend(r["times_us"])
+    best = summary[0].best.split(":")[1].split("[")[0]
+    _, p = stats.mann_whitney([pooled[(best, 1024)]], [pooled[("default", 1024)]])
+    assert p[0] < 1e-6
+
+
+@needs.openmpi
+def test_the_same_delay_tied_to_the_default_is_called(tmp_path):
+    out, camp, summary = _delayed_run(tmp_path, "tied", f"1:{DELAY_US}:s3@allreduce/mpi:default")
+    assert len(summary) == 2
+    for s in summary:
+        assert s.significant and s.level == launches.BETWEEN and s.launches == (7, 7), s
+        assert s.default_us > DELAY_US > s.best_us and s.best != "openmpi:default"
+    assert "x" in out.stdout.split("default/best")[1].splitlines()[2]      # a ratio, not "tie"
