@@ -6,10 +6,11 @@ The campaign is the one that, before launches were repeated, said 2.67x, tie, 1.
 2.90x, 1.00x, 1.00x, 1.00x in seven identical runs: Open MPI's allreduce at 2 ranks
 bound to cores, 1 MiB, the default and four forced algorithms. Each run is an
 ordinary `collkit run` (its [measure] launches as the spec says); per run the script
-reads the summary's row (analysis/results.py) and the ratio default/best with its
-95 % interval from the launches (analysis/launches.ratio_of), then says whether the
-runs agree: the same call (significant or tie) in every run, and every run's ratio
-inside every other run's interval.
+reads the summary's row (analysis/results.py) and the ratio of the default to the
+fastest other algorithm with its 95 % interval at the verdict's level
+(analysis/launches.ratios), then says whether the runs agree: the same call
+(significant or tie) in every run, and every run's ratio inside every other run's
+interval.
 
     .venv/bin/python scripts/launch_verdicts.py [--runs 10] [--mpi openmpi] [--ranks 2]
         [--size 1MiB] [--launches 3] [--out DIR] [--markdown FILE] [--json FILE]
@@ -60,18 +61,20 @@ def platform(mpi: str) -> str:
 
 
 def row(campaign: Path):
-    """(summary line, ratio default/best and its interval) of the campaign's one cell."""
-    recs = Campaign.open(campaign).records()
+    """The campaign's one summary row, and the default over the fastest other
+    algorithm (the best, or the runner-up where the default is the best) with its
+    95 % interval at the level the verdict was reached (analysis/launches.ratios,
+    the row's comparisons pooled as the summary pools them)."""
+    recs = [r for r in Campaign.open(campaign).records() if r.status == "ok" and not r.unstable]
     lines = results.summarise(recs)
     if len(lines) != 1:
         raise UserError(f"{campaign}: expected one summary row, found {len(lines)}")
     s = lines[0]
-    by = {r.label: r for r in recs if r.status == "ok"}
-    best, default = by[s.best], by.get(s.default or "")
-    if default is None or default is best:
-        return s, 1.0, (1.0, 1.0)
-    ratio, ci = launches.ratio_of(launches.Timing.of(default), launches.Timing.of(best))
-    return s, ratio, ci
+    default = next(r for r in recs if r.library_default)
+    others = sorted((r for r in recs if r is not default), key=lambda r: r.time_median_us)
+    pairs = [(launches.Timing.of(default), launches.Timing.of(r)) for r in others]
+    ratio, ci = launches.ratios(pairs, groups=[0] * len(pairs))[0]
+    return s, others[0].label, ratio, ci
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,30 +105,38 @@ def main(argv: list[str] | None = None) -> int:
                                      capture_output=True, text=True)
                 if res.returncode != 0:
                     raise UserError(f"run {k + 1} failed: {(res.stderr.strip().splitlines() or ['?'])[-1]}")
-            s, ratio, ci = row(camp)
+            s, other, ratio, ci = row(camp)
             rows.append({"run": k + 1, "best": s.best, "best_us": s.best_us, "default_us": s.default_us,
-                         "ratio": ratio, "ci": list(ci) if ci else None, "significant": bool(s.significant),
-                         "p": s.p_value, "level": s.level, "launches": list(s.launches),
-                         "spread": s.spread, "states": s.states})
-            print(f"run {k + 1}: best {s.best} {s.best_us:.1f} us, default {s.default_us:.1f} us, "
-                  f"default/best {ratio:.3f} {_ci(ci)}, {'significant' if s.significant else 'tie'}", flush=True)
+                         "other": other, "ratio": ratio, "ci": list(ci) if ci else None,
+                         "significant": bool(s.significant), "p": s.p_value, "level": s.level,
+                         "launches": list(s.launches), "spread": s.spread, "states": s.states})
+            print(f"run {k + 1}: best {s.best} {s.best_us:.1f} us, default {s.default_us:.1f} us; "
+                  f"default/{other} {ratio:.3f} {_ci(ci)}, {'significant' if s.significant else 'tie'}",
+                  flush=True)
     except UserError as exc:
         print(f"launch_verdicts: {exc}", file=sys.stderr)
         return 2
     calls = {r["significant"] for r in rows}
-    inside = all(r["ci"] is None or r["ci"][0] <= o["ratio"] <= r["ci"][1] for r in rows for o in rows)
-    agree = len(calls) == 1 and inside
+    cis = [r["ci"] for r in rows if r["ci"]]
+    common = (max(c[0] for c in cis), min(c[1] for c in cis)) if cis else None
+    overlap = common is not None and common[0] <= common[1] and len(cis) == len(rows)
+    pairs = [(r, o) for r in rows for o in rows if r is not o and r["ci"]]
+    inside = sum(r["ci"][0] <= o["ratio"] <= r["ci"][1] for r, o in pairs)
+    agree = len(calls) == 1 and overlap
     verdict = (f"{len(rows)} runs: {'the same call' if len(calls) == 1 else 'different calls'} "
                f"({sum(r['significant'] for r in rows)} significant, {sum(not r['significant'] for r in rows)} tie); "
-               f"every ratio inside every run's interval: {'yes' if inside else 'no'}")
+               f"the intervals {'share' if overlap else 'do not share'} a value"
+               + (f" ({common[0]:.3f} to {common[1]:.3f})" if overlap else "")
+               + f"; {inside} of {len(pairs)} ratios inside another run's interval")
     print(verdict)
     if a.json:
         a.json.write_text(json.dumps({"command": sys.argv, "spec": spec(a.mpi, a.ranks, a.size, a.launches),
                                       "rows": rows, "agree": agree, "verdict": verdict}, indent=1) + "\n")
     if a.markdown:
-        md = ["| run | best | best µs | default µs | default/best | 95 % interval | call | spread |",
+        md = ["| run | best | best µs | default µs | default / fastest other | 95 % interval | call | spread |",
               "|---|---|---|---|---|---|---|---|"]
-        md += [f"| {r['run']} | {r['best']} | {r['best_us']:.1f} | {r['default_us']:.1f} | {r['ratio']:.3f} | "
+        md += [f"| {r['run']} | {r['best']} | {r['best_us']:.1f} | {r['default_us']:.1f} | "
+               f"{r['ratio']:.3f} ({r['other'].split(':')[1]}) | "
                f"{_ci(r['ci'])} | {'significant' if r['significant'] else 'tie'} | "
                + (f"{r['spread']:.2f}x |" if r["spread"] else "- |") for r in rows]
         md += ["", verdict, ""]

@@ -172,8 +172,8 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
     candidates until a re-measure is steady, since their median may be a start-up cost.
 
     The best is called faster than the default only when the difference is significant
-    at the level the two were measured (analysis/launches.py: iterations inside shared
-    launches, stratified by launch; launch medians between launches), two-sided, with
+    at the level the two were measured (analysis/launches.py: launch-by-launch ratios
+    inside shared launches, launches as blocks; launch medians between launches), two-sided, with
     Holm's correction at alpha = 0.01 over the comparisons of every candidate of the
     table with its default. Every candidate, not only the best: the best is the
     smallest of many, and testing only it would favour whichever was luckiest (the
@@ -193,7 +193,9 @@ def summarise(rows: list[Record]) -> list[SummaryLine]:
     timing = {id(r): launches.Timing.of(r) for _, members, _, _ in found for r in members}
     pairs = [(i, r) for i, (_, members, best, default) in enumerate(found)
              if default is not None and default is not best for r in members if r is not default]
-    tests = launches.compare_points([(timing[id(r)], timing[id(found[i][3])]) for i, r in pairs])
+    # a row's comparisons pool how much their ratios move from launch to launch
+    tests = launches.compare_points([(timing[id(r)], timing[id(found[i][3])]) for i, r in pairs],
+                                    groups=[i for i, _ in pairs])
     adjusted = launches.holm(tests)
     of_best = {i: (t, float(q)) for (i, r), t, q in zip(pairs, tests, adjusted) if r is found[i][2]}
     out = []

@@ -8,9 +8,11 @@
 * `mann_whitney`: the two-sided Mann-Whitney U test, normal approximation with tie
   correction and continuity correction (as in most references; exact enough for
   n >= 8 per side; only approximate below). Vectorised over many pairs of samples.
-* `stratified_mann_whitney`: van Elteren's stratified Mann-Whitney test: one U per
-  stratum (a launch both samples ran in), standardised and summed with weights
-  1/(n_k + 1), so a state that lasts a whole launch cancels (analysis/launches.py).
+* `blocked_t`: paired comparisons with launches as blocks (a randomized complete block
+  design): per launch the log ratio of the two sides' medians, so a state that lasts
+  a whole launch cancels; their mean tested against how much such ratios move from
+  launch to launch (pooled over a group of comparisons), Student's t
+  (`t_two_sided`, from the regularized incomplete beta function, `beta_regularized`).
 * `exact_mann_whitney`: the two-sided Mann-Whitney U test with the exact permutation
   distribution of the rank sum (ties as midranks), right for the few samples a side
   (launch medians) that the normal approximation gets wrong; `min_p`: the smallest p
@@ -234,26 +236,99 @@ def mann_whitney(xs: "Sequence[Sequence[float]] | Samples",
     return np.where((n1 > 0) & (n2 > 0), u1, np.nan), p
 
 
-def stratified_mann_whitney(xs: "Sequence[Sequence[float]] | Samples", ys: "Sequence[Sequence[float]] | Samples",
-                            test: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """van Elteren's stratified Mann-Whitney test, many tests at once.
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularized incomplete beta function, evaluated
+    with the modified Lentz method (converges for x < (a + 1) / (a + b + 2))."""
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
 
-    Stratum j compares xs[j] with ys[j] and belongs to test test[j] (0 .. T-1). Per
-    test, Z = sum_j w_j (U_j - E U_j) / sqrt(sum_j w_j^2 Var U_j) with w_j = 1 /
-    (n1_j + n2_j + 1) (van Elteren's locally most powerful weights), two-sided p from
-    the normal distribution. Returns (Z, p) per test; Z = 0 and p = 1 where no stratum
-    has values on both sides or all values are equal. A positive Z: x above y."""
-    tid = np.asarray(test, dtype=np.int64)
-    count = int(tid.max()) + 1 if tid.size else 0
-    u1, mean, var, n1, n2 = _mw_parts(xs, ys)
-    if count == 0:
-        return np.zeros(0), np.ones(0)
-    w = np.where((n1 > 0) & (n2 > 0), 1.0 / (n1 + n2 + 1.0), 0.0)
-    num = np.bincount(tid, weights=w * np.where(var > 0, u1 - mean, 0.0), minlength=count)
-    den = np.bincount(tid, weights=w * w * var, minlength=count)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), 0.0)
-    return z, np.minimum(_erfc(np.abs(z) / math.sqrt(2)), 1.0)
+
+def beta_regularized(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def t_two_sided(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with df degrees of freedom."""
+    if df <= 0 or math.isnan(t):
+        return 1.0
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, beta_regularized(df / 2.0, 0.5, df / (df + t * t)))
+
+
+def t_quantile(p_two_sided: float, df: float) -> float:
+    """The t with P(|T| >= t) = p_two_sided (bisection on t_two_sided)."""
+    lo, hi = 0.0, 1.0
+    while t_two_sided(hi, df) > p_two_sided:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if t_two_sided(mid, df) > p_two_sided else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def blocked(diffs: Sequence[Sequence[float]], groups: Sequence[object]) -> list[tuple[float, float, int]]:
+    """Paired comparisons in blocks (launches), many at once: the analysis of a
+    randomized complete block design. Comparison i has one difference per block it
+    shares with its partner (diffs[i]: logs of the ratios of the two sides' medians,
+    launch by launch); its estimate is their mean, its standard error from the
+    variance of the differences around their comparison's mean pooled over the
+    comparisons of its group (the blocks x treatments interaction: how much a ratio
+    moves from launch to launch on this machine). Returns (mean, standard error,
+    pooled degrees of freedom) per comparison; the standard error is NaN for a
+    comparison of fewer than two differences or a group without degrees of freedom."""
+    ss: dict[object, float] = {}
+    df: dict[object, int] = {}
+    for d, g in zip(diffs, groups):
+        if len(d) >= 2:
+            x = np.asarray(d, dtype=float)
+            ss[g] = ss.get(g, 0.0) + float(((x - x.mean()) ** 2).sum())
+            df[g] = df.get(g, 0) + len(x) - 1
+    out = []
+    for d, g in zip(diffs, groups):
+        mean = float(np.mean(d)) if len(d) else math.nan
+        if len(d) < 2 or not df.get(g):
+            out.append((mean, math.nan, df.get(g, 0)))
+        else:
+            out.append((mean, math.sqrt(ss[g] / df[g] / len(d)), df[g]))
+    return out
+
+
+def blocked_t(diffs: Sequence[Sequence[float]], groups: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """Student's t of each comparison of `blocked` (its mean over its standard error,
+    on its group's pooled degrees of freedom) and its two-sided p. p = 1 where the
+    standard error is NaN; t = +-inf, p = 0, where the differences do not vary at all
+    but their mean is not 0."""
+    t_out, p_out = np.zeros(len(diffs)), np.ones(len(diffs))
+    for i, (mean, se, df) in enumerate(blocked(diffs, groups)):
+        if math.isnan(se):
+            continue
+        if se == 0.0:
+            t_out[i], p_out[i] = (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
+            continue
+        t_out[i] = mean / se
+        p_out[i] = t_two_sided(t_out[i], df)
+    return t_out, p_out
 
 
 @lru_cache(maxsize=4096)

@@ -59,7 +59,8 @@ def best_grids(records: list[Record]) -> list[BestGrid]:
         pairs += [(i, best, r) for r in group if r is not best and r.timed and best.timed]
     tied: dict[int, list[str]] = {}
     if pairs:
-        tests = launches.compare_points([(launches.Timing.of(b), launches.Timing.of(r)) for _, b, r in pairs])
+        tests = launches.compare_points([(launches.Timing.of(b), launches.Timing.of(r)) for _, b, r in pairs],
+                                        groups=[i for i, _, _ in pairs])
         for (i, _, r), q in zip(pairs, launches.holm(tests)):
             if q >= stats.ALPHA:
                 tied.setdefault(i, []).append(r.label)

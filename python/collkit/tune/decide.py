@@ -142,7 +142,7 @@ def _best_against_default(rows, tested: list[int], candidates, by) -> list[float
             if m.algorithm in names and not m.implausible:
                 pairs.append((m.timing, default.timing))
                 owner.append((i, m is best))
-    adjusted = launches.holm(launches.compare_points(pairs))
+    adjusted = launches.holm(launches.compare_points(pairs, groups=[i for i, _ in owner]))
     of_best = {i: float(q) for (i, is_best), q in zip(owner, adjusted) if is_best}
     return [of_best[i] for i in tested]
 
