@@ -3,7 +3,8 @@
 
 For every point of SPEC where the library runs a forced algorithm whose canonical
 name libcollkit also has (same collective, size, ranks, datatype, op, root), both
-run in ONE launch (the launch that forces the library's algorithm), interleaved:
+run in ONE launch (the library's algorithm forced per point, as campaigns force it:
+MPI_T, and for Open MPI a communicator made after the setting), interleaved:
 ROUNDS rounds, each round measuring every size once per side, the side that goes
 first alternating A B B A so that neither always follows the other. Each round's
 measurement is one collkit-bench point with the spec's [measure] settings.
@@ -17,7 +18,9 @@ runs on the 16-core machine, 29 and 20 of 282, only 10 were the same points), so
 group runs in LAUNCHES separate launches, all groups once before any runs again, and a
 side is called faster only where every launch's test says so (p < ALPHA, same
 direction); else "tie". The ratio shown is the median of all rounds' q_r, p the
-largest launch's.
+largest launch's. This is issue #54's design at a finer grain: rounds inside a launch
+are its blocks (a campaign's are its launches, analysis/launches.py), and a verdict
+must hold in every launch.
 
     .venv/bin/python scripts/bench_same_name.py [SPEC] [--platform FILE] [--ranks N,...]
         [--mpi NAME,...] [--rounds 8] [--launches 2] [--out FILE.json] [--markdown FILE.md]

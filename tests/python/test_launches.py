@@ -23,6 +23,7 @@ from collkit.campaign import launch_info, repeats
 from collkit.campaign.points import Point
 from collkit.campaign.record import Record, current
 from collkit.campaign.spec import Measure
+from collkit.common import machine
 from collkit.launch.schedule import Schedule, too_wide
 
 
@@ -361,3 +362,33 @@ def test_the_same_delay_tied_to_the_default_is_called(tmp_path):
         assert s.significant and s.level == launches.BETWEEN and s.launches == (7, 7), s
         assert s.default_us > DELAY_US > s.best_us and s.best != "openmpi:default"
     assert "x" in out.stdout.split("default/best")[1].splitlines()[2]      # a ratio, not "tie"
+
+
+OVERSUB_SPEC = """
+name = "oversub"
+collectives = ["allreduce"]
+sizes = ["64B"]
+ranks = [{ranks}]
+mpi = ["openmpi"]
+[backends]
+mpi = ["default"]
+collkit = ["ring"]
+[measure]
+min_iterations = 5
+time_budget_s = 0
+launches = 2
+"""
+
+
+@needs.openmpi
+def test_more_ranks_than_cores_is_marked_in_the_summary_itself(tmp_path):
+    ranks = machine.cores() + 1          # one rank more than this machine has cores
+    (tmp_path / "spec.toml").write_text(OVERSUB_SPEC.format(ranks=ranks))
+    out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    launch = json.loads((tmp_path / "c" / "launches.jsonl").read_text().splitlines()[0])
+    assert len(launch["cpus"]) == ranks and all(launch["cpus"])
+    recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    assert recs and all(r["oversubscribed"] is True for r in recs)
+    row = next(line for line in out.stdout.splitlines() if "collkit:ring" in line or "openmpi:default" in line)
+    assert "oversub" in row and "oversub: more ranks than cores on a host" in out.stdout

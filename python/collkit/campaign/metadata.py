@@ -221,6 +221,10 @@ def finish(meta: dict, launches: list[dict], points) -> dict:
         versions = sorted({l.get("library_version", "") for l in launches if l.get("mpi") == name} - {""})
         info["library_version"] = versions[0] if len(versions) == 1 else versions
     meta["knobs"] = knobs(points)
+    # the launches that ran, and in how many rounds (launch/schedule.py; resolved.json's
+    # measure says how many were asked for)
+    meta["launch_rounds"] = {"launches": len(launches),
+                             "rounds": len({int(l.get("repeat", 0) or 0) for l in launches})}
     if meta.get("level") != "minimal":
         placements: dict[tuple, dict] = {}
         for l in launches:
