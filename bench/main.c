@@ -173,6 +173,33 @@ static void one_line(char *s)
     s[w] = '\0';
 }
 
+/* Every rank's string of `width` bytes at rank 0: *block holds them, the result points
+ * at each, terminated (NULL on the other ranks). libcollkit's gather, not MPI_Gather:
+ * the library's gather may be forced. Binomial, not linear: a root waiting on p - 1
+ * receives at once costs SimGrid 3.32 time cubic in p (its waitall is a loop of
+ * waitany, each scanning every pending request): at 4,096 simulated ranks the host
+ * names' gather did not finish in 15 minutes (issue #21). */
+static const char **gather_strings(char *mine, int width, int rank, int p, MPI_Comm comm, char **block,
+                                   const char *what)
+{
+    if (rank == 0 && !(*block = calloc((size_t)p, (size_t)width))) die(comm, "out of memory gathering %s", what);
+    int rc = ck_gather_binomial(mine, *block, (size_t)width, MPI_CHAR, 0, comm);
+    if (rc != MPI_SUCCESS) {
+        char doing[64];
+        snprintf(doing, sizeof doing, "gathering %s", what);
+        die_mpi(comm, doing, rc);
+    }
+    if (rank != 0) return NULL;
+    const char **each = calloc((size_t)p, sizeof *each);
+    if (each == NULL) die(comm, "out of memory listing %s", what);
+    for (int r = 0; r < p; r++) {
+        char *s = *block + (size_t)r * (size_t)width;
+        s[width - 1] = '\0';
+        each[r] = s;
+    }
+    return each;
+}
+
 static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor_us)
 {
     char name[MPI_MAX_PROCESSOR_NAME];
@@ -181,38 +208,12 @@ static void write_launch(FILE *out, int rank, int p, MPI_Comm comm, double floor
     if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) snprintf(name, sizeof name, "<unknown>");
     name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
     char *all = NULL;
-    if (rank == 0 && !(all = calloc((size_t)p, MPI_MAX_PROCESSOR_NAME)))
-        die(comm, "out of memory gathering host names");
-    /* libcollkit's gather, not MPI_Gather: the library's gather may be forced.
-     * Binomial, not linear: a root waiting on p - 1 receives at once costs
-     * SimGrid 3.32 time cubic in p (its waitall is a loop of waitany, each
-     * scanning every pending request): at 4,096 simulated ranks this one
-     * gather did not finish in 15 minutes (issue #21). */
-    int rc = ck_gather_binomial(name, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
-    if (rc != MPI_SUCCESS) die_mpi(comm, "gathering host names", rc);
+    const char **hosts = gather_strings(name, MPI_MAX_PROCESSOR_NAME, rank, p, comm, &all, "host names");
     /* Each rank's CPUs: more ranks on a host than CPUs among them is oversubscribed. */
-    char mine[CPU_LIST_LEN];
+    char mine[CPU_LIST_LEN], *cpus_all = NULL;
     cpu_list(mine, sizeof mine);
-    char *cpus_all = NULL;
-    if (rank == 0 && !(cpus_all = calloc((size_t)p, CPU_LIST_LEN))) die(comm, "out of memory gathering CPU lists");
-    rc = ck_gather_binomial(mine, cpus_all, CPU_LIST_LEN, MPI_CHAR, 0, comm);
-    if (rc != MPI_SUCCESS) die_mpi(comm, "gathering CPU lists", rc);
+    const char **cpus = gather_strings(mine, CPU_LIST_LEN, rank, p, comm, &cpus_all, "CPU lists");
     if (rank != 0) return;
-    const char **cpus = calloc((size_t)p, sizeof *cpus);
-    if (cpus == NULL) die(comm, "out of memory listing CPU lists");
-    for (int r = 0; r < p; r++) {
-        char *c = cpus_all + (size_t)r * CPU_LIST_LEN;
-        c[CPU_LIST_LEN - 1] = '\0';
-        cpus[r] = c;
-    }
-
-    const char **hosts = calloc((size_t)p, sizeof *hosts);
-    if (hosts == NULL) die(comm, "out of memory listing host names");
-    for (int r = 0; r < p; r++) {
-        char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
-        h[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
-        hosts[r] = h;
-    }
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS) snprintf(lib, sizeof lib, "<unknown>");
     lib[sizeof lib - 1] = '\0';

@@ -227,6 +227,7 @@ min_iterations = 3
 max_iterations = 20
 time_budget_s = 0.01
 timeout_s = 60
+launches = 1
 EOF
     [[ $(id -u) -ne 0 ]] || chown "$TEST_USER:" "$WORK/$1"
 }

@@ -90,6 +90,16 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             raise UserError(f"campaign {resume} was not instrumented; --instrument cannot change that "
                             "on resume: start a new campaign")
         spec = dataclasses.replace(spec, instrument=was_instrumented)
+        # The launches the campaign was made with (resolved.json): one for a campaign made
+        # before launches were repeated, so a resume does not add rounds it never had.
+        asked = campaign.resolved().get("measure") or {}
+        try:
+            rounds = int(asked.get("launches", 1)), int(asked.get("max_launches", asked.get("launches", 1)))
+        except (TypeError, ValueError, AttributeError):
+            raise UserError(f"{resume / 'resolved.json'} holds launches collkit cannot read; restore the file or "
+                            "start a new campaign") from None
+        spec = dataclasses.replace(spec, measure=dataclasses.replace(spec.measure, launches=rounds[0],
+                                                                    max_launches=rounds[1]))
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
         platform = _nccl_platform(spec, platform)

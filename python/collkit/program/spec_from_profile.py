@@ -249,6 +249,8 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
         f"max_iterations = {MEASURE.max_iterations}",
         f"time_budget_s = {MEASURE.time_budget_s:g}",
         f"timeout_s = {MEASURE.timeout_s:g}",
+        "launches = 3                    # each launch group 3 times, interleaved; verdicts on launches",
+        "                                # (docs/bench-protocol.md, \"Launches\"); more: more certainty",
     ]
     # program conditions: a case per class with a split (its own conditions); the rest grouped
     groups: dict[tuple, list[tuple[CallClass, PointOf]]] = {}
