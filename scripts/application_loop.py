@@ -209,7 +209,9 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     summary["profile"]["class_time_sum_s"] = sum(c["time_max_s"] for c in prof["classes"])
     summary["profile"]["clock"] = prof.get("clock")
 
-    collkit("spec", "--from-profile", str(profile), "--min-share", str(min_share), "--out", str(spec))
+    # make test (quick): two launches a group, the fewest that still compare across launches
+    collkit("spec", "--from-profile", str(profile), "--min-share", str(min_share), "--out", str(spec),
+            "--launches", "2" if quick else "3")
     if quick:   # make test: the shortest measurement that still gives every point a median
         text = spec.read_text().replace("time_budget_s = 0.02", "time_budget_s = 0.005")
         spec.write_text(text)

@@ -237,8 +237,9 @@ def test_the_bench_fails_a_point_whose_skew_has_another_rank_count(tmp_path):
 
 
 # ------------------------------------------------------------------ real campaigns
+# one launch: these campaigns test the pacing and what a record of it holds
 MEASURE = ("warmup = 2\nmin_iterations = 40\nmax_iterations = 400\ntime_budget_s = 0.005\n"
-           "launch_warmup_s = 0.01\nsettle_s = 0\n")
+           "launch_warmup_s = 0.01\nsettle_s = 0\nlaunches = 1\n")
 
 
 def _campaign(tmp_path, mpi: str, program: bool):

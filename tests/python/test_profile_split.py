@@ -537,7 +537,7 @@ def _campaign_working_us(collkit, profile_path: Path, tmp_path: Path, conditions
     --from-profile` writes under the given conditions."""
     spec_path = tmp_path / f"{conditions}.toml"
     r = collkit("spec", "--from-profile", str(profile_path), "--min-share", "50", "--conditions", conditions,
-                "--out", str(spec_path))
+                "--launches", "1", "--out", str(spec_path))
     assert r.returncode == 0, r.stdout + r.stderr
     text = spec_path.read_text()
     # the library's default only: the other candidates are not what this test compares

@@ -23,6 +23,18 @@ def int_at_least(what: str, lo: int) -> Callable[[str], int]:
     return parse
 
 
+def int_range(what: str, lo: int, hi: int) -> Callable[[str], int]:
+    """An integer option in [lo, hi]."""
+    at_least = int_at_least(what, lo)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"{what} must be at most {hi}, not {value}")
+        return value
+    return parse
+
+
 def seconds(what: str, lo_exclusive: float, hi: float) -> Callable[[str], float]:
     """A finite number of seconds in (lo_exclusive, hi]: nan, inf and 0 are refused
     where they would switch a watchdog off or make every launch time out."""

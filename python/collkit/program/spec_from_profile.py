@@ -46,7 +46,9 @@ from pathlib import Path
 from collkit.campaign import conditions as conds
 from collkit.campaign import spec as specs
 from collkit.campaign.sizes import format_size
+from collkit.campaign.spec import LAUNCH_LIMIT, LAUNCHES
 from collkit.common import atomic
+from collkit.common.argtypes import int_range
 from collkit.common.errors import UserError
 from collkit.library import registry
 from collkit.library.registry import COLLECTIVES
@@ -206,7 +208,7 @@ def _toml_conditions(c: conds.Conditions) -> list[str]:
 
 
 def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_pct: float,
-               conditions: str = "synchronised") -> str:
+               conditions: str = "synchronised", launches: int = 3) -> str:
     total = sel.total_s
     kept_s = sum(c.time_max_s for c, _ in sel.kept)
     source = str(profile.path) if profile.path is not None else "a profile"
@@ -249,8 +251,8 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
         f"max_iterations = {MEASURE.max_iterations}",
         f"time_budget_s = {MEASURE.time_budget_s:g}",
         f"timeout_s = {MEASURE.timeout_s:g}",
-        "launches = 3                    # each launch group 3 times, interleaved; verdicts on launches",
-        "                                # (docs/bench-protocol.md, \"Launches\"); more: more certainty",
+        f"launches = {launches:<22d}# each launch group this many times, interleaved; verdicts on",
+        "                                # launches (docs/bench-protocol.md, \"Launches\"); more: more certainty",
     ]
     # program conditions: a case per class with a split (its own conditions); the rest grouped
     groups: dict[tuple, list[tuple[CallClass, PointOf]]] = {}
@@ -319,7 +321,7 @@ def run(ns: argparse.Namespace) -> int:
         raise UserError(f"{ns.from_profile}: no measurable class has {min_share:g} % of the time in collectives "
                         f"({len(sel.unmeasurable)} cannot be measured, {len(sel.below)} below); lower --min-share")
     out = Path(ns.out)
-    text = write_spec(profile, sel, mpi, _name(out), min_share, conditions)
+    text = write_spec(profile, sel, mpi, _name(out), min_share, conditions, ns.launches)
     specs.parse(text, source=str(out))   # what `collkit run` will read: never write a spec it refuses
     try:
         atomic.write_text(out, text)
@@ -363,6 +365,8 @@ def add_parser(sub) -> None:
                    help=f"keep classes with at least PCT %% of the time in collectives (default {DEFAULT_MIN_SHARE:g})")
     p.add_argument("--mpi", metavar="NAME", help="measure on this known MPI (default: the profile's)")
     p.add_argument("--out", required=True, metavar="SPEC.toml", help="where to write the spec")
+    p.add_argument("--launches", type=int_range("--launches", 1, LAUNCH_LIMIT), default=LAUNCHES, metavar="N",
+                   help=f"launches of each launch group (default {LAUNCHES}; docs/bench-protocol.md, \"Launches\")")
     p.add_argument("--conditions", choices=CONDITIONS,
                    help="measure under the program's conditions (its classes' arrival skew and gap between calls) "
                         "or synchronised calls (default: program when the profile splits a kept class's time)")
