@@ -321,7 +321,7 @@ def run(ns: argparse.Namespace) -> int:
         raise UserError(f"{ns.from_profile}: no measurable class has {min_share:g} % of the time in collectives "
                         f"({len(sel.unmeasurable)} cannot be measured, {len(sel.below)} below); lower --min-share")
     out = Path(ns.out)
-    text = write_spec(profile, sel, mpi, _name(out), min_share, conditions, ns.launches)
+    text = write_spec(profile, sel, mpi, _name(out), min_share, conditions, getattr(ns, "launches", LAUNCHES))
     specs.parse(text, source=str(out))   # what `collkit run` will read: never write a spec it refuses
     try:
         atomic.write_text(out, text)

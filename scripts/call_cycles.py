@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Files that call each other in a loop, in the C folders of collkit.
+
+A file uses another when it calls a function the other defines (a function with
+external linkage: not `static`). Layers are one-way (entry points, then the
+dispatcher, then the policies, then the writers): a circle of files means some
+file calls back up, and a reader can no longer take one layer at a time. This
+lists every strongly connected group of two or more files, with one call that
+closes each of its edges, and exits 1 when there is one (`make test` runs it
+over preload/, bench/ and lib/: scripts/test.sh).
+
+    python3 scripts/call_cycles.py DIR [DIR ...]
+
+The reading is textual, which is enough for this code base's C: comments and
+strings are removed, a definition is a name followed by a parameter list and a
+`{` at the start of a line's statement, a call is a name followed by `(`. Macros
+that call functions count where they are used only if they are spelled in the
+file. Exit status 2 with one line for a folder that does not exist."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])\'')
+# a function definition: type and name at the start of a line, parameters, then '{'
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{", re.M)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "do", "else", "case"}
+
+
+def clean(text: str) -> str:
+    return STRING.sub('""', COMMENT.sub(" ", text))
+
+
+def graph(files: list[Path]) -> tuple[dict[Path, set[Path]], dict[tuple[Path, Path], str]]:
+    texts = {f: clean(f.read_text(errors="replace")) for f in files}
+    owner: dict[str, Path] = {}
+    for f, text in texts.items():
+        for name in DEFINITION.findall(text):
+            if name not in KEYWORDS:
+                owner.setdefault(name, f)
+    edges: dict[Path, set[Path]] = {f: set() for f in files}
+    why: dict[tuple[Path, Path], str] = {}
+    for f, text in texts.items():
+        for name in CALL.findall(text):
+            g = owner.get(name)
+            if g is not None and g != f:
+                edges[f].add(g)
+                why.setdefault((f, g), name)
+    return edges, why
+
+
+def circles(edges: dict[Path, set[Path]]) -> list[list[Path]]:
+    """Strongly connected groups of two or more files (Tarjan)."""
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    on: set[Path] = set()
+    out: list[list[Path]] = []
+    counter = [0]
+
+    def visit(v: Path) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: call_cycles.py DIR [DIR ...]", file=sys.stderr)
+        return 2
+    found = 0
+    for d in map(Path, argv):
+        if not d.is_dir():
+            print(f"call_cycles: {d} is not a folder", file=sys.stderr)
+            return 2
+        files = sorted(p for p in d.rglob("*.c"))
+        edges, why = graph(files)
+        for group in circles(edges):
+            found += 1
+            members = set(group)
+            print(f"{d}: {len(group)} files call each other in a loop: {', '.join(p.name for p in group)}")
+            for f in group:
+                for g in sorted(edges[f] & members):
+                    print(f"  {f.name} -> {g.name} ({why[(f, g)]})")
+    if found:
+        return 1
+    print(f"no circle of files in {', '.join(argv)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
