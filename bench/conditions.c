@@ -1,6 +1,6 @@
 /* Program conditions: the skew rows and each rank's pacing (conditions.h). */
 #include "conditions.h"
-#include "steady.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -132,7 +132,7 @@ double program_pacer_cycle_s(program_pacer *pc)
     long n = pc->n_calls < PACER_CALLS ? pc->n_calls : PACER_CALLS;
     if (n == 0) return 0.0;
     double scratch[PACER_CALLS];
-    double call = steady_median(pc->calls_s, (size_t)n, scratch);
+    double call = stats_median(pc->calls_s, (size_t)n, scratch);
     double skew = pc->q_us != NULL ? pc->q_us[COND_QUANTILES / 2] * 1e-6 : 0.0;
     return call + pc->gap_s + skew;
 }

@@ -17,6 +17,7 @@
 #include "conditions.h"
 #include "per_rank.h"
 #include "slow_launch.h"
+#include "stats.h"
 #include "steady.h"
 #include "sync.h"
 #include "validate.h"
@@ -563,7 +564,7 @@ static int settle(runner *r, point_result *res, long *it, double max_cycle)
         if (rc != MPI_SUCCESS) return rc;
         res->settle_windows = w + 1;
         if (agree_marked_rank(v[wlen], r->p) >= 0) return settle_error(r, v[wlen], res);
-        double med = steady_median(v, (size_t)wlen, scratch);
+        double med = stats_median(v, (size_t)wlen, scratch);
         for (long j = 0; j < wlen; j++) spent += v[j];
         if (w == 0) {
             first = prev = med; /* nothing to compare with yet */

@@ -43,6 +43,14 @@ int stats_compute(const double *v, size_t n, bench_stats *s)
     return 0;
 }
 
+double stats_median(const double *v, size_t n, double *scratch)
+{
+    if (n == 0) return 0.0;
+    memcpy(scratch, v, n * sizeof *scratch);
+    qsort(scratch, n, sizeof *scratch, cmp_double);
+    return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+}
+
 int stats_median_ci(const double *v, size_t n, double *lo, double *hi)
 {
     *lo = *hi = 0.0;

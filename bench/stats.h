@@ -17,6 +17,10 @@ typedef struct {
  * 0 for n < 2. Returns 0, or -1 when out of memory. */
 int stats_compute(const double *v, size_t n, bench_stats *s);
 
+/* Median of n values (0 when n == 0), sorted in `scratch` (n doubles, the
+ * caller's, so that a loop over windows allocates nothing); v unchanged. */
+double stats_median(const double *v, size_t n, double *scratch);
+
 /* The distribution-free 95 % interval of the median of n values (any order;
  * not modified): the order statistics k and n-1-k (0-based) for the largest k
  * with P(B <= k) <= 2.5 %, B ~ Binomial(n, 1/2), the rule of

@@ -3,6 +3,7 @@
 #include "steady.h"
 
 #include "agree.h"
+#include "stats.h"
 #include "tags.h"
 
 #include <stdio.h>
@@ -55,20 +56,6 @@ int steady_launch_warmup(MPI_Comm comm, MPI_Comm ctrl, int rank, int p, double s
 
 int steady_window_settled(double prev, double now) { return now >= prev * (1.0 - STEADY_TOLERANCE); }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double steady_median(const double *v, size_t n, double *scratch)
-{
-    if (n == 0) return 0.0;
-    memcpy(scratch, v, n * sizeof *scratch);
-    qsort(scratch, n, sizeof *scratch, cmp_double);
-    return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
-}
-
 int steady_drift(const double *times_us, size_t n, char *why, size_t whylen)
 {
     why[0] = '\0';
@@ -76,8 +63,8 @@ int steady_drift(const double *times_us, size_t n, char *why, size_t whylen)
     size_t third = n / 3;
     double *scratch = malloc(third * sizeof *scratch);
     if (scratch == NULL) return -1;
-    double first = steady_median(times_us, third, scratch);
-    double last = steady_median(times_us + n - third, third, scratch);
+    double first = stats_median(times_us, third, scratch);
+    double last = stats_median(times_us + n - third, third, scratch);
     free(scratch);
     if (first > STEADY_DRIFT_FACTOR * last)
         snprintf(why, whylen,

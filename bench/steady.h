@@ -52,8 +52,6 @@ int steady_launch_warmup(MPI_Comm comm, MPI_Comm ctrl, int rank, int p, double s
 
 /* Whether the window whose median is `now` is steady after one of `prev`. */
 int steady_window_settled(double prev, double now);
-/* Median of n values, sorted in `scratch` (n doubles, the caller's), v unchanged. */
-double steady_median(const double *v, size_t n, double *scratch);
 
 /* Drift of the timed iterations: with at least STEADY_DRIFT_MIN kept, the
  * median of the first third above STEADY_DRIFT_FACTOR x the median of the

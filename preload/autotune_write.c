@@ -19,21 +19,6 @@ static const char *col_name(int coll, int col)
     return ckp_column_name((ck_collective)coll, col, b, sizeof bufs[0]);
 }
 
-/* The first line of MPI_Get_library_version: what the rules were learned on. */
-void ckp_library_line(char *out, size_t len)
-{
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int n = 0;
-    v[0] = '\0';
-    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS) v[0] = '\0';
-    v[sizeof v - 1] = '\0';
-    char *nl = strpbrk(v, "\r\n");
-    if (nl) *nl = '\0';
-    size_t end = strlen(v);
-    while (end && (v[end - 1] == ' ' || v[end - 1] == '\t')) v[--end] = '\0';
-    snprintf(out, len, "%s", v);
-}
-
 /* A reduction class's op: the key holds a user op as MPI_OP_NULL (autotune.c). */
 static const char *class_op(const tune_class *k)
 {

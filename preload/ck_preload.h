@@ -184,9 +184,12 @@ extern ckp_tune_config ckp_tune_cfg;
 int ckp_autotune_setup(char *err, size_t errlen);
 
 /* Why algorithm a cannot run this call correctly (a ckp_reason), or -1 when
- * it can: from values equal on every rank only (dispatch.c). */
+ * it can: from values equal on every rank only (fallback.c). */
 int ckp_fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info, size_t bytes, int count,
                         MPI_Datatype dt, MPI_Op op, int root);
+/* A datatype's size and whether its elements lie end to end from the
+ * buffer's address, without gaps (datatypes.c). MPI's error code. */
+int ckp_type_info(MPI_Datatype t, int *size, int *contiguous);
 
 /* One call as the autotuner sees it: the column it runs (an algorithm index,
  * or CKP_LIBRARY) and, while its class explores, what to time. */
@@ -205,7 +208,7 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
  * slowest rank's times (one allreduce on the shim's duplicate of comm) and
  * decide. */
 void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds);
-/* The first line of MPI_Get_library_version (autotune_write.c): the rules'
+/* The first line of MPI_Get_library_version (names.c): the rules'
  * `mpi_library` setting, checked by rules.c against the running library. */
 void ckp_library_line(char *out, size_t len);
 /* At MPI_Finalize: rank 0 writes the rules (autotune_write.c). */

@@ -127,16 +127,17 @@ typedef struct {
     size_t ncomms, comms_cap;
 } ckp_profile_state;
 
-/* profile_write.c */
+/* A class's datatype and op names (names.c). */
 void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op);
 /* A communicator's label as the files write it: "world", "self", "inter" or
  * "c<leader>x<size>" (profile_file.py: comm). */
 void ckp_profile_label(char *out, size_t len, int kind, int leader, int size);
 /* A predefined op's lower-case name ("sum"), "user" for a user op, NULL for
- * MPI_OP_NULL; a JSON string, escaped (profile_write.c; the autotuner's
- * files use both). */
+ * MPI_OP_NULL (names.c); a JSON string, escaped (json.c). The profile's and
+ * the autotuner's files use both. */
 const char *ckp_op_name(MPI_Op op);
 void ckp_json_string(FILE *f, const char *s);
+/* profile_write.c */
 void ckp_profile_write_start(const ckp_profile_state *s);
 void ckp_profile_write_final(const ckp_profile_state *s);
 

@@ -2,12 +2,13 @@
 """Files that call each other in a loop, in the C folders of collkit.
 
 A file uses another when it calls a function the other defines (a function with
-external linkage: not `static`). Layers are one-way (entry points, then the
-dispatcher, then the policies, then the writers): a circle of files means some
-file calls back up, and a reader can no longer take one layer at a time. This
-lists every strongly connected group of two or more files, with one call that
-closes each of its edges, and exits 1 when there is one (`make test` runs it
-over preload/, bench/ and lib/: scripts/test.sh).
+external linkage: not `static`, and not shadowed by a static one of the caller).
+Layers are one-way (in preload/: the entry points, the dispatcher, the
+policies, their writers, the names and rules everything reads): a circle of
+files means some file calls back up, and a reader can no longer take one layer
+at a time. This lists every strongly connected group of two or more files, with
+the calls that make each of its edges, and exits 1 when there is one (`make
+test` runs it over preload/, bench/ and lib/: tests/python/test_c_layers.py).
 
     python3 scripts/call_cycles.py DIR [DIR ...]
 
@@ -27,6 +28,9 @@ COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])\'')
 # a function definition: type and name at the start of a line, parameters, then '{'
 DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{", re.M)
+# any function definition, static or not: a file's own static function of
+# the same name as another file's shadows it there
+ANY_DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{", re.M)
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "do", "else", "case"}
 
@@ -35,7 +39,7 @@ def clean(text: str) -> str:
     return STRING.sub('""', COMMENT.sub(" ", text))
 
 
-def graph(files: list[Path]) -> tuple[dict[Path, set[Path]], dict[tuple[Path, Path], str]]:
+def graph(files: list[Path]) -> tuple[dict[Path, set[Path]], dict[tuple[Path, Path], set[str]]]:
     texts = {f: clean(f.read_text(errors="replace")) for f in files}
     owner: dict[str, Path] = {}
     for f, text in texts.items():
@@ -43,13 +47,14 @@ def graph(files: list[Path]) -> tuple[dict[Path, set[Path]], dict[tuple[Path, Pa
             if name not in KEYWORDS:
                 owner.setdefault(name, f)
     edges: dict[Path, set[Path]] = {f: set() for f in files}
-    why: dict[tuple[Path, Path], str] = {}
+    why: dict[tuple[Path, Path], set[str]] = {}
     for f, text in texts.items():
+        own = set(ANY_DEFINITION.findall(text))
         for name in CALL.findall(text):
-            g = owner.get(name)
+            g = None if name in own else owner.get(name)
             if g is not None and g != f:
                 edges[f].add(g)
-                why.setdefault((f, g), name)
+                why.setdefault((f, g), set()).add(name)
     return edges, why
 
 
@@ -108,7 +113,7 @@ def main(argv: list[str]) -> int:
             print(f"{d}: {len(group)} files call each other in a loop: {', '.join(p.name for p in group)}")
             for f in group:
                 for g in sorted(edges[f] & members):
-                    print(f"  {f.name} -> {g.name} ({why[(f, g)]})")
+                    print(f"  {f.name} -> {g.name} ({', '.join(sorted(why[(f, g)]))})")
     if found:
         return 1
     print(f"no circle of files in {', '.join(argv)}")

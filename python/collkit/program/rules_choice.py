@@ -1,7 +1,7 @@
 """What libcollkit-preload runs for one profiled call class under a collkit
 rules file: the rule's choice (writers/collkit.py's parse and lookup, the one
 Python reading of the format), then the preload's own fallbacks
-(preload/dispatch.c, fallback_reason, mirrored here check for check), so a
+(preload/fallback.c, ckp_fallback_reason, mirrored here check for check), so a
 tool that reasons about a rules file without running the preload (`replay`)
 runs what the preload would have run."""
 
@@ -104,7 +104,7 @@ REASON_TEXT = {
 
 
 def _fallback(alg: registry.Algorithm, c: CallClass, allow_fp: bool) -> str:
-    """preload/dispatch.c fallback_reason for a class ("" when the algorithm runs)."""
+    """preload/fallback.c ckp_fallback_reason for a class ("" when the algorithm runs)."""
     if c.comm == "inter":
         return "intercommunicator"
     if rooted(c.collective) and (c.root is None or not 0 <= c.root < c.comm_size):
