@@ -64,11 +64,11 @@ def _parameter_rows(params, text: str) -> list[list[str]]:
 
 def parameters(mpi: str | None, text: str, as_json: bool) -> int:
     """`collkit list --parameters [TEXT]`: what [parameters.NAME] may name, per library."""
-    from collkit.backends.parameters import NCCL
+    from collkit.backends import devices
     offers, missing = _offers(mpi)
     tables = [(f"{o.library} (read from {o.tool})", o.mpi, o.parameters) for o in offers]
     if mpi is None:
-        tables.append(("NCCL (its documented variables; [parameters.nccl])", "nccl", NCCL))
+        tables += [(d.parameters_title, d.parameter_table, d.parameters()) for d in devices.DEVICE_BACKENDS]
     if as_json:
         print(json.dumps({"parameters": [{"library": lib, "parameters": [
             {"name": n, "kind": k, "values": r, "notes": x} for n, r, x in _parameter_rows(ps, text)

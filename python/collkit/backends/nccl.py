@@ -35,11 +35,12 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from collkit.backends.device import DeviceBackend, Prerequisite
+from collkit.backends.parameters import NCCL as NCCL_PARAMETERS
 from collkit.campaign.gpu_spec import GPU_KEYS, parse_device, parse_gpu_table  # noqa: F401 (re-exported)
-from collkit.campaign.points import Point
 from collkit.common.errors import UserError, did_you_mean
 
 BENCH_NAME = "collkit-bench-nccl"
@@ -360,11 +361,11 @@ def require_gpus() -> list[Gpu]:
 
 # ---------------------------------------------------------------- points
 
-def points(spec, mpi: str, offer: Offer, gpus_here: int | None, base) -> list:
+def points(spec, mpi: str, offer: Offer, gpus_here: int | None, point) -> list:
     """The nccl points of a spec, launched with `mpi`'s mpirun. `gpus_here`:
     GPUs of the local machine (None on a cluster, where collkit-bench-nccl
-    checks at run time). `base(spec, coll, ranks, size)` is plan.py's common
-    fields of a point."""
+    checks at run time). `point(spec, coll, ranks, size, **fields)` is plan.py's
+    maker of a Point (device.py: why backends/ does not build one itself)."""
     chosen = resolve(spec.backends["nccl"], spec.collectives, offer)
     device = getattr(spec, "gpu_device", "local_rank")
     out = []
@@ -372,18 +373,18 @@ def points(spec, mpi: str, offer: Offer, gpus_here: int | None, base) -> list:
         for coll in spec.collectives:
             for forcing, why in chosen[coll]:
                 for size in spec.sizes:
-                    b = base(spec, coll, ranks, size)
+                    p = point(spec, coll, ranks, size, backend="nccl", mpi=mpi, algorithm=forcing.name,
+                              native=forcing.native, env=tuple(sorted(((DEVICE_ENV, device),) + forcing.env)),
+                              readback=READBACK)
                     reason = why
-                    if not reason and b["in_place"] and coll in ("reduce_scatter", "alltoall"):
+                    if not reason and p.in_place and coll in ("reduce_scatter", "alltoall"):
                         reason = (f"nccl {coll} has no in-place form that matches MPI's"
                                   if coll == "alltoall" else
                                   "NCCL's in-place reduce_scatter leaves the result at rank x count, MPI's at 0")
                     if not reason and gpus_here is not None and ranks > gpus_here:
                         reason = (f"NCCL refuses two ranks of one communicator on one GPU ('Duplicate GPU "
                                   f"detected'); this machine has {gpus_here} GPU(s) for {ranks} ranks")
-                    out.append(Point(backend="nccl", mpi=mpi, algorithm=forcing.name, native=forcing.native,
-                                     env=tuple(sorted(((DEVICE_ENV, device),) + forcing.env)),
-                                     readback=READBACK, skip_reason=f"{reason}" if reason else "", **b))
+                    out.append(replace(p, skip_reason=reason) if reason else p)
     return out
 
 
@@ -440,3 +441,58 @@ def metadata() -> dict:
     except UserError as exc:
         info["nccl"] = {"error": str(exc)}
     return info
+
+
+# ---------------------------------------------------------------- the backend
+
+# Where `collkit mpis` looks for NCCL's header (the check it has always made; a
+# campaign's discovery searches more places: find_header).
+NCCL_HEADERS = (Path("/usr/include/nccl.h"), Path("/usr/local/cuda/include/nccl.h"))
+
+
+class NCCLBackend(DeviceBackend):
+    """The nccl backend's answers to the campaign layer (backends/device.py)."""
+    key = "nccl"
+    library = "NCCL"
+    tables = ("gpu",)
+    metadata_key = "gpu"
+    parameters_title = "NCCL (its documented variables; [parameters.nccl])"
+
+    def spec_fields(self, raw: dict, selected: bool) -> dict[str, object]:
+        if "gpu" not in raw:
+            return {}
+        if not selected:
+            raise UserError("[gpu] chooses the devices of the nccl backend, and [backends] has no nccl")
+        return {"gpu_device": parse_gpu_table(raw["gpu"])}
+
+    def parameters(self) -> dict:
+        return NCCL_PARAMETERS       # NCCL reads its variables under their own names
+
+    def points(self, spec, platform, point) -> list:
+        """Launched with the spec's first MPI's mpirun. A machine without a GPU is
+        refused here, before anything launches; on a cluster, collkit-bench-nccl
+        checks the nodes' GPUs when it starts."""
+        if platform.simgrid is not None:
+            raise UserError("backends.nccl cannot run on a simulated platform (SimGrid simulates MPI, not NCCL); "
+                            "run it on a GPU machine (docs/gpu.md)")
+        offer = discover()
+        gpus_here = len(require_gpus()) if platform.slurm is None else None
+        return points(spec, spec.mpis[0], offer, gpus_here, point)
+
+    def launch_platform(self, spec, platform):
+        """collkit-bench-nccl runs every backend, so the whole campaign launches it."""
+        if spec.instrument:
+            raise UserError("instrument = true and backends.nccl cannot be combined: collkit-bench-nccl has no "
+                            "instrumented variant; run them as two campaigns")
+        return with_nccl_bench(platform, spec.mpis[:1])
+
+    def metadata(self) -> dict:
+        return metadata()
+
+    def prerequisites(self) -> list[Prerequisite]:
+        nvcc = shutil.which("nvcc")
+        header = next((str(h) for h in NCCL_HEADERS if h.exists()), "")
+        return [Prerequisite("CUDA (nvcc)", bool(nvcc), nvcc or "",
+                             "" if nvcc else "module load cuda (GPU campaigns only)"),
+                Prerequisite("NCCL (nccl.h)", bool(header), header,
+                             "" if header else "install NCCL or set NCCL_HOME (GPU campaigns only)")]

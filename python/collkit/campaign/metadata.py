@@ -195,10 +195,12 @@ def collect(spec, platform, argv: list[str]) -> dict:
     if getattr(spec, "tuning", ()):
         # tuned:FILE selections: which file, for which library, copied where, with which sha256
         meta["tuning_files"] = [tf.describe() for tf in spec.tuning]
-    if "nccl" in getattr(spec, "backends", {}):
-        from collkit.backends import nccl
-        meta["gpu"] = nccl.metadata()
-        meta["gpu"]["mpi_cuda_aware"] = {name: _cuda_aware(platform.mpi(name)) for name in spec.mpis}
+    from collkit.backends import devices
+    for device in devices.chosen(getattr(spec, "backends", {})):
+        # its section (GPUs, versions), and whether each MPI of the launch takes device
+        # buffers: a question for the MPI's family, asked with the platform's installs
+        meta[device.metadata_key] = device.metadata()
+        meta[device.metadata_key]["mpi_cuda_aware"] = {name: _cuda_aware(platform.mpi(name)) for name in spec.mpis}
     if level != "minimal":
         meta["environment"] = environment()
     return meta

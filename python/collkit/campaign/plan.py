@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from collkit import backends
+from collkit.backends import devices
 from collkit.campaign import tuning as tunings
 from collkit.campaign.platform import Platform
 from collkit.campaign.points import Plan, Point
@@ -201,17 +202,10 @@ def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None)
     return out
 
 
-def _nccl_points(spec: Spec, platform: Platform) -> list[Point]:
-    """NCCL on GPUs (backends/nccl.py), launched with the spec's first MPI's
-    mpirun. A machine without a GPU is refused here, before anything launches;
-    on a cluster, collkit-bench-nccl checks the nodes' GPUs when it starts."""
-    from collkit.backends import nccl
-    if platform.simgrid is not None:
-        raise UserError("backends.nccl cannot run on a simulated platform (SimGrid simulates MPI, not NCCL); "
-                        "run it on a GPU machine (docs/gpu.md)")
-    offer = nccl.discover()
-    gpus_here = len(nccl.require_gpus()) if platform.slurm is None else None
-    return nccl.points(spec, spec.mpis[0], offer, gpus_here, _base)
+def _point(spec: Spec, coll: str, ranks: int, size: int, **fields) -> Point:
+    """A point with the fields every backend shares (_base) and its own: the maker a
+    device backend builds its points with (backends/device.py)."""
+    return Point(**fields, **_base(spec, coll, ranks, size))
 
 
 def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[str, str], ...]]]:
@@ -222,8 +216,9 @@ def _parameter_settings(spec: Spec, offers: dict) -> dict[str, list[tuple[tuple[
     from collkit.backends import parameters
     out: dict[str, list[tuple[tuple[str, str], ...]]] = {}
     for table, values in spec.parameters.items():
-        if table == "nccl":
-            family, known, library = "nccl", parameters.NCCL, "NCCL"
+        device = devices.by_parameter_table(table)
+        if device is not None:
+            family, known, library = device.key, device.parameters(), device.library
         else:
             offer = offers[table]
             family, known, library = offer.mpi, offer.parameters, offer.library
@@ -255,15 +250,15 @@ def _with_parameters(points: list[Point], settings: dict, offers: dict) -> list[
     stays as it ships (the baseline of report and tune), and is not crossed with parameters
     that shape forced algorithms only (Open MPI's coll/tuned per-algorithm ones); nor are
     `tuned:FILE` points (their file sets segment and fanout)."""
-    from collkit.backends import parameters
     out: list[Point] = []
     for p in points:
-        table = "nccl" if p.backend == "nccl" else p.mpi if p.backend == "mpi" else None
+        device = devices.by_key(p.backend)
+        table = device.parameter_table if device else p.mpi if p.backend == "mpi" else None
         if table not in settings or p.tuning_file:
             out.append(p)
             continue
-        if table == "nccl":
-            known, variable = parameters.NCCL, str     # NCCL reads its variables under their own names
+        if device is not None:
+            known, variable = device.parameters(), device.parameter_variable
         else:
             known, variable = offers[table].parameters, backends.backend_for(offers[table].mpi).parameter_variable
         for setting in settings[table]:
@@ -353,11 +348,12 @@ def _variant_points(spec: Spec, platform: Platform, registry: list[Algorithm], o
     if "collkit" in spec.backends:
         for mpi in spec.mpis:
             points += _collkit_points(spec, registry, mpi, strict)
-    if "nccl" in spec.backends:
+    for device in devices.chosen(spec.backends):
+        mine = spec
         if not strict:  # a name for another case's collective is that case's
-            mine = tuple(n for n in spec.backends["nccl"] if "/" not in n or n.split("/", 1)[0] in spec.collectives)
-            spec = replace(spec, backends=spec.backends | {"nccl": mine})
-        points += _nccl_points(spec, platform)
+            names = tuple(n for n in spec.backends[device.key] if _split(n)[0] in (None, *spec.collectives))
+            mine = replace(spec, backends=spec.backends | {device.key: names})
+        points += device.points(mine, platform, _point)
     return points
 
 
@@ -365,7 +361,7 @@ def _check_names(spec: Spec, registry: list[Algorithm], offers: dict | None, pla
     """A spec with cases: every name of [backends] mpi and collkit must name an
     algorithm of some case's collective (spec.collectives is the cases' union).
     The strict selection runs on the union with no ranks, so it makes no point.
-    (nccl's names are checked per case: nccl.resolve skips what a collective lacks.)"""
+    (A device backend's names are checked per case: it skips what a collective lacks.)"""
     bare = replace(spec, sizes=(), ranks=(), cases=())
     if offers is not None:
         _mpi_points(bare, offers, _portable_names(registry) if platform.simgrid is not None else None)

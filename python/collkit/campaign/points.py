@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collkit.backends import devices
 from collkit.campaign.conditions import SYNCHRONISED, Conditions
 from collkit.campaign.spec import Measure
 
@@ -36,16 +37,21 @@ def parse_parameters(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(tuple(item.split("=", 1)) for item in text.split(";") if "=" in item)  # type: ignore[misc]
 
 
+# Backends whose points are named by the backend, not by the MPI that launches them:
+# libcollkit's and the device backends' (backends/devices.py)
+_NAMED_BY_BACKEND = ("collkit", *devices.keys())
+
+
 def label(backend: str, mpi: str, algorithm: str, params: tuple[tuple[str, str], ...] = ()) -> str:
     """How tables name what ran: 'collkit:ring', 'openmpi:ring', 'openmpi:default', 'nccl:ring.ll128',
     'openmpi:binomial[segmentsize=8192]'."""
-    return f"{backend if backend in ('collkit', 'nccl') else mpi}:{variant(algorithm, params)}"
+    return f"{backend if backend in _NAMED_BY_BACKEND else mpi}:{variant(algorithm, params)}"
 
 
 @dataclass(frozen=True)
 class Point:
     collective: str
-    backend: str                 # "mpi" | "collkit" | "nccl"
+    backend: str                 # "mpi" | "collkit" | a device backend's key (backends/devices.py)
     mpi: str                     # MPI library the launch uses
     algorithm: str               # canonical name; "default" for the library's own choice
     ranks: int

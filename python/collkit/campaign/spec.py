@@ -78,9 +78,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from collkit.backends import devices
 from collkit.campaign import conditions as conds
 from collkit.campaign import tuning as tunings
-from collkit.campaign.gpu_spec import parse_gpu_table
 from collkit.campaign.sizes import parse_sizes
 from collkit.common.safe import check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
@@ -91,7 +91,8 @@ OPS = ("sum", "max", "min", "prod")
 SYNCS = ("dissemination", "mpi_barrier", "window")
 VALIDATIONS = ("first", "all", "none")
 GRANULARITIES = ("max", "ranks", "none")   # docs/bench-protocol.md, "Granularity"
-BACKENDS = ("mpi", "collkit", "nccl")
+# The MPI library's own algorithms, libcollkit's, then the device backends' (backends/devices.py)
+BACKENDS = ("mpi", "collkit", *devices.keys())
 METADATA_LEVELS = ("minimal", "standard", "full")
 MAX_COUNT = 2**31 - 1  # counts travel to MPI as int
 INT_MAX = 2**31 - 1    # collkit-bench reads warm-ups, iterations and roots as C ints
@@ -100,8 +101,8 @@ MAX_TIMEOUT_S = 7 * 86400.0  # a point silent for longer is hung, whatever the m
 MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
-             "in_place", "backends", "measure", "metadata", "instrument", "platforms", "gpu", "case",
-             "parameters")
+             "in_place", "backends", "measure", "metadata", "instrument", "platforms", *devices.tables(),
+             "case", "parameters")
 # What one [[case]] may set; what it leaves out it takes from the top level.
 _CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place", *conds.KEYS)
 # Keys a user plausibly writes for something the spec says another way.
@@ -190,13 +191,13 @@ class Spec:
     text: str                        # the spec exactly as written, kept in the campaign
     instrument: bool = False         # launch collkit-bench-instr: records carry tag breakdowns
     platforms: tuple[str, ...] = ()  # platforms the spec runs on when --platform is not given
-    gpu_device: str = "local_rank"   # [gpu] device: the nccl backend's device per rank (backends/nccl.py)
+    gpu_device: str = "local_rank"   # [gpu] device: the GPU backend's device per rank (backends/nccl.py)
     # the tuning files of backends.mpi's "tuned:FILE" entries, read when the spec is
     # loaded from a file (load()); a spec parsed from a campaign's copy has none: its
     # points, with the campaign's copies, are in resolved.json
     tuning: tuple[tunings.TuningFile, ...] = ()
     cases: tuple[Case, ...] = ()     # [[case]] tables, resolved against the top level; () when none
-    # [parameters.NAME]: MPI name (or "nccl") -> parameter -> values as written; checked
+    # [parameters.NAME]: MPI name (or a device backend's key) -> parameter -> values as written; checked
     # against what the library reports in plan.py (backends/parameters.py)
     parameters: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
@@ -352,11 +353,10 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         backends[key] = _str_list(value, f"backends.{key}")
     if "collkit" in backends and "default" in backends["collkit"]:
         _raise("backends.collkit has no 'default'; use 'all' or algorithm names")
-    if "gpu" in raw and "nccl" not in backends:
-        _raise("[gpu] chooses the devices of the nccl backend, and [backends] has no nccl")
-    gpu_device = "local_rank"
-    if "gpu" in raw:
-        gpu_device = parse_gpu_table(raw["gpu"])
+    # the tables a device backend reads ([gpu]), checked by it, as Spec fields
+    device_fields: dict[str, object] = {}
+    for device in devices.DEVICE_BACKENDS:
+        device_fields |= device.spec_fields(raw, device.key in backends)
     if "collkit" in backends and any(tunings.is_tuned(s) for s in backends["collkit"]):
         _raise("backends.collkit has no tuning files; write \"tuned:FILE\" under backends.mpi")
     for sel in backends.get("mpi", ()):
@@ -389,25 +389,27 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         text=text,
         instrument=instrument,
         platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
-        gpu_device=gpu_device,
         cases=cases,
         parameters=_parameters(raw["parameters"], mpis, backends) if "parameters" in raw else {},
+        **device_fields,
     )
 
 
 def _parameters(raw: object, mpis: tuple[str, ...], backends: dict) -> dict[str, dict[str, tuple]]:
     """[parameters.NAME] tables: their shape only (names and values are the library's
     to judge, in plan.py). NAME is an MPI of `mpi` whose mpi-backend points they cross,
-    or "nccl" for the nccl backend's."""
+    or a device backend's table for its points (backends/devices.py)."""
     if not isinstance(raw, dict) or not raw:
         _raise("[parameters] must hold tables named after an MPI of `mpi`, e.g. [parameters.openmpi]")
-    tables = [*mpis, *(("nccl",) if "nccl" in backends else ())]
+    own = [d.parameter_table for d in devices.chosen(backends)]
+    tables = [*mpis, *own]
+    nor = "".join(f" nor the {d.key} backend" for d in devices.DEVICE_BACKENDS)
     out: dict[str, dict[str, tuple]] = {}
     for table, params in raw.items():
         if table not in tables:
-            _raise(f"[parameters.{table}] names no MPI of `mpi` nor the nccl backend{did_you_mean(table, tables)}; "
+            _raise(f"[parameters.{table}] names no MPI of `mpi`{nor}{did_you_mean(table, tables)}; "
                    f"use one of: {', '.join(tables)}")
-        if table != "nccl" and "mpi" not in backends:
+        if table not in own and "mpi" not in backends:
             _raise(f"[parameters.{table}] shapes the library's own algorithms, and [backends] has no mpi")
         if not isinstance(params, dict) or not params:
             _raise(f"[parameters.{table}] must be a table of parameter = value or [values]")

@@ -102,7 +102,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
                                                                     max_launches=rounds[1]))
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
-        platform = _nccl_platform(spec, platform)
+        platform = _device_platform(spec, platform)
         plan = campaign.plan()
         for mpi in spec.mpis:
             platform.mpi(mpi)
@@ -119,7 +119,7 @@ def run(spec_path: Path | None, out: Path | None, resume: Path | None, platform_
             spec = dataclasses.replace(spec, instrument=True)
         if spec.instrument:
             platform = platforms.instrumented(platform, spec.mpis)
-        platform = _nccl_platform(spec, platform)
+        platform = _device_platform(spec, platform)
         target = out or default_out(spec)
         try:
             plan = planner.build(spec, platform, registry.load(), campaign_dir=target)
@@ -223,15 +223,13 @@ def interleaved(points: list[Point]) -> dict[tuple, list[Point]]:
     return {key: groups[key] for key in order}
 
 
-def _nccl_platform(spec, platform):
-    """A spec with nccl points launches collkit-bench-nccl (it runs every backend)."""
-    if "nccl" not in spec.backends:
-        return platform
-    if spec.instrument:
-        raise UserError("instrument = true and backends.nccl cannot be combined: collkit-bench-nccl has no "
-                        "instrumented variant; run them as two campaigns")
-    from collkit.backends import nccl
-    return nccl.with_nccl_bench(platform, spec.mpis[:1])
+def _device_platform(spec, platform):
+    """A spec with a device backend's points launches that backend's benchmark program
+    (backends/devices.py; collkit-bench-nccl runs every backend)."""
+    from collkit.backends import devices
+    for device in devices.chosen(spec.backends):
+        platform = device.launch_platform(spec, platform)
+    return platform
 
 
 def _read_metadata(path: Path) -> dict | None:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-from pathlib import Path
 
 from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.mpis import build as builder
 from collkit.mpis import known
-
-NCCL_HEADERS = (Path("/usr/include/nccl.h"), Path("/usr/local/cuda/include/nccl.h"))
 
 
 def _forcing(k: known.KnownMPI) -> str:
@@ -61,12 +58,9 @@ def _installation() -> list[dict]:
     sbatch = shutil.which("sbatch")
     items.append({"what": "Slurm (sbatch)", "found": bool(sbatch), "where": sbatch or "",
                   "fix": "" if sbatch else "only on a Slurm cluster's login node (module load slurm)"})
-    nvcc = shutil.which("nvcc")
-    nccl = next((str(h) for h in NCCL_HEADERS if h.exists()), "")
-    items.append({"what": "CUDA (nvcc)", "found": bool(nvcc), "where": nvcc or "",
-                  "fix": "" if nvcc else "module load cuda (GPU campaigns only)"})
-    items.append({"what": "NCCL (nccl.h)", "found": bool(nccl), "where": nccl,
-                  "fix": "" if nccl else "install NCCL or set NCCL_HOME (GPU campaigns only)"})
+    from collkit.backends import devices
+    # what each device backend needs (CUDA, NCCL: backends/nccl.py)
+    items += [p.to_json() for device in devices.DEVICE_BACKENDS for p in device.prerequisites()]
     items.append({"what": "build cache", "found": True, "where": str(known.cache_root()),
                   "fix": "COLLKIT_CACHE chooses another (on a cluster: a shared filesystem)"})
     return items
