@@ -30,29 +30,15 @@ rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 ctest_select=(-LE full)
 pytest_select=(-m "not full and not alone")
-alone_select=(-m "alone and not full")
 if ((FULL)); then
     ctest_select=()
     pytest_select=(-m "not alone")
-    alone_select=(-m alone)
 fi
 
-passed=0; failed=0
-step() {  # step <label> <command...>
-    local label=$1; shift
-    printf '\n=== %s\n' "$label"
-    local start=$SECONDS
-    if "$@"; then
-        passed=$((passed + 1)); printf '=== %s: ok (%ds)\n' "$label" $((SECONDS - start))
-    else
-        failed=$((failed + 1)); printf '=== %s: FAILED (%ds)\n' "$label" $((SECONDS - start))
-    fi
-    printf '%s\t%d\n' "$label" $((SECONDS - start)) >> "$RESULTS/steps.tsv"
-}
+source scripts/test_steps.sh   # step, pytest_step, ctest_step, finish
 # ctest in parallel: entries that load both cores say so (PROCESSORS 2) and run alone.
 ctest_tree() {  # ctest_tree <tree>
-    ctest --test-dir "build/$1" --output-on-failure -j "$JOBS" "${ctest_select[@]}" \
-        --output-junit "$PWD/$RESULTS/ctest-$1.xml"
+    ctest_step "$1" -j "$JOBS" "${ctest_select[@]}"
 }
 
 # The ctest entries that exist only where their dependency was found when the
@@ -93,20 +79,14 @@ step "cluster user: sdist, pip install as an unprivileged user, campaigns, a sec
 # module fixtures, a Slurm cluster among them, start once), in the order
 # conftest.py gives them (the slowest first: --no-loadscope-reorder, else
 # xdist orders files by their number of tests).
-step "python tests" .venv/bin/python -m pytest -q -n "$JOBS" --dist loadfile --no-loadscope-reorder \
-    "${pytest_select[@]}" \
-    --junitxml "$RESULTS/pytest.xml"
+step "python tests" pytest_step pytest -n "$JOBS" --dist loadfile --no-loadscope-reorder "${pytest_select[@]}"
 # Tests that time calls (marker `alone`: program conditions, the autotuner's
-# convergence) get the machine to themselves: with two files at a time on 2
-# cores ranks fell behind the pacer's schedule. None selected is no failure.
-pytest_alone() {
-    .venv/bin/python -m pytest -q "${alone_select[@]}" --junitxml "$RESULTS/pytest-alone.xml"
-    local rc=$?
-    ((rc == 5)) && return 0
-    return "$rc"
-}
-step "python tests that time calls, one at a time" pytest_alone
+# convergence, the profile against a campaign) get the machine to themselves:
+# with two files at a time on 2 cores ranks fell behind the pacer's schedule.
+# Every one of them is also `full`, so `make test` has no such step.
+if ((FULL)); then
+    step "python tests that time calls, one at a time" pytest_step pytest-alone -m alone
+fi
 
 .venv/bin/python scripts/slowest.py "$RESULTS" 10
-printf '\n%d passed, %d failed\n' "$passed" "$failed"
-((failed == 0))
+finish

@@ -315,10 +315,28 @@ def test_python_reads_learned_rules_and_refuses_another_family(tmp_path):
     assert [ln.choice for ln in rules_format.parse(text)] == ["library:recursive_doubling", "binomial_doubling"]
     rules = rules_choice.load_rules(f)
     assert len(rules.lines) == 2
-    here = known.known()        # the family comes from the known MPI's build
-    if "mpich" in here:
-        with pytest.raises(UserError) as e:
-            rules_choice.load_rules(f, "mpich")
-        assert str(f) in str(e.value) and "learned by the autotuner" in str(e.value) and "\n" not in str(e.value)
-    if "openmpi" in here:
-        assert rules_choice.load_rules(f, "openmpi").lines == rules.lines
+
+
+def _learned_on_open_mpi(tmp_path):
+    f = tmp_path / "learned.rules"
+    f.write_text("# collkit rules v1\nmpi_library = Open MPI v4.1.4, package: Debian OpenMPI\n"
+                 "allreduce 2 8 library:recursive_doubling\n")
+    return f
+
+
+@needs.mpich
+def test_rules_learned_on_open_mpi_are_refused_for_an_mpich_run(tmp_path):
+    """The family comes from the known MPI's build (collkit mpis)."""
+    from collkit.common.errors import UserError
+    from collkit.program import rules_choice
+    f = _learned_on_open_mpi(tmp_path)
+    with pytest.raises(UserError) as e:
+        rules_choice.load_rules(f, "mpich")
+    assert str(f) in str(e.value) and "learned by the autotuner" in str(e.value) and "\n" not in str(e.value)
+
+
+@needs.openmpi
+def test_rules_learned_on_open_mpi_are_taken_for_an_open_mpi_run(tmp_path):
+    from collkit.program import rules_choice
+    f = _learned_on_open_mpi(tmp_path)
+    assert len(rules_choice.load_rules(f, "openmpi").lines) == 1

@@ -101,14 +101,14 @@ def test_version_names_its_source(collkit):
     assert "commit" in out.stdout or "sdist" in out.stdout
 
 
+@needs.openmpi
 def test_mpis_lists_the_known_and_the_installation(collkit, tmp_path):
     from ck_trace_build import cache_with
     env = {"COLLKIT_CACHE": str(cache_with(tmp_path / "c", broken=("gone",)))}
     data = json.loads(collkit("mpis", "--json", env=env).stdout)
     rows = {r["name"]: r for r in data["mpis"]}
     assert rows["gone"]["build"] == "" and "missing" in rows["gone"]["problem"]
-    if "openmpi" in rows:
-        assert "MCA" in rows["openmpi"]["forcing"] and not rows["openmpi"]["missing_parts"]
+    assert "MCA" in rows["openmpi"]["forcing"] and not rows["openmpi"]["missing_parts"]
     assert {i["what"] for i in data["installation"]} >= {"SimGrid 4.1 (smpirun)", "Slurm (sbatch)", "NCCL (nccl.h)"}
     text = collkit("mpis", env=env)
     assert text.returncode == 0 and "installation" in text.stdout

@@ -21,6 +21,7 @@ import pytest
 import mpi_programs
 import needs
 from cli_runner import one_line_error
+from k_of_n import k_of_n
 from collkit.common.errors import UserError
 from collkit.program import arrivals, profile, profile_file, rank_files
 
@@ -556,7 +557,7 @@ def _campaign_working_us(collkit, profile_path: Path, tmp_path: Path, conditions
     return rec["working"]["median_us"] if conditions == "program" else rec["stats_us"]["median"]
 
 
-def _check_working(collkit, p: profile_file.Profile, profile_path: Path, tmp_path: Path) -> None:
+def _working_pair(collkit, p: profile_file.Profile, profile_path: Path, tmp_path: Path) -> tuple[bool, str]:
     """The issue's second bound: the profile's typical working time of the
     allreduce within 25 % of a campaign's. Of the campaign under the
     program's conditions, not of the synchronised one: on this machine a call
@@ -564,7 +565,7 @@ def _check_working(collkit, p: profile_file.Profile, profile_path: Path, tmp_pat
     than one back to back, under both MPIs, by the program's own clock
     (docs/experiments/applications.md, "The imbalance program"), and the late
     rank here computes 100 us or more between its calls. The synchronised
-    median is printed beside it."""
+    median is printed beside it. (passed, what was seen)."""
     c = next(c for c in p.classes if c.collective == "allreduce")
     profiled_us = c.split.working_call_median_s * 1e6
     program_us = _campaign_working_us(collkit, profile_path, tmp_path, "program")
@@ -572,24 +573,24 @@ def _check_working(collkit, p: profile_file.Profile, profile_path: Path, tmp_pat
     seen = (f"{p.mpi_name}: working a call {profiled_us:.2f} us profiled, campaign {program_us:.2f} us under the "
             f"program's conditions, {synchronised_us:.2f} us synchronised")
     print(seen)
-    assert abs(profiled_us - program_us) <= 0.25 * program_us, seen
+    return abs(profiled_us - program_us) <= 0.25 * program_us, seen
 
 
-def _check_working_measured_again(collkit, mpi, program, ranks, p, tmp_path, tries: int = 3) -> None:
-    """_check_working, with up to tries - 1 more profile-and-campaign pairs where a
-    pair misses: the two are measured seconds apart on a machine that `make test`
-    shares between two test files (a pair missed once in six such runs, 2.67 us
-    profiled against 5.09 us in the campaign), and oversubscribed at 4 ranks."""
-    for k in range(tries):
-        try:
-            _check_working(collkit, p, tmp_path / "p.json", tmp_path)
-            return
-        except AssertionError:
-            if k == tries - 1:
-                raise
-        tmp_path = tmp_path / "again"
-        tmp_path.mkdir()
-        _, p = _profile_imbalance(collkit, mpi, program, ranks, False, tmp_path / "p.json")
+def _check_working(collkit, mpi, program, ranks, p, tmp_path, k: int, n: int) -> None:
+    """k of n profile-and-campaign pairs within the bound (k_of_n.py): the
+    first pair uses the profile `p` already made, each later one a new
+    profile. The two of a pair are measured seconds apart, so a pair can
+    miss on a busy machine; the callers state the miss rate seen and what
+    their k of n costs in false failures."""
+    def pair(i: int) -> tuple[bool, str]:
+        nonlocal p
+        here = tmp_path / f"pair{i}"
+        here.mkdir()
+        if i:
+            _, p = _profile_imbalance(collkit, mpi, program, ranks, False, here / "p.json")
+            return _working_pair(collkit, p, here / "p.json", here)
+        return _working_pair(collkit, p, tmp_path / "p.json", here)
+    k_of_n(pair, k, n)
 
 
 @pytest.mark.parametrize("trace", [False, True], ids=["sample", "trace"])
@@ -605,9 +606,12 @@ def test_imbalanced_program_at_2_ranks(mpi, trace, imbalance, collkit, tmp_path)
 def test_imbalanced_program_working_against_the_campaign_at_2_ranks(mpi, imbalance, collkit, tmp_path):
     """In `make test-full` only: under `make test` two test files share the 2
     cores and MPICH's campaign measured 11.3 us against 2.0 us profiled in
-    three pairs running (a machine this busy is no place for the bound)."""
+    three pairs running (a machine this busy is no place for the bound).
+    Alone, a pair missed once in six runs (2.67 us profiled against 5.09 us in
+    the campaign): 2 of 4 pairs fail a right program with probability 21/1296
+    (1.6 %, k_of_n.false_failure_rate(2, 4, 1/6))."""
     _, p = _profile_imbalance(collkit, mpi, imbalance(mpi), 2, False, tmp_path / "p.json")
-    _check_working_measured_again(collkit, mpi, imbalance(mpi), 2, p, tmp_path)
+    _check_working(collkit, mpi, imbalance(mpi), 2, p, tmp_path, k=2, n=4)
 
 
 @pytest.mark.alone
@@ -630,8 +634,9 @@ def test_imbalanced_program_at_4_ranks(mpi, trace, imbalance, collkit, tmp_path)
     if trace or mpi != "openmpi":
         return
     # Oversubscribed, the program's working at 4 ranks is 17-24 us a call (against
-    # 2-3 us at 2 ranks: descheduled ranks) and a pair was within 25 % in 3 of 4 runs.
-    _check_working_measured_again(collkit, mpi, imbalance(mpi), 4, p, tmp_path)
+    # 2-3 us at 2 ranks: descheduled ranks) and a pair was within 25 % in 3 of 4 runs:
+    # with a miss in 4, 2 of 5 pairs fail a right program with probability 16/1024 (1.6 %).
+    _check_working(collkit, mpi, imbalance(mpi), 4, p, tmp_path, k=2, n=5)
 
 
 @needs.openmpi
