@@ -25,6 +25,87 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see `{self.prog} --help`)")
 
 
+# `collkit --help` lists the commands in the order of README.md's loop ("The loop:
+# measure, decide, apply, check again", then "At your program"), so that a newcomer
+# reads them in the order they are used; what serves every step (the MPIs, the
+# platform's algorithms, the machine's traffic) comes last. Each command is in
+# exactly one group: build_parser refuses a command placed nowhere or twice.
+#   measure   README's Measure: `new` writes the spec `run` runs (`status`, `cancel`
+#             follow a Slurm campaign), and `check` tells first whether an
+#             algorithm is right at all.
+#   decide    what the measurements say: `report`, `export`, `compare` read
+#             campaigns (compare is also README's "check again"), `model` and
+#             `tune` turn them into cost models and tuning files.
+#   apply     README's Apply: the library reads its own tuning file; `preload`
+#             applies collkit's rules (or forced algorithms) to any program.
+#   your program  README's "At your program", in its order: profile, spec
+#             --from-profile, predict, trial, replay.
+#   machines  what this platform has and offers, used at every step: the MPIs
+#             (`mpis`, `build`), the algorithms to choose from (`list`,
+#             `algorithms`), and the bytes an algorithm sends where (`traffic`).
+COMMAND_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("measure", "a spec, its campaign, and whether an algorithm is right at all",
+     ("new", "run", "status", "cancel", "check")),
+    ("decide", "what the campaigns say: summaries, comparisons, cost models, tuning files",
+     ("report", "export", "compare", "model", "tune")),
+    ("apply", "the decision in an unmodified program (a library reads its own tuning file)",
+     ("preload",)),
+    ("your program", "from the program's own calls to the program, faster, with the same output",
+     ("profile", "spec", "predict", "trial", "replay")),
+    ("machines", "what this platform has and offers, at every step",
+     ("mpis", "build", "list", "algorithms", "traffic")),
+)
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommands registered on `parser` (build_parser's): name -> its parser."""
+    for action in parser._actions:    # argparse keeps its subparsers action only there
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _check_groups(parser: argparse.ArgumentParser) -> None:
+    """Every registered command in exactly one group of COMMAND_GROUPS, and no
+    group naming a command that is not registered: a programming error, raised
+    by every invocation, so that no test or user sees an incomplete --help."""
+    placed = [name for _, _, names in COMMAND_GROUPS for name in names]
+    registered = set(commands(parser))
+    twice = sorted({n for n in placed if placed.count(n) > 1})
+    nowhere = sorted(registered - set(placed))
+    unknown = sorted(set(placed) - registered)
+    if twice or nowhere or unknown:
+        raise RuntimeError(f"cli.COMMAND_GROUPS: commands in no group {nowhere}, in several {twice}, "
+                           f"not registered {unknown}")
+
+
+class _TopParser(_Parser):
+    """`collkit` itself: its --help lists the commands by COMMAND_GROUPS, one
+    section per group, each command with its one-line help."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        subactions = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        # one row per command as argparse draws them (name, then its help), in groups
+        rows = {row.dest: row for a in subactions for row in a._get_subactions()}
+        for title, what, names in COMMAND_GROUPS:
+            formatter.start_section(title)
+            formatter.add_text(what)
+            formatter.add_arguments([rows[n] for n in names])
+            formatter.end_section()
+        for group in self._action_groups:
+            shown = [a for a in group._group_actions if a not in subactions]
+            if shown:
+                formatter.start_section(group.title)
+                formatter.add_text(group.description)
+                formatter.add_arguments(shown)
+                formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
 class _Version(argparse.Action):
     """--version on one line (argparse's own wraps it at the terminal width)."""
 
@@ -221,7 +302,7 @@ def _add_compare_command(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
+    p = _TopParser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
     p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -280,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tune_commands(sub)
     from collkit.mpis import command as mpis_command
     mpis_command.add_parsers(sub)
+    _check_groups(p)
     return p
 
 

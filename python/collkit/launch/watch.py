@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -29,6 +30,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Callable, Iterator, Mapping, Sequence
 
 from collkit.campaign.points import Point
@@ -120,23 +122,86 @@ def _wait_gone(started: Mapping[int, int], until: float) -> None:
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Stop a launch and everything it started (mpirun, its daemons, the ranks):
-    SIGTERM to the process group, so that the launcher stops its ranks itself
-    (and removes their shared memory); then SIGKILL to the group and to every
-    process the launch started (started_by: ranks in groups or sessions of
-    their own outlive a launcher killed before them) that has not gone within
-    TERM_GRACE_S. Returns once they have gone, or KILL_WAIT_S later. An
-    interrupt (KeyboardInterrupt) arriving meanwhile is raised once the stop
-    is complete: cut short, it would leave ranks that nothing can find."""
+    SIGTERM to the process group, so that the launcher stops its ranks itself;
+    then SIGKILL to the group and to every process the launch started
+    (started_by: ranks in groups or sessions of their own outlive a launcher
+    killed before them) that has not gone within TERM_GRACE_S. Returns once
+    they have gone, or KILL_WAIT_S later, with the MPI shared-memory files
+    the launch held removed (_held_shared_memory). An interrupt
+    (KeyboardInterrupt) arriving meanwhile is raised once the stop is
+    complete: cut short, it would leave ranks that nothing can find."""
     started = started_by(proc.pid)   # before any signal: an orphan has no parent to be found by
+    shm = _held_shared_memory([proc.pid, *started])   # before any signal: a killed rank holds nothing
     pending: KeyboardInterrupt | None = None
     while True:
         try:
             _stop(proc, started)
+            _remove_shared_memory(shm)
             break
         except KeyboardInterrupt as exc:
             pending = exc
     if pending is not None:
         raise pending
+
+
+# MPICH's ch4 shared memory: one file per node and job, which MPL names
+# /dev/shm/mpich_shm_%x_%d (the format string in the PyPI wheel's libmpi). Only
+# its ranks unlink it, at MPI_Finalize: hydra answers SIGTERM by SIGKILLing them,
+# so every stopped MPICH launch left about 4 MB of memory in /dev/shm (tmpfs)
+# until a reboot. Open MPI's launcher removes its own segments.
+SHM_DIR = "/dev/shm"
+MPI_SHM_NAMES = (re.compile(r"mpich_shm_[0-9a-f]+_[0-9]+"),)
+
+
+def _held_shared_memory(pids) -> dict[str, tuple[int, int]]:
+    """path -> (device, inode) of the MPI shared-memory files (MPI_SHM_NAMES,
+    in SHM_DIR, this user's) that the processes map or hold open. Held by the
+    launch's own processes is what makes a file this launch's: another job's
+    segment of the same name pattern, this user's or not, is never touched."""
+    paths: set[str] = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps", "rb") as f:
+                maps = f.read().decode(errors="replace")
+        except OSError:
+            maps = ""
+        for line in maps.splitlines():
+            fields = line.split(None, 5)
+            if len(fields) == 6:
+                paths.add(fields[5])
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            fds = []
+        for fd in fds:   # a rank between creating the file and mapping it holds it open only
+            try:
+                paths.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                pass
+    found: dict[str, tuple[int, int]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if folder != SHM_DIR or not any(p.fullmatch(name) for p in MPI_SHM_NAMES):
+            continue      # also " (deleted)": already unlinked
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if st.st_uid == os.geteuid() and S_ISREG(st.st_mode):
+            found[path] = (st.st_dev, st.st_ino)
+    return found
+
+
+def _remove_shared_memory(files: Mapping[str, tuple[int, int]]) -> None:
+    """Unlink each file that is still the one the launch held (the same inode:
+    not a later job's file that took the name)."""
+    for path, ident in files.items():
+        try:
+            st = os.lstat(path)
+            if (st.st_dev, st.st_ino) == ident:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def _stop(proc: subprocess.Popen, started: Mapping[int, int]) -> None:

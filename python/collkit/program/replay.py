@@ -7,7 +7,11 @@ rules choose them, SMPI's own collectives otherwise).
 What to replay is decided in collkit.program.replay_input (and the rules in
 collkit.program.rules_choice); the platform XML, hostfile, settings and the
 smpirun command line are the SimGrid launcher's (collkit.launch.simgrid), so
-a replay simulates the machine a campaign on the same --platform simulates."""
+a replay simulates the machine a campaign on the same --platform simulates.
+
+smpirun runs under launch/watch.py's watchdog, as `collkit profile`'s launcher
+does: at --timeout, or when SIGINT or SIGTERM reaches collkit, every process it
+started is stopped before collkit says so in one line and exits with status 2."""
 
 from __future__ import annotations
 
@@ -73,7 +77,9 @@ def _read_result(path: Path, nclasses: int) -> tuple[float, list[tuple[int, floa
 
 
 def simulate(p: replay_input.Plan, plat: platforms.Platform, timeout_s: float, work: Path) -> tuple[float, list]:
-    """Run collkit-replay under smpirun; (span_s, [(calls, time_s)] per replay class)."""
+    """Run collkit-replay under smpirun; (span_s, [(calls, time_s)] per replay class).
+    Past timeout_s smpirun is stopped with every process it started (watch.TimedOut),
+    and so it is when an exception (an interrupt, watch.Interrupted) arrives meanwhile."""
     settings = plat.simgrid
     simgrid_install.ensure_programs()
     program = sim.replay_path()
@@ -88,16 +94,10 @@ def simulate(p: replay_input.Plan, plat: platforms.Platform, timeout_s: float, w
     # large buffers are folded (tools/replay/sim.c): libcollkit charges its local
     # work on them without doing it, as in a campaign's shared-buffer launches
     env = simgrid.smpirun_env(settings, tmp) | {simgrid.NO_DATA_ENV: "1"}
-    proc = watch.start(argv, env, log=log)
-    try:
-        code = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        watch.kill_group(proc)
-        raise UserError(f"the simulated replay ran past --timeout {timeout_s:g} s; replay a shorter trace "
-                        "or give a longer --timeout") from None
-    except BaseException:
-        watch.kill_group(proc)
-        raise
+    # the watchdog of `collkit profile` and `trial` (run_watched): its own session,
+    # and at timeout_s or an exception (an interrupt) every process it started stopped
+    with open(log, "wb") as logf:
+        code = watch.run_watched(argv, env, timeout_s, stdout=logf, stderr=subprocess.STDOUT).code
     result = work / "result.txt"
     why = simgrid.diagnose(log)
     if code != 0 or why or not result.exists():
@@ -250,12 +250,18 @@ def run(ns: argparse.Namespace) -> int:
     if not p.classes:
         raise UserError(f"{ns.profile}: no class of the profile can be replayed (see `collkit replay --help`); "
                         "left out: " + "; ".join(why for _, why in p.left_out[:3]))
-    with tempfile.TemporaryDirectory(prefix="collkit-replay-") as d:
+    with watch.interrupts(), tempfile.TemporaryDirectory(prefix="collkit-replay-") as d:
         try:
             span, per = simulate(p, plat, ns.timeout, Path(d))
         except ReplayFailed as e:
             print(f"collkit replay: {e}", file=sys.stderr)
             return 1
+        except watch.TimedOut as e:
+            raise UserError(f"the simulated replay ran past --timeout {e.seconds:g} s and was stopped with every "
+                            "process it started; replay a shorter trace or give a longer --timeout") from None
+        except watch.Interrupted as e:
+            raise UserError(f"{e.name} arrived: the simulated replay was stopped with every process it started; "
+                            "nothing replayed. Run it again to replay (with --timeout S to bound it)") from None
     r = report(p, ns.platform, plat, ns.rules, span, per)
     if ns.json:
         print(json.dumps(r.to_json(), indent=1))
@@ -276,6 +282,8 @@ EPILOG = f"""\
 examples:
   collkit replay app.profile.json --platform sim:lumi-like
   collkit replay app.profile.json --platform sim:fattree-2to1 --rules app.rules --json
+At --timeout, or on Ctrl-C (SIGINT) or SIGTERM, every process of the simulation is
+stopped, collkit says so in one line and exits with status 2.
 Assumes: {'; '.join(ASSUMES)}.
 Leaves out: {'; '.join(LEAVES_OUT)}. See docs/application-loop.md."""
 
