@@ -3,7 +3,7 @@
  * through host memory and a SimGrid barrier instead of simulated messages,
  * so that they cost no simulated time and no simulated message, and the
  * host none of the per-message work that made them about 55 % of the host
- * time of a 1,024-rank campaign (issue #21, docs/benchmarks.md).
+ * time of a 1,024-rank campaign (issue #21, docs/benchmarks-log.md).
  *
  * Compiled only when mpi.h is SimGrid's (SMPI_H). Each function is
  * collective over `comm`, an intracommunicator, like the message-based

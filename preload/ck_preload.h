@@ -300,7 +300,7 @@ extern int ckp_profile_on;
  * invariant (constant_tsc and nonstop_tsc), else PMPI_Wtime in ns; either is
  * calibrated against CLOCK_MONOTONIC over the run (profile.c), the clock the
  * files' times are in (clock.c). Reading PMPI_Wtime twice a call
- * (clock_gettime) was about a third of the profile's cost (docs/benchmarks.md). */
+ * (clock_gettime) was about a third of the profile's cost (docs/benchmarks-log.md). */
 extern int ckp_profile_tsc;
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

@@ -303,7 +303,7 @@ void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_
 /* The last call of each of the eight with its class: a program calls the
  * same collective with the same arguments again and again, and comparing
  * them costs less than the roles, the bytes and the table's hash (about 40
- * of the profile's first 160 ns a call, docs/benchmarks.md). A hit still
+ * of the profile's first 160 ns a call, docs/benchmarks-log.md). A hit still
  * re-reads the block's type size, so a datatype freed and its handle reused
  * for another size is never counted under the old bytes; a memo made before
  * a cached communicator was freed is never used (the handle may come back

@@ -9,7 +9,7 @@ small: when a record is added (store.Campaign.add), the matrix moves to a side f
 
 made smaller in three steps, each measured on an oversubscribed Open MPI point (8
 ranks x 500 iterations: 35 KB with none but the last, 18 KB with all three;
-docs/benchmarks.md):
+docs/benchmarks-log.md):
 
 * the time plane is left out where it is exit - arrival (every sync but `window`,
   whose time runs from the window start; not under the test-only

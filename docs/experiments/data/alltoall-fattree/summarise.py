@@ -18,13 +18,27 @@ leave every level-l subtree through its U_l uplinks. Latency is left out."""
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import lzma
 import sys
 from pathlib import Path
 
+
+def open_text(path: Path):
+    """PATH, else PATH.xz or PATH.gz: the data directory keeps large or raw files
+    compressed (scripts/pack_experiment_data.py)."""
+    for p, opener in ((path, open), (path.with_name(path.name + ".xz"), lzma.open),
+                      (path.with_name(path.name + ".gz"), gzip.open)):
+        if p.exists():
+            return opener(p, "rt")
+    raise FileNotFoundError(path)
+
+
 def tree_of(campaign: Path) -> tuple[str, float, dict[int, dict]]:
     """(platform file stem, link bandwidth, instance description per node count)."""
-    meta = json.loads((campaign / "metadata.json").read_text())
+    with open_text(campaign / "metadata.json") as f:
+        meta = json.load(f)
     sim = meta["simgrid"]
     machine = sim["settings"]["machine"]
     name = Path(machine["source"]).stem.replace("alltoall-fattree-platform-", "")
@@ -54,7 +68,7 @@ def main(dirs: list[str]) -> None:
     rows = []
     for d in dirs:
         name, bw, inst = tree_of(Path(d))
-        with open(Path(d) / "results.csv") as f:
+        with open_text(Path(d) / "results.csv") as f:
             for r in csv.DictReader(f):
                 if r["status"] != "ok":
                     continue
