@@ -5,11 +5,11 @@
 # the library itself (tools/mpi_probe.c), so that `collkit mpis` can say which
 # MPI a build belongs to without compiling anything.
 set(_ck_libexec ${CMAKE_INSTALL_LIBEXECDIR}/collkit)
-install(TARGETS ck_matrix ck_matrix_library ck_trace collkit-mpi-probe RUNTIME DESTINATION ${_ck_libexec})
+install(TARGETS ck_matrix ck_matrix_library ck_trace collkit-mpi-probe collkit-rules RUNTIME DESTINATION ${_ck_libexec})
 install(FILES ${PROJECT_BINARY_DIR}/registry.json DESTINATION ${CMAKE_INSTALL_DATADIR}/collkit)
 
 # The installed matrix programs sit one level deeper than bin/.
-set_target_properties(ck_matrix ck_matrix_library ck_trace collkit-mpi-probe PROPERTIES
+set_target_properties(ck_matrix ck_matrix_library ck_trace collkit-mpi-probe collkit-rules PROPERTIES
                       INSTALL_RPATH "$ORIGIN/../../${CMAKE_INSTALL_LIBDIR}")
 
 set(COLLKIT_MANIFEST_PARTS
@@ -18,6 +18,7 @@ set(COLLKIT_MANIFEST_PARTS
   matrix_library=${_ck_libexec}/ck_matrix_library
   trace=${_ck_libexec}/ck_trace
   probe=${_ck_libexec}/collkit-mpi-probe
+  rules=${_ck_libexec}/collkit-rules
   preload=${CMAKE_INSTALL_LIBDIR}/libcollkit-preload.so
   registry=${CMAKE_INSTALL_DATADIR}/collkit/registry.json)
 if(COLLKIT_INSTRUMENT)

@@ -11,6 +11,8 @@
 #ifndef COLLKIT_PRELOAD_H
 #define COLLKIT_PRELOAD_H
 
+#include "fallback_rule.h"
+
 #include <collkit/collkit.h>
 #include <mpi.h>
 #include <stddef.h>
@@ -26,20 +28,7 @@
 #define CKP_LIB_ALGS_MAX 32
 #define CKP_LIB_COL(i) (CKP_LIBRARY + 1 + (i))
 
-/* Why a call chosen for a libcollkit algorithm went to the library instead. */
-typedef enum {
-    CKP_FB_INTERCOMM = 0, /* intercommunicator: the algorithms assume one group */
-    CKP_FB_DATATYPE,      /* reduction on a derived or padded datatype */
-    CKP_FB_OP,            /* non-commutative op, algorithm needs commutativity */
-    CKP_FB_COUNT,         /* block bytes 0, above CK_MAX_COUNT, or below min_count */
-    CKP_FB_RANKS,         /* registry constraint on the rank count (power of two) */
-    CKP_FB_ROOT,          /* root out of range: the library reports the error */
-    CKP_FB_CONSTRAINT,    /* a registry constraint the shim cannot check (e.g. fat tree) */
-    CKP_FB_FP_RANK_VARIANT, /* CK_TRAIT_FP_RANK_VARIANT on a floating (or unknown) datatype, not allowed */
-    CKP_NUM_REASONS
-} ckp_reason;
-
-const char *ckp_reason_name(ckp_reason r);
+/* Why a call went to the library instead (ckp_reason, ckp_reason_name): fallback_rule.h. */
 
 /* One line of a rules file: collective, rank range, bytes range, choice. */
 typedef struct {

@@ -1,6 +1,6 @@
-/* The fallback rules: why an algorithm cannot run one intercepted call
- * correctly (docs/preload.md, "Fallback"). The dispatcher and the autotuner
- * both ask, so it sits below them and calls neither. */
+/* The fallback for one intercepted call: its facts from MPI, decided by the
+ * rule (fallback_rule.c; docs/preload.md, "Fallback"). The dispatcher and the
+ * autotuner both ask, so it sits below them and calls neither. */
 #include "ck_preload.h"
 
 /* Whether a reduction's datatype (named and contiguous: ckp_fallback_reason)
@@ -21,41 +21,35 @@ static int integer_type(MPI_Datatype dt)
     return 0;
 }
 
-/* Why algorithm a cannot run this call correctly, or -1 when it can. Every
+typedef struct {
+    ck_collective c;
+    MPI_Datatype dt;
+    MPI_Op op;
+} reduction_args;
+
+/* A reduction's facts from MPI: asked only once the rule reaches them. */
+static void read_reduction(ckp_call_facts *f, void *ctx)
+{
+    const reduction_args *r = ctx;
+    int ni, na, nd, comb, size, contig;
+    f->datatype_ok = PMPI_Type_get_envelope(r->dt, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+                     comb == MPI_COMBINER_NAMED && ckp_type_info(r->dt, &size, &contig) == MPI_SUCCESS && contig;
+    if (!f->datatype_ok) return;
+    f->op_known = r->op != MPI_OP_NULL && PMPI_Op_commutative(r->op, &f->commutative) == MPI_SUCCESS;
+    f->integer = integer_type(r->dt);
+    f->fp_allowed = ckp_cfg.allow_fp_rank_variant || ckp_cfg.forced[r->c] >= 0;
+}
+
+/* Why algorithm a cannot run this call correctly, or -1 when it can: the
+ * call's facts, read from MPI, through the one rule (fallback_rule.c). Every
  * input here agrees across ranks: count and dt are read only for reductions,
  * whose one count and datatype are significant and equal at every rank (the
  * interceptors pass them on both sides). */
 int ckp_fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *info, size_t bytes, int count,
                         MPI_Datatype dt, MPI_Op op, int root)
 {
-    if (info->inter) return CKP_FB_INTERCOMM;
-    if (ck_collective_has_root(c) && (root < 0 || root >= info->size)) return CKP_FB_ROOT;
-    if (bytes == 0 || bytes > CK_MAX_COUNT) return CKP_FB_COUNT;
-    if (ck_collective_has_op(c)) {
-        /* Reductions combine elements, so they keep the datatype: it must be a
-         * predefined type laid out without gaps. */
-        int ni, na, nd, comb, size, contig;
-        if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb != MPI_COMBINER_NAMED)
-            return CKP_FB_DATATYPE;
-        if (ckp_type_info(dt, &size, &contig) != MPI_SUCCESS || !contig) return CKP_FB_DATATYPE;
-        int commute = 0;
-        if (op == MPI_OP_NULL || PMPI_Op_commutative(op, &commute) != MPI_SUCCESS) return CKP_FB_OP;
-        if (!commute && (a->constraints & CK_REQUIRES_COMMUTATIVE)) return CKP_FB_OP;
-        if ((size_t)count < a->min_count) return CKP_FB_COUNT;
-        /* Ranks of such an algorithm may return floating-point results that
-         * differ in the last bits: only with the user's permission (the rules
-         * file's setting, or naming the algorithm in COLLKIT_ALGORITHMS). */
-        if ((a->constraints & CK_TRAIT_FP_RANK_VARIANT) && !integer_type(dt) &&
-            !ckp_cfg.allow_fp_rank_variant && ckp_cfg.forced[c] < 0)
-            return CKP_FB_FP_RANK_VARIANT;
-    } else if (bytes < a->min_count) {
-        return CKP_FB_COUNT;
-    }
-    if ((a->constraints & CK_REQUIRES_POW2_RANKS) && (info->size & (info->size - 1)) != 0)
-        return CKP_FB_RANKS;
-    /* Constraint bits are the low byte; the shim cannot evaluate the others
-     * (a topology given elsewhere), so it never risks them. */
-    if (a->constraints & 0xffu & ~(unsigned)(CK_REQUIRES_COMMUTATIVE | CK_REQUIRES_POW2_RANKS))
-        return CKP_FB_CONSTRAINT;
-    return -1;
+    reduction_args r = {.c = c, .dt = dt, .op = op};
+    ckp_call_facts f = {.inter = info->inter, .size = info->size, .root = root, .bytes = bytes, .count = count,
+                        .read_reduction = read_reduction, .ctx = &r};
+    return ckp_fallback_rule(a, c, &f);
 }

@@ -16,16 +16,6 @@ typedef struct {
 static cell stats[CK_NUM_COLLECTIVES][CKP_MAX_ALGS + 1];
 static long fallbacks[CK_NUM_COLLECTIVES][CKP_MAX_ALGS][CKP_NUM_REASONS];
 
-static const char *reason_names[CKP_NUM_REASONS] = {
-    "intercommunicator", "datatype", "op-not-commutative", "count", "ranks", "root", "constraint",
-    "fp-rank-variant",
-};
-
-const char *ckp_reason_name(ckp_reason r)
-{
-    return (r >= 0 && r < CKP_NUM_REASONS) ? reason_names[r] : "?";
-}
-
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds)
 {
     cell *e = &stats[c][col];
@@ -83,7 +73,7 @@ int ckp_report_write(void)
                                   "algorithm", "reason", "calls");
                 any = 1;
                 fprintf(f, "%-15s %-28s %-20s %10ld\n", ck_collective_name((ck_collective)c),
-                        ckp_algs[c][k]->name, reason_names[r], fallbacks[c][k][r]);
+                        ckp_algs[c][k]->name, ckp_reason_name((ckp_reason)r), fallbacks[c][k][r]);
             }
     if (!any) fprintf(f, "fallbacks to the library: none\n");
     ckp_autotune_report(f);

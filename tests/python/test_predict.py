@@ -227,7 +227,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
         ((good, tmp_path / "plain", None), "is not a collkit campaign"),
         ((good, tmp_path / "file", None), "not a directory"),
         ((good, other, None), "measured MPI mpich, the profile ran on openmpi"),
-        ((good, c, rules(tmp_path, "allreduce four * ring\n")), "line 1: 'allreduce four * ring': not a collkit rules file"),
+        ((good, c, rules(tmp_path, "allreduce four * ring\n")), "line 1: bad rank range 'four'; fix: N, A-B, A-* or * with A >= 1"),
         ((good, c, tmp_path / "no.rules"), "cannot read it"),
     ]
     for (prof, camp, rules_path), message in cases:

@@ -18,7 +18,7 @@ MANIFEST = "collkit-build.json"
 MANIFEST_FORMAT = 1
 # What collkit launches or reads from a build; `bench_instr` and `bench_nccl`
 # exist where their options were on.
-PARTS = ("bench", "matrix", "matrix_library", "trace", "probe", "preload", "registry")
+PARTS = ("bench", "matrix", "matrix_library", "trace", "probe", "rules", "preload", "registry")
 
 # How this kind of machine launches each MPI: more ranks than cores is the
 # rule here (tests, laptops), and root runs CI. MPICH's progress engine spins

@@ -56,7 +56,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render, terminal_width
 from collkit.program import profile_file, rules_choice
 from collkit.program.profile_file import CallClass, Profile
-from collkit.program.rules_choice import LIBRARY, Rules
+from collkit.program.rules_choice import LIBRARY
 from collkit.program.spec_from_profile import describe, point_of, program_conditions
 
 
@@ -242,15 +242,14 @@ def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
                            waiting_s=c.split.waiting_s if c.split is not None else None)
 
 
-def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], rules: Rules | None,
+def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], picked: rules_choice.Choice | None,
                    want: _Want | None, campaign_dir: Path) -> ClassPrediction:
     p = point_of(c)
     choice = LIBRARY
     if isinstance(p, str):
         return _uncovered(c, f"not measurable: {p}", choice)
     note = ""
-    if rules is not None:
-        picked = rules_choice.choose(rules, c)
+    if picked is not None:
         choice = picked.rule
         if picked.fallback:
             note = (f"the preload runs the library, not {choice}: "
@@ -333,8 +332,10 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
     index = {_key(r): r for r in records}
     wants = _wants(profile, synchronised)
     try:
-        parts = [_predict_class(c, mpi, index, parsed, wants[c.key], Path(campaign_dir))
-                 for c in sorted(profile.classes, key=lambda c: -c.time_max_s)]
+        classes = sorted(profile.classes, key=lambda c: -c.time_max_s)
+        # what the preload runs for every class, asked of its fallback rule at once
+        picked = rules_choice.choose_all(parsed, classes) if parsed is not None else [None] * len(classes)
+        parts = [_predict_class(c, mpi, index, ch, wants[c.key], Path(campaign_dir)) for c, ch in zip(classes, picked)]
     except _OtherConditions as e:
         raise UserError(f"--campaign {campaign_dir}: {e}") from None
     d_total, d_ci = _total(parts, lambda x: x.default_total_s, lambda x: x.default_total_ci)

@@ -47,7 +47,7 @@ from pathlib import Path
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.library import registry
-from collkit.program.rules_choice import Choice, Rules, choose
+from collkit.program.rules_choice import Choice, Rules, choose_all
 from collkit.program.profile_file import Profile, reduction
 
 FORMAT = "collkit-replay"
@@ -175,7 +175,8 @@ def plan(profile: Profile, rules: Rules | None) -> Plan:
 
     order = sorted(comm_of)          # replay classes in profile order: time, largest first
     rc_of = {i: k for k, i in enumerate(order)}
-    classes = tuple(ReplayClass(index=i, comm=comm_of[i], choice=choose(rules, profile.classes[i])) for i in order)
+    choices = choose_all(rules, [profile.classes[i] for i in order])
+    classes = tuple(ReplayClass(index=i, comm=comm_of[i], choice=ch) for i, ch in zip(order, choices))
     calls: list[tuple[tuple[int, float], ...]] = []
     m_calls = [0] * len(order)
     m_time = [0.0] * len(order)

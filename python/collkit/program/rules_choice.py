@@ -1,23 +1,26 @@
 """What libcollkit-preload runs for one profiled call class under a collkit
-rules file: the rule's choice (writers/collkit.py's parse and lookup, the one
-Python reading of the format), then the preload's own fallbacks
-(preload/fallback.c, ckp_fallback_reason, mirrored here check for check), so a
-tool that reasons about a rules file without running the preload (`replay`)
-runs what the preload would have run."""
+rules file: the rule's choice, then the preload's own fallbacks, both decided
+by the preload's C (the rules grammar and the fallback rule, asked of
+`collkit-rules`: library/rules_tool.py), so a tool that reasons about a rules
+file without running the preload (`predict`, `trial`, `replay`) runs what the
+preload would have run. What Python adds is the call's facts as a profile
+records them (_facts)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from collkit.common.errors import UserError, did_you_mean
-from collkit.library import registry
+from collkit.common.errors import UserError
+from collkit.library import registry, rules_tool
 from collkit.program.profile_file import CallClass, reduction, rooted
 from collkit.tune.writers import collkit as rules_format
 
 LIBRARY = "library"
 LIBRARY_ALGORITHM = "library:"      # library:NAME, the library's own algorithm switched per call (MPICH)
-CK_MAX_COUNT = 2**31 - 1        # lib/core: per-message counts travel as int
+# A profile names a program's own op "user" (preload/names.c, ckp_op_name) and does
+# not record whether it commutes; every op MPI predefines does (MPI-4.0, 6.9.2).
+USER_OP = "user"
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,9 @@ class Choice:
 
 
 def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
-    """A collkit rules file, checked like the preload checks it at MPI_Init, and
-    refused when tune's header says it was tuned over another MPI than `mpi`:
-    one-line UserError naming the file and the line."""
+    """A collkit rules file, read by the preload's own parser, and refused when
+    tune's header says it was tuned over another MPI than `mpi`: one-line
+    UserError naming the file and the line."""
     p = Path(path)
     try:
         text = p.read_text()
@@ -46,27 +49,19 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
         raise UserError(f"--rules {path}: cannot read it ({why}); give a collkit rules file "
                         "(`collkit tune --format collkit`, format in docs/preload.md)") from None
     try:
-        lines = rules_format.parse(text)
+        read = rules_tool.read_text(text)
     except ValueError as e:
-        raise UserError(f"--rules {path}: {e}: not a collkit rules file (format in docs/preload.md)") from None
+        raise UserError(f"--rules {path}: {e}") from None
     tuned_over = rules_format.written_for(text)
     if mpi is not None and tuned_over is not None and tuned_over != mpi:
         raise UserError(f"--rules {path}: tuned over {tuned_over}, not {mpi}; tune on a campaign of {mpi} "
                         f"(`collkit tune CAMPAIGN --format collkit --mpi {mpi}`)")
-    learned = rules_format.learned_on(text)
+    learned = read.mpi_library
     if mpi is not None and learned is not None and not _same_family(learned, mpi):
         raise UserError(f"--rules {path}: learned by the autotuner on '{learned}', not on {mpi}; autotune again "
                         f"on {mpi} (`collkit preload --mpi {mpi} --autotune`)")
-    algorithms = registry.load()
-    for ln in lines:
-        if ln.choice == LIBRARY or ln.choice.startswith(LIBRARY_ALGORITHM):
-            continue        # library:NAME: the preload checks NAME against the MPI it runs on
-        names = [a.name for a in algorithms if a.collective == ln.collective]
-        if ln.choice not in names:
-            raise UserError(f"--rules {path}: unknown {ln.collective} algorithm '{ln.choice}'"
-                            f"{did_you_mean(ln.choice, names)}; see `collkit algorithms --collective "
-                            f"{ln.collective}`")
-    return Rules(path=p, lines=tuple(lines), allow_fp_rank_variant=rules_format.allows_fp_rank_variant(text))
+    lines = tuple(rules_format.Line(r.collective, r.ranks, r.bytes, r.choice) for r in read.rules)
+    return Rules(path=p, lines=lines, allow_fp_rank_variant=read.allow_fp_rank_variant)
 
 
 def _same_family(library_line: str, mpi: str) -> bool:
@@ -86,11 +81,11 @@ def _same_family(library_line: str, mpi: str) -> bool:
 def forced(algorithms: tuple[tuple[str, str], ...]) -> Rules:
     """The rules equivalent to forcing these (collective, algorithm)s, as `collkit
     trial --algorithm` does: `C * * NAME` for each, the preload's fallbacks applying."""
-    return Rules(path=None, lines=tuple(rules_format.Line(c, (0, None), (0, None), a) for c, a in algorithms),
+    return Rules(path=None, lines=tuple(rules_format.Line(c, (1, None), (0, None), a) for c, a in algorithms),
                  allow_fp_rank_variant=False)
 
 
-# The preload's fallback reasons (its report's names) in words.
+# The preload's fallback reasons (its report's names: preload/fallback_rule.c) in words.
 REASON_TEXT = {
     "intercommunicator": "the call is on an intercommunicator",
     "root": "the root is out of range",
@@ -103,45 +98,51 @@ REASON_TEXT = {
 }
 
 
-def _fallback(alg: registry.Algorithm, c: CallClass, allow_fp: bool) -> str:
-    """preload/fallback.c ckp_fallback_reason for a class ("" when the algorithm runs)."""
-    if c.comm == "inter":
-        return "intercommunicator"
-    if rooted(c.collective) and (c.root is None or not 0 <= c.root < c.comm_size):
-        return "root"
-    if c.bytes == 0 or c.bytes > CK_MAX_COUNT:
-        return "count"
-    k = alg.constraints
-    if reduction(c.collective):
-        if c.dtype is None:
-            return "datatype"
-        if c.op == "user" and k.commutative_op:
-            # predefined ops commute; whether a user op does, the profile does not say
-            return "op-not-commutative"
-        if c.bytes // registry.datatype_size(c.dtype) < k.min_count:
-            return "count"
-        if alg.traits.fp_rank_variant and registry.datatype(c.dtype).is_float and not allow_fp:
-            return "fp-rank-variant"
-    elif c.bytes < k.min_count:
-        return "count"
-    if k.pow2_ranks and c.comm_size & (c.comm_size - 1):
-        return "ranks"
-    if k.fattree or k.equal_nodes:
-        return "constraint"
-    return ""
+def _facts(algorithm: str, c: CallClass, rules: Rules) -> rules_tool.CallFacts:
+    """The facts the fallback rule reads, as the profile records the class. A
+    reduction's datatype is one the algorithms combine where the profile names
+    it (its `dtype`: a predefined, contiguous integer or float); a "user" op is
+    taken as not commuting. Forced algorithms (rules.path None) may give
+    rank-variant floats, as COLLKIT_ALGORITHMS allows them by name."""
+    root = (c.root if c.root is not None else -1) if rooted(c.collective) else 0
+    facts = rules_tool.CallFacts(collective=c.collective, algorithm=algorithm, inter=c.comm == "inter",
+                                 size=c.comm_size, root=root, bytes=c.bytes,
+                                 fp_allowed=rules.allow_fp_rank_variant or rules.path is None)
+    if not reduction(c.collective) or c.dtype is None:
+        return facts
+    dtype = registry.datatype(c.dtype)
+    return rules_tool.CallFacts(**{**facts.__dict__, "count": c.bytes // dtype.size, "datatype_ok": True,
+                                   "op_known": c.op is not None, "commutative": c.op != USER_OP,
+                                   "integer": not dtype.is_float})
+
+
+def _chosen(rules: Rules | None, c: CallClass) -> str:
+    if rules is None or c.collective not in rules_format.collectives():
+        return LIBRARY
+    return rules_format.lookup(list(rules.lines), c.collective, c.comm_size, c.bytes)
+
+
+def choose_all(rules: Rules | None, classes) -> list[Choice]:
+    """What the preload runs for each class under rules (None: pass-through):
+    one question to collkit-rules for all the fallbacks."""
+    picked = [_chosen(rules, c) for c in classes]
+    ours = [(i, p) for i, p in enumerate(picked) if p != LIBRARY and not p.startswith(LIBRARY_ALGORITHM)]
+    reasons = dict(zip((i for i, _ in ours),
+                       rules_tool.fallbacks([_facts(p, classes[i], rules) for i, p in ours]))) if ours else {}
+    out = []
+    for i, p in enumerate(picked):
+        if p == LIBRARY:
+            out.append(Choice(runs=LIBRARY, rule=LIBRARY))
+        elif p.startswith(LIBRARY_ALGORITHM):
+            # the library's own algorithm, switched per call (MPICH; docs/preload.md "Autotune"):
+            # the library runs it, so tools that reason about the rules count it as the library's
+            out.append(Choice(runs=LIBRARY, rule=p))
+        else:
+            reason = reasons[i]
+            out.append(Choice(runs=LIBRARY if reason else p, rule=p, fallback=reason))
+    return out
 
 
 def choose(rules: Rules | None, c: CallClass) -> Choice:
     """What the preload runs for class c under rules (None: pass-through)."""
-    if rules is None or c.collective not in rules_format.COLLECTIVES:
-        return Choice(runs=LIBRARY, rule=LIBRARY)
-    picked = rules_format.lookup(list(rules.lines), c.collective, c.comm_size, c.bytes)
-    if picked == LIBRARY:
-        return Choice(runs=LIBRARY, rule=LIBRARY)
-    if picked.startswith(LIBRARY_ALGORITHM):
-        # the library's own algorithm, switched per call (MPICH; docs/preload.md "Autotune"):
-        # the library runs it, so tools that reason about the rules count it as the library's
-        return Choice(runs=LIBRARY, rule=picked)
-    alg = next(a for a in registry.load() if a.collective == c.collective and a.name == picked)
-    reason = _fallback(alg, c, rules.allow_fp_rank_variant)
-    return Choice(runs=LIBRARY if reason else picked, rule=picked, fallback=reason)
+    return choose_all(rules, [c])[0]

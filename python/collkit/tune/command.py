@@ -102,7 +102,6 @@ def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False
     floating-point results may differ across ranks (the fp_rank_variant trait) is a
     candidate only when the user allows it (--allow-fp-rank-variant)."""
     from collkit.library import registry
-    from collkit.tune.writers.collkit import COLLECTIVES
     with_default = sorted({m.mpi for m in points if m.algorithm == DEFAULT})
     if mpi is None:
         if len(with_default) > 1:
@@ -116,9 +115,8 @@ def _collkit_target(points, mpi: str | None, allow_fp_rank_variant: bool = False
     for a in registry.load():
         if a.traits.fp_rank_variant and not allow_fp_rank_variant:
             continue
-        if a.collective in COLLECTIVES:
-            req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
-            cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
+        req = ("pow2_ranks",) if "power" in a.constraints.describe() else ()
+        cands.setdefault(a.collective, []).append(Candidate(a.name, a.name, a.name, req))
     from collkit.tune.writers.collkit import library_of
     return Target(COLLKIT, mpi, "collkit", cands, library_of(mpi))
 

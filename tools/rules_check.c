@@ -1,0 +1,136 @@
+/* collkit-rules: the preload's own reading of a collkit rules file and its
+ * fallback rule, for the Python side (predict, trial, replay, tune's check of
+ * what it wrote) so that one grammar and one rule serve both
+ * (preload/rules_grammar.c, preload/fallback_rule.c). Runs no MPI function.
+ *
+ *   collkit-rules FILE
+ *       the file as JSON: {"rules": [{"line", "collective", "ranks": [lo, hi],
+ *       "bytes": [lo, hi], "choice"}], "allow_fp_rank_variant", "mpi_library"};
+ *       a bad file: the preload's one line on standard error, status 2.
+ *       library:NAME and the mpi_library line are checked against the library
+ *       a program runs on, at its MPI_Init, as only it can.
+ *   collkit-rules --fallback
+ *       standard input, one call a line: COLLECTIVE ALGORITHM INTER SIZE ROOT
+ *       BYTES COUNT DATATYPE_OK OP_KNOWN COMMUTATIVE INTEGER FP_ALLOWED
+ *       (integers; fallback_rule.h says what each is); standard output, one
+ *       line each: the fallback reason, or "runs". Status 2 on a bad line. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include "fallback_rule.h"
+#include "rules_grammar.h"
+
+#include <collkit/collkit.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if (*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    putchar('"');
+}
+
+typedef struct {
+    int rules, allow_fp;
+    char library[1024];
+    int has_library;
+} reading;
+
+static int take(const ckp_rules_line *line, void *ctx, const char *path, char *err, size_t errlen)
+{
+    reading *rd = ctx;
+    if (line->kind == CKP_RULES_SETTING) {
+        rd->allow_fp = line->allow_fp_rank_variant;
+        return 0;
+    }
+    if (line->kind == CKP_RULES_LIBRARY) {
+        snprintf(rd->library, sizeof rd->library, "%s", line->library);
+        rd->has_library = 1;
+        return 0;
+    }
+    const char *choice = line->choice;
+    const int per_call = strncmp(choice, "library:", 8) == 0 && choice[8] != '\0';
+    if (strcmp(choice, "library") != 0 && !per_call && ck_algorithm_find(line->coll, choice) == NULL) {
+        ckp_rules_unknown_choice(line, path, err, errlen);
+        return -1;
+    }
+    printf("%s{\"line\": %d, \"collective\": ", rd->rules++ ? ", " : "", line->lineno);
+    json_string(ck_collective_name(line->coll));
+    printf(", \"ranks\": [%d, %d], \"bytes\": [%zu, %zu], \"choice\": ", line->pmin, line->pmax, line->bmin,
+           line->bmax);
+    json_string(choice);
+    putchar('}');
+    return 0;
+}
+
+static int read_rules(const char *path)
+{
+    char err[2048];
+    reading rd = {0};
+    /* The rules go out as they are read; a bad line later discards them all
+     * (the caller reads standard output only at status 0). */
+    printf("{\"rules\": [");
+    if (ckp_rules_read(path, take, &rd, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    printf("], \"allow_fp_rank_variant\": %s, \"mpi_library\": ", rd.allow_fp ? "true" : "false");
+    if (rd.has_library) json_string(rd.library);
+    else printf("null");
+    printf("}\n");
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int parse_ll(const char *s, long long *v)
+{
+    char *end = NULL;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return (errno || end == s || *end) ? -1 : 0;
+}
+
+static int fallbacks(void)
+{
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        lineno++;
+        char *f[13] = {0};
+        int n = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 13; t = strtok_r(NULL, " \t\r\n", &save))
+            f[n++] = t;
+        if (n == 0) continue;
+        long long v[10];
+        int ok = n == 12;
+        for (int i = 0; ok && i < 10; i++) ok = parse_ll(f[2 + i], &v[i]) == 0;
+        ck_collective c;
+        const ck_algorithm *a = NULL;
+        if (ok && ck_collective_parse(f[0], &c) == 0) a = ck_algorithm_find(c, f[1]);
+        if (!a || v[1] < 1 || v[1] > INT32_MAX || v[2] < INT32_MIN || v[2] > INT32_MAX || v[3] < 0) {
+            fprintf(stderr, "collkit-rules --fallback: line %d: expected COLLECTIVE ALGORITHM INTER SIZE ROOT BYTES "
+                    "COUNT DATATYPE_OK OP_KNOWN COMMUTATIVE INTEGER FP_ALLOWED with a known algorithm\n", lineno);
+            return 2;
+        }
+        ckp_call_facts facts = {.inter = v[0] != 0, .size = (int)v[1], .root = (int)v[2], .bytes = (size_t)v[3],
+                                .count = v[4], .datatype_ok = v[5] != 0, .op_known = v[6] != 0,
+                                .commutative = v[7] != 0, .integer = v[8] != 0, .fp_allowed = v[9] != 0};
+        int why = ckp_fallback_rule(a, c, &facts);
+        puts(why < 0 ? "runs" : ckp_reason_name((ckp_reason)why));
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--fallback") == 0) return fallbacks();
+    if (argc == 2 && argv[1][0] != '-') return read_rules(argv[1]);
+    fprintf(stderr, "usage: collkit-rules FILE | collkit-rules --fallback (calls on standard input)\n");
+    return 2;
+}
