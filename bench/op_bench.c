@@ -141,18 +141,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "collkit-op-bench: cannot allocate 2 x %zu bytes\n", biggest);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    const struct {
-        const char *name;
-        MPI_Op op;
-    } ops[] = {{"sum", MPI_SUM}, {"prod", MPI_PROD}, {"max", MPI_MAX}, {"min", MPI_MIN}};
     double t_ck[MAX_ROUNDS], t_lib[MAX_ROUNDS], t_mem[MAX_ROUNDS];
     int status = 0;
     for (size_t d = 0; d < ck_datatype_count(); d++) {
         const ck_datatype_desc *dd = ck_datatype_at(d);
-        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        for (size_t o = 0; o < ck_op_count(); o++) {
+            const ck_op_desc *od = ck_op_at(o);
+            if (!od->arithmetic) continue;   /* the ops a spec measures (lib/core/ops.c) */
             for (int s = 0; s < nsizes; s++) {
                 kase k = {in, inout, sizes[s] / dd->size, sizes[s] / dd->size * dd->size,
-                          ck_datatype_mpi(dd), ops[o].op};
+                          ck_datatype_mpi(dd), ck_op_mpi(od)};
                 if (k.count == 0) continue;
                 fill_ones(in, k.count, dd);
                 fill_ones(inout, k.count, dd);
@@ -162,7 +160,7 @@ int main(int argc, char **argv)
                 for (;;) {
                     double t = block(&k, SIDE_LIBRARY, reps);
                     if (t < 0) {
-                        fprintf(stderr, "collkit-op-bench: MPI_Reduce_local failed for %s %s\n", dd->name, ops[o].name);
+                        fprintf(stderr, "collkit-op-bench: MPI_Reduce_local failed for %s %s\n", dd->name, od->name);
                         status = 1;
                         goto next;
                     }
@@ -175,7 +173,7 @@ int main(int argc, char **argv)
                     double a = block(&k, lib_first ? SIDE_LIBRARY : SIDE_COLLKIT, reps);
                     double b = block(&k, lib_first ? SIDE_COLLKIT : SIDE_LIBRARY, reps);
                     if (a < 0 || b < 0) {
-                        fprintf(stderr, "collkit-op-bench: a reduction failed for %s %s\n", dd->name, ops[o].name);
+                        fprintf(stderr, "collkit-op-bench: a reduction failed for %s %s\n", dd->name, od->name);
                         status = 1;
                         goto next;
                     }
@@ -184,7 +182,7 @@ int main(int argc, char **argv)
                     t_mem[r] = block(&k, SIDE_MEMCPY, reps) / (double)reps * 1e9;
                 }
                 printf("{\"dtype\": \"%s\", \"op\": \"%s\", \"bytes\": %zu, \"calls_per_block\": %ld, ", dd->name,
-                       ops[o].name, k.bytes, reps);
+                       od->name, k.bytes, reps);
                 print_series("collkit_ns", t_ck, (int)rounds, 0);
                 print_series("library_ns", t_lib, (int)rounds, 0);
                 print_series("memcpy_ns", t_mem, (int)rounds, 1);

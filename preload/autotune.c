@@ -210,14 +210,7 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
  * one as MPI_DATATYPE_NULL. A program that makes a type or an op per call
  * would otherwise make a class per call; such a class is `loose`, and each
  * of its calls is checked again (ckp_autotune_begin). */
-static int predefined_op(MPI_Op op)
-{
-    static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
-                                 MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (op == ops[i]) return 1;
-    return 0;
-}
+static int predefined_op(MPI_Op op) { return ck_op_of(op) != NULL; }
 
 static int named_type(MPI_Datatype dt)
 {

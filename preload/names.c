@@ -32,18 +32,8 @@ static const char *spec_dtype(MPI_Datatype dt)
 const char *ckp_op_name(MPI_Op op)
 {
     if (op == MPI_OP_NULL) return NULL;
-    const struct {
-        MPI_Op op;
-        const char *name;
-    } ops[] = {
-        {MPI_SUM, "sum"},   {MPI_MAX, "max"},     {MPI_MIN, "min"},       {MPI_PROD, "prod"},
-        {MPI_LAND, "land"}, {MPI_BAND, "band"},   {MPI_LOR, "lor"},       {MPI_BOR, "bor"},
-        {MPI_LXOR, "lxor"}, {MPI_BXOR, "bxor"},   {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"},
-        {MPI_REPLACE, "replace"}, {MPI_NO_OP, "no_op"},
-    };
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (op == ops[i].op) return ops[i].name;
-    return "user";
+    const ck_op_desc *d = ck_op_of(op);
+    return d ? d->name : "user";
 }
 
 void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)

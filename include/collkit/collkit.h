@@ -201,6 +201,25 @@ static inline int ck_nodes_rank(const ck_nodes *n, int node, int local)
     return n->by_node[n->node_first[node] + local];
 }
 
+/* ---------------------------------------------------------------- ops */
+
+/* The ops MPI predefines (MPI-4.1, 6.9.2, and the accumulate ops MPI_REPLACE
+ * and MPI_NO_OP), by the names collkit's outputs, specs and profiles use:
+ * "sum", "max", ..., "maxloc", "replace", "no_op" (lib/core/ops.c). */
+typedef struct {
+    const char *name;
+    int reduction;  /* a predefined reduction op: commutative, any collective reduction may take it */
+    int arithmetic; /* sum, max, min, prod: what a spec and collkit-bench measure and validate */
+} ck_op_desc;
+
+size_t ck_op_count(void);
+const ck_op_desc *ck_op_at(size_t i);
+const ck_op_desc *ck_op_find(const char *name);
+/* The MPI handle of an op_desc; the desc of a predefined op, or NULL (a
+ * program's own op, MPI_OP_NULL). */
+MPI_Op ck_op_mpi(const ck_op_desc *d);
+const ck_op_desc *ck_op_of(MPI_Op op);
+
 /* ---------------------------------------------------------------- registry */
 
 typedef enum {
@@ -419,7 +438,7 @@ int ck_collective_has_op(ck_collective coll);
 int ck_collective_has_root(ck_collective coll);
 
 /* Write the registry as JSON to f: {"collectives": [descriptors],
- * "datatypes": [...], "algorithms": [...]}; returns 0 or -1 on I/O error. */
+ * "datatypes": [...], "ops": [...], "algorithms": [...]}; returns 0 or -1 on I/O error. */
 int ck_registry_write_json(FILE *f);
 
 #ifdef __cplusplus

@@ -27,15 +27,8 @@ int ck_check_args(MPI_Comm comm, MPI_Datatype dt, size_t count, int *rank, int *
  * are left to MPI. */
 static int reduction_op_predefined(MPI_Op op)
 {
-#ifdef CK_MPI_STANDIN
-    static const MPI_Op predefined[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
-#else
-    static const MPI_Op predefined[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD, MPI_LAND, MPI_BAND,
-                                        MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
-#endif
-    for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++)
-        if (op == predefined[i]) return 1;
-    return 0;
+    const ck_op_desc *d = ck_op_of(op);
+    return d != NULL && d->reduction;
 }
 
 int ck_check_root(int root, int size)
@@ -66,11 +59,7 @@ int ck_check_op_type(MPI_Op op, MPI_Datatype dt)
 #else
     MPI_Aint size;
     if (ck_type_named_dense(dt, &size)) return MPI_SUCCESS;   /* named: any op applies */
-    static const MPI_Op predefined[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,    MPI_PROD,   MPI_LAND,
-                                        MPI_BAND, MPI_LOR,  MPI_BOR,    MPI_LXOR,   MPI_BXOR,
-                                        MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
-    int is_predefined = 0;
-    for (size_t i = 0; i < sizeof predefined / sizeof predefined[0]; i++) is_predefined |= op == predefined[i];
+    const int is_predefined = ck_op_of(op) != NULL;
     if (!is_predefined) return MPI_SUCCESS;
     int ni, na, nd, combiner;
     int rc = MPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner);

@@ -135,6 +135,16 @@ int ck_registry_write_json(FILE *f)
         fprintf(f, ", \"size\": %zu, \"is_float\": %s}%s\n", d->size, d->is_float ? "true" : "false",
                 i + 1 < nd ? "," : "");
     }
+    fputs("  ],\n  \"ops\": [\n", f);
+    size_t no = ck_op_count();
+    for (size_t i = 0; i < no; i++) {
+        const ck_op_desc *o = ck_op_at(i);
+        fputs("    {\"name\": ", f);
+        json_string(f, o->name);
+        json_bool(f, "reduction", o->reduction);
+        json_bool(f, "arithmetic", o->arithmetic);
+        fputs(i + 1 < no ? "},\n" : "}\n", f);
+    }
     fputs("  ],\n  \"algorithms\": [\n", f);
     size_t n = ck_algorithm_count();
     for (size_t i = 0; i < n; i++) {

@@ -50,7 +50,7 @@ def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
     out = collkit("algorithms", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert set(doc) == {"collectives", "datatypes", "algorithms"}
+    assert set(doc) == {"collectives", "datatypes", "ops", "algorithms"}
     algs = doc["algorithms"]
     got = {}
     for a in algs:
@@ -69,6 +69,18 @@ def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
     for a in algs:
         if a["collective"] in ("reduce", "reduce_scatter", "allreduce") and a["name"] in BINE_SWING[a["collective"]]:
             assert a["constraints"]["commutative_op"], a["name"]
+
+
+def test_the_ops_are_mpis_predefined_ones_and_a_spec_measures_four(collkit):
+    """lib/core/ops.c, the one table: MPI-4.1's predefined reduction ops and the two
+    accumulate ops; sum, max, min and prod are what specs and collkit-bench take."""
+    from collkit.library import registry
+    doc = json.loads(collkit("algorithms", "--json").stdout)
+    names = [o["name"] for o in doc["ops"]]
+    assert sorted(names) == sorted(["sum", "max", "min", "prod", "land", "band", "lor", "bor", "lxor", "bxor",
+                                    "maxloc", "minloc", "replace", "no_op"])
+    assert {o["name"] for o in doc["ops"] if not o["reduction"]} == {"replace", "no_op"}
+    assert sorted(registry.SPEC_OPS) == ["max", "min", "prod", "sum"]
 
 
 def test_algorithms_json_carries_the_collective_descriptors(collkit):

@@ -17,16 +17,13 @@ static int fail(char *err, size_t len, const char *path, const char *what)
     return -1;
 }
 
+/* The ops a replay input names: those a spec measures (lib/core/ops.c). */
 static int parse_op(const char *name, MPI_Op *op)
 {
-    static const struct { const char *name; MPI_Op op; } ops[] = {
-        {"sum", MPI_SUM}, {"max", MPI_MAX}, {"min", MPI_MIN}, {"prod", MPI_PROD}};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(name, ops[i].name) == 0) {
-            *op = ops[i].op;
-            return 0;
-        }
-    return -1;
+    const ck_op_desc *d = ck_op_find(name);
+    if (d == NULL || !d->arithmetic) return -1;
+    *op = ck_op_mpi(d);
+    return 0;
 }
 
 /* "bcast 0 65536 int8 - 1 0 library": collective, comm index, bytes,

@@ -85,9 +85,9 @@ from collkit.campaign.sizes import parse_sizes
 from collkit.common.safe import check_name, refuse_control
 from collkit.common.errors import UserError, did_you_mean
 from collkit.library import registry
-from collkit.library.registry import COLLECTIVES, check_collective
+from collkit.library.registry import COLLECTIVES, SPEC_OPS, check_collective
 
-OPS = ("sum", "max", "min", "prod")
+OPS = SPEC_OPS    # the ops a spec measures: libcollkit's table (lib/core/ops.c)
 SYNCS = ("dissemination", "mpi_barrier", "window")
 VALIDATIONS = ("first", "all", "none")
 GRANULARITIES = ("max", "ranks", "none")   # docs/bench-protocol.md, "Granularity"

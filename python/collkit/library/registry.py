@@ -5,10 +5,11 @@ descriptors in lib/core/collective.c), the datatypes and the algorithms (the
 tables in lib/<collective>/registry.c); the build writes all three to
 ``build/<mpi>/registry.json`` with ``collkit-registry``::
 
-    {"collectives": [...], "datatypes": [...], "algorithms": [...]}
+    {"collectives": [...], "datatypes": [...], "ops": [...], "algorithms": [...]}
 
 Nothing in Python restates them: a collective's root, op, buffer blocks and
-in-place rule, a datatype's size and an algorithm's traits are read from here
+in-place rule, a datatype's size, the ops MPI predefines (and which a spec
+measures: SPEC_OPS) and an algorithm's traits are read from here
 (loaded once per file and cached)."""
 
 from __future__ import annotations
@@ -106,6 +107,17 @@ class Datatype:
 
 
 @dataclass(frozen=True)
+class Op:
+    """An op MPI predefines (ck_op_desc, lib/core/ops.c)."""
+    name: str
+    reduction: bool     # a commutative reduction op (not MPI_REPLACE, MPI_NO_OP)
+    arithmetic: bool    # sum, max, min, prod: what a spec and collkit-bench measure
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "reduction": self.reduction, "arithmetic": self.arithmetic}
+
+
+@dataclass(frozen=True)
 class Constraints:
     commutative_op: bool
     pow2_ranks: bool
@@ -183,11 +195,13 @@ class Algorithm:
 class Registry:
     collectives: tuple[Collective, ...]
     datatypes: tuple[Datatype, ...]
+    ops: tuple[Op, ...]
     algorithms: tuple[Algorithm, ...]
 
     def to_json(self) -> dict:
         return {"collectives": [c.to_json() for c in self.collectives],
                 "datatypes": [d.to_json() for d in self.datatypes],
+                "ops": [o.to_json() for o in self.ops],
                 "algorithms": [a.to_json() for a in self.algorithms]}
 
 
@@ -252,6 +266,7 @@ def _parse(path: Path, _stamp: tuple[int, int]) -> Registry:
         return Registry(collectives=tuple(_collective(c) for c in raw["collectives"]),
                         datatypes=tuple(Datatype(d["name"], int(d["size"]), bool(d["is_float"]))
                                         for d in raw["datatypes"]),
+                        ops=tuple(Op(o["name"], bool(o["reduction"]), bool(o["arithmetic"])) for o in raw["ops"]),
                         algorithms=tuple(_algorithm(a) for a in raw["algorithms"]))
     except (TypeError, KeyError, ValueError):
         # A registry.json from before the descriptors were exported, or a broken one.
@@ -325,13 +340,22 @@ def datatype_size(name: str) -> int:
     return datatype(name).size
 
 
-class _CollectiveNames(Sequence[str]):
-    """COLLECTIVES: the collective names in libcollkit's order, read from the
-    registry on first use, so that importing a module that names it needs no
-    build (only using it does)."""
+def ops() -> tuple[Op, ...]:
+    return load_registry().ops
 
-    def _names(self) -> tuple[str, ...]:
-        return collective_names()
+
+def spec_op_names() -> tuple[str, ...]:
+    """The ops a spec, collkit-bench and collkit-replay take: sum, max, min, prod."""
+    return tuple(o.name for o in ops() if o.arithmetic)
+
+
+class _Names(Sequence[str]):
+    """Names read from the registry on first use (COLLECTIVES, SPEC_OPS), so that
+    importing a module that names them needs no build (only using them does)."""
+
+    def __init__(self, names, label: str):
+        self._names = names
+        self._label = label
 
     def __getitem__(self, i):  # type: ignore[override]
         return self._names()[i]
@@ -351,10 +375,11 @@ class _CollectiveNames(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"COLLECTIVES{self._names()!r}"
+        return f"{self._label}{self._names()!r}"
 
 
-COLLECTIVES: Sequence[str] = _CollectiveNames()
+COLLECTIVES: Sequence[str] = _Names(collective_names, "COLLECTIVES")     # libcollkit's order
+SPEC_OPS: Sequence[str] = _Names(spec_op_names, "SPEC_OPS")
 
 
 def check_collective(name: str) -> str:

@@ -53,9 +53,7 @@ from collkit.program.profile_file import Profile, reduction
 FORMAT = "collkit-replay"
 VERSION = 1
 WORLD, SELF = 0, 1
-EIGHT = ("bcast", "reduce", "gather", "scatter", "allgather", "reduce_scatter", "allreduce", "alltoall")
-REPLAYED = EIGHT + ("barrier",)
-OPS = ("sum", "max", "min", "prod")
+BARRIER = "barrier"     # replayed beside libcollkit's collectives (registry.COLLECTIVES)
 SPLIT = re.compile(r"^c(\d+)x(\d+)$")
 
 
@@ -80,11 +78,11 @@ class Plan:
 
 
 def _why_not(c, ranks: int) -> str:
-    if c.collective not in REPLAYED:
+    if c.collective not in registry.COLLECTIVES and c.collective != BARRIER:
         return f"MPI_{c.collective.capitalize()} is not replayed (none of the eight collectives)"
     if c.comm == "inter":
         return "an intercommunicator"
-    if c.bytes == 0 and c.collective != "barrier":
+    if c.bytes == 0 and c.collective != BARRIER:
         # Nothing moves; and SMPI 3.32's Open MPI selection picks its pipelined
         # bcast for them, which divides by zero (SIGFPE) on a count of 0.
         return "0 bytes: moves nothing"
@@ -93,8 +91,8 @@ def _why_not(c, ranks: int) -> str:
     if reduction(c.collective):
         if c.dtype is None:
             return f"datatype {c.datatype} has no collkit equivalent"
-        if c.op not in OPS:
-            return f"op {c.op} is not replayed (sum, max, min, prod)"
+        if c.op not in registry.SPEC_OPS:
+            return f"op {c.op} is not replayed ({', '.join(registry.SPEC_OPS)})"
         if c.bytes % registry.datatype_size(c.dtype):
             return f"{c.bytes} B is not a whole number of {c.dtype}"
     return ""
