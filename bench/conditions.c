@@ -1,5 +1,7 @@
 /* Program conditions: the skew rows and each rank's pacing (conditions.h). */
 #include "conditions.h"
+
+#include "ck_hash.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -71,9 +73,7 @@ void program_pacer_begin(program_pacer *pc, const program_conditions *c, const c
 {
     /* FNV-1a of the point's id, then the rank: the same point on the same
      * rank draws the same sequence in every run, no two ranks share one. */
-    uint64_t h = 0xCBF29CE484222325ULL;
-    for (const unsigned char *q = (const unsigned char *)point_id; *q; q++) h = (h ^ *q) * 0x100000001B3ULL;
-    pc->state = h ^ ((uint64_t)rank * 0xD1B54A32D192ED03ULL);
+    pc->state = ck_fnv1a_str(CK_FNV1A_BASIS, point_id) ^ ((uint64_t)rank * 0xD1B54A32D192ED03ULL);
     pc->gap_s = c->gap_us * 1e-6;
     pc->q_us = c->skew_us != NULL && rank < c->ranks ? c->skew_us + (size_t)rank * COND_QUANTILES : NULL;
     pc->n_calls = 0;

@@ -12,6 +12,8 @@
  * slowdowns (a busy wait is preempted for tens of ms when oversubscribed). */
 #include "slow_launch.h"
 
+#include "ck_hash.h"
+
 #include <collkit/collkit.h>
 
 #include <stdint.h>
@@ -25,18 +27,15 @@ static struct {
     char want[256]; /* "COLLECTIVE/BACKEND:ALGORITHM", "" for every point */
 } launch;
 
-static uint64_t fnv1a(uint64_t h, const char *s)
-{
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The points file's bytes folded into h (unreadable: h unchanged). */
 static uint64_t fnv1a_file(uint64_t h, const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) return h;
-    for (int c; (c = fgetc(f)) != EOF;) h = (h ^ (unsigned char)c) * 1099511628211ULL;
+    for (int c; (c = fgetc(f)) != EOF;) {
+        const unsigned char byte = (unsigned char)c;
+        h = ck_fnv1a(h, &byte, 1);
+    }
     fclose(f);
     return h;
 }
@@ -63,7 +62,7 @@ void slow_launch_begin(const char *points)
         if (strlen(at + 1) == 0 || strlen(at + 1) >= sizeof launch.want) return;
         snprintf(launch.want, sizeof launch.want, "%s", at + 1);
     }
-    uint64_t h = fnv1a_file(fnv1a(14695981039346656037ULL, seed), points);
+    uint64_t h = fnv1a_file(ck_fnv1a_str(CK_FNV1A_BASIS, seed), points);
     double u = (double)(h >> 11) / 9007199254740992.0; /* 53 bits: [0, 1) */
     launch.slow = u < fraction;
     launch.seconds = us * 1e-6;

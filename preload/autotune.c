@@ -38,6 +38,7 @@
  * run the library. */
 #include "autotune.h"
 #include "ck_preload.h"
+#include "ck_hash.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -56,10 +57,10 @@ tune_class *ckp_autotune_classes(void) { return all_classes; }
 
 static size_t hash_key(int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = CK_FNV1A_BASIS;
     const uint64_t v[] = {(uint64_t)coll, serial, (uint64_t)bytes, (uint64_t)(int64_t)root,
                           (uint64_t)(uintptr_t)dt, (uint64_t)(uintptr_t)op, (uint64_t)in_place};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = (h ^ v[i]) * 1099511628211ULL;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = ck_fnv1a_u64(h, v[i]);
     return (size_t)(h % BUCKETS);
 }
 
@@ -197,8 +198,8 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
      * in which this rank met its classes). */
     const uint64_t mix[] = {(uint64_t)c, (uint64_t)bytes, (uint64_t)(int64_t)root, (uint64_t)in_place,
                             (uint64_t)k->p};
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) h = (h ^ mix[i]) * 1099511628211ULL;
+    uint64_t h = CK_FNV1A_BASIS;
+    for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) h = ck_fnv1a_u64(h, mix[i]);
     k->offset = (long)(h % (uint64_t)k->ncand);
     k->state = EXPLORING;
     begin_stage(k, FIRST_STAGE);
