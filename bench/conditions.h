@@ -10,14 +10,16 @@
 #ifndef CK_BENCH_CONDITIONS_H
 #define CK_BENCH_CONDITIONS_H
 
+#include <collkit/collkit.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef enum { COND_SYNCHRONISED, COND_PROGRAM } bench_conditions;
 
 /* Per rank, the quantiles 0, 10, ..., 100 % of its arrival after a call's
- * first arrival: the shape the profile reports and the spec writes. */
-#define COND_QUANTILES 11
+ * first arrival: the shape the profile reports and the spec writes
+ * (CK_SKEW_QUANTILES, collkit.h: Python reads it from registry.json). */
+#define COND_QUANTILES CK_SKEW_QUANTILES
 /* Bound on gap_us and every skew quantile: one second between calls is
  * already a program that calls collectives rarely; larger values only make
  * a campaign wait. */

@@ -220,6 +220,13 @@ const ck_op_desc *ck_op_find(const char *name);
 MPI_Op ck_op_mpi(const ck_op_desc *d);
 const ck_op_desc *ck_op_of(MPI_Op op);
 
+/* ---------------------------------------------------------------- program conditions */
+
+/* A rank's arrival after a call's first arrival, as the profile reports it and
+ * collkit-bench replays it (program conditions, docs/bench-protocol.md): its
+ * 0, 10, ..., 100 % quantiles. registry.json's "skew_quantiles". */
+#define CK_SKEW_QUANTILES 11
+
 /* ---------------------------------------------------------------- registry */
 
 typedef enum {
@@ -438,7 +445,8 @@ int ck_collective_has_op(ck_collective coll);
 int ck_collective_has_root(ck_collective coll);
 
 /* Write the registry as JSON to f: {"collectives": [descriptors],
- * "datatypes": [...], "ops": [...], "algorithms": [...]}; returns 0 or -1 on I/O error. */
+ * "datatypes": [...], "ops": [...], "skew_quantiles": N, "algorithms": [...]};
+ * returns 0 or -1 on I/O error. */
 int ck_registry_write_json(FILE *f);
 
 #ifdef __cplusplus

@@ -145,7 +145,7 @@ int ck_registry_write_json(FILE *f)
         json_bool(f, "arithmetic", o->arithmetic);
         fputs(i + 1 < no ? "},\n" : "}\n", f);
     }
-    fputs("  ],\n  \"algorithms\": [\n", f);
+    fprintf(f, "  ],\n  \"skew_quantiles\": %d,\n  \"algorithms\": [\n", CK_SKEW_QUANTILES);
     size_t n = ck_algorithm_count();
     for (size_t i = 0; i < n; i++) {
         write_algorithm(f, ck_algorithm_at(i));

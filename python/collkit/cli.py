@@ -127,7 +127,7 @@ def _cmd_algorithms(ns: argparse.Namespace) -> int:
         # filtered like the table.
         print(json.dumps({"collectives": [c.to_json() for c in colls],
                           "datatypes": [d.to_json() for d in reg.datatypes],
-                          "ops": [o.to_json() for o in reg.ops],
+                          "ops": [o.to_json() for o in reg.ops], "skew_quantiles": reg.skew_quantiles,
                           "algorithms": [a.to_json() for a in algs]}, indent=2))
         return 0
     rows = [[a.collective, a.name, a.constraints.describe(), a.traits.describe(), a.origin, a.description]

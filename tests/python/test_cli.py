@@ -50,7 +50,7 @@ def test_algorithms_json_lists_the_portfolio_with_constraints(collkit):
     out = collkit("algorithms", "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert set(doc) == {"collectives", "datatypes", "ops", "algorithms"}
+    assert set(doc) == {"collectives", "datatypes", "ops", "skew_quantiles", "algorithms"}
     algs = doc["algorithms"]
     got = {}
     for a in algs:

@@ -32,10 +32,10 @@ import math
 from dataclasses import dataclass
 
 from collkit.common.errors import UserError, did_you_mean
+from collkit.library import registry
 
 MODES = ("synchronised", "program")
 KEYS = ("conditions", "gap_us", "skew_us")
-QUANTILES = 11           # 0, 10, ..., 100 %: the shape the profile reports
 MAX_US = 1e6             # collkit-bench's bound (bench/conditions.h, COND_MAX_US)
 RECORD_RANKS = 64        # up to this many ranks a record keeps the lists whole (704 numbers)
 
@@ -44,7 +44,7 @@ RECORD_RANKS = 64        # up to this many ranks a record keeps the lists whole 
 class Conditions:
     mode: str = "synchronised"
     gap_us: float = 0.0
-    skew_us: tuple[tuple[float, ...], ...] = ()   # program: one row of QUANTILES per rank
+    skew_us: tuple[tuple[float, ...], ...] = ()   # program: one row of quantiles per rank (registry.skew_quantiles)
 
     @property
     def program(self) -> bool:
@@ -70,7 +70,7 @@ class Conditions:
         lists = [list(r) for r in self.skew_us]
         digest = hashlib.sha256(json.dumps(lists, separators=(",", ":")).encode()).hexdigest()
         return {"mode": self.mode, "gap_us": self.gap_us, "skew_ranks": len(lists), "skew_sha256": digest,
-                "skew_us_max": [max(r[k] for r in lists) for k in range(QUANTILES)]}
+                "skew_us_max": [max(r[k] for r in lists) for k in range(registry.skew_quantiles())]}
 
     @classmethod
     def from_json(cls, d: object) -> "Conditions":
@@ -144,15 +144,16 @@ def _us(value: object, what: str) -> float:
 
 def _skew(value: object, where: str) -> tuple[tuple[float, ...], ...]:
     what = f"{where}.skew_us"
-    shape = f"a list with one list per rank of {QUANTILES} quantiles (0, 10, ..., 100 %) in microseconds"
+    n = registry.skew_quantiles()
+    shape = f"a list with one list per rank of {n} quantiles (0, 10, ..., 100 %) in microseconds"
     if not isinstance(value, list) or not value or not all(isinstance(r, list) for r in value):
         _raise(f"{what} must be {shape}, not {value!r}"[:300])
     rows = []
     for rank, row in enumerate(value):
-        if len(row) != QUANTILES:
-            _raise(f"{what} rank {rank}: {len(row)} values; give {QUANTILES} (the 0, 10, ..., 100 % quantiles)")
+        if len(row) != n:
+            _raise(f"{what} rank {rank}: {len(row)} values; give {n} (the 0, 10, ..., 100 % quantiles)")
         vals = tuple(_us(v, f"{what} rank {rank}") for v in row)
-        for k in range(1, QUANTILES):
+        for k in range(1, n):
             if vals[k] < vals[k - 1]:
                 _raise(f"{what} rank {rank}: quantiles must not decrease ({vals[k - 1]:g} at {10 * (k - 1)} %, "
                        f"then {vals[k]:g} at {10 * k} %)")
@@ -184,7 +185,7 @@ def parse(raw: dict, where: str, inherited: Conditions | None = None) -> Conditi
         skew = base.skew_us
     else:
         _raise(f"{where}.conditions = \"program\" needs {where}.skew_us: per rank of the launch, its "
-               f"{QUANTILES} arrival quantiles in microseconds (all zeros: no skew; collkit spec --from-profile "
+               f"{registry.skew_quantiles()} arrival quantiles in microseconds (all zeros: no skew; collkit spec --from-profile "
                "writes them)")
     return Conditions("program", gap, skew)
 

@@ -5,7 +5,7 @@ descriptors in lib/core/collective.c), the datatypes and the algorithms (the
 tables in lib/<collective>/registry.c); the build writes all three to
 ``build/<mpi>/registry.json`` with ``collkit-registry``::
 
-    {"collectives": [...], "datatypes": [...], "ops": [...], "algorithms": [...]}
+    {"collectives": [...], "datatypes": [...], "ops": [...], "skew_quantiles": 11, "algorithms": [...]}
 
 Nothing in Python restates them: a collective's root, op, buffer blocks and
 in-place rule, a datatype's size, the ops MPI predefines (and which a spec
@@ -196,12 +196,13 @@ class Registry:
     collectives: tuple[Collective, ...]
     datatypes: tuple[Datatype, ...]
     ops: tuple[Op, ...]
+    skew_quantiles: int       # a rank's arrival quantiles (0, 10, ..., 100 %): profile and program conditions
     algorithms: tuple[Algorithm, ...]
 
     def to_json(self) -> dict:
         return {"collectives": [c.to_json() for c in self.collectives],
                 "datatypes": [d.to_json() for d in self.datatypes],
-                "ops": [o.to_json() for o in self.ops],
+                "ops": [o.to_json() for o in self.ops], "skew_quantiles": self.skew_quantiles,
                 "algorithms": [a.to_json() for a in self.algorithms]}
 
 
@@ -267,6 +268,7 @@ def _parse(path: Path, _stamp: tuple[int, int]) -> Registry:
                         datatypes=tuple(Datatype(d["name"], int(d["size"]), bool(d["is_float"]))
                                         for d in raw["datatypes"]),
                         ops=tuple(Op(o["name"], bool(o["reduction"]), bool(o["arithmetic"])) for o in raw["ops"]),
+                        skew_quantiles=int(raw["skew_quantiles"]),
                         algorithms=tuple(_algorithm(a) for a in raw["algorithms"]))
     except (TypeError, KeyError, ValueError):
         # A registry.json from before the descriptors were exported, or a broken one.
@@ -342,6 +344,12 @@ def datatype_size(name: str) -> int:
 
 def ops() -> tuple[Op, ...]:
     return load_registry().ops
+
+
+def skew_quantiles() -> int:
+    """How many arrival quantiles (0, 10, ..., 100 %) a rank's skew has: in a
+    profile, a spec's skew_us rows and collkit-bench's points (CK_SKEW_QUANTILES)."""
+    return load_registry().skew_quantiles
 
 
 def spec_op_names() -> tuple[str, ...]:

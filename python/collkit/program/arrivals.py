@@ -34,10 +34,16 @@ from typing import NamedTuple
 import numpy as np
 
 from collkit.program import waits
-from collkit.program.profile_file import SKEW_QUANTILES, CallClass, ClassSplit, Clock, RankSplit
+from collkit.library import registry
+from collkit.program.profile_file import CallClass, ClassSplit, Clock, RankSplit
 from collkit.program.rank_files import Call, RankFile, merged_key
 
-QUANTILES = tuple(i / (SKEW_QUANTILES - 1) for i in range(SKEW_QUANTILES))
+
+
+def _quantiles() -> tuple[float, ...]:
+    """0, 0.1, ..., 1: the skew's quantiles (registry.skew_quantiles)."""
+    n = registry.skew_quantiles()
+    return tuple(i / (n - 1) for i in range(n))
 
 
 class _Kept(NamedTuple):
@@ -213,7 +219,7 @@ def _class_split(c: CallClass, calls: list[list[_Kept]], unmatched: int, finals:
                                last_share=acc.last / acc.calls,
                                gap_median_s=statistics.median(acc.gaps) if acc.gaps else None,
                                skew_quantiles_s=tuple(max(0.0, float(q))
-                                                      for q in np.quantile(acc.skews, QUANTILES))))
+                                                      for q in np.quantile(acc.skews, _quantiles()))))
     busiest = max(time_of, key=lambda w: (time_of[w], -w))
     bound = _pair_error_bound([finals[w].clock.error_s for w in time_of])
     durations = [k.exit_s - k.arrival_s for call in calls for k in call if k.world_rank == busiest]

@@ -96,7 +96,6 @@ MAX_RANKS = 1 << 24
 # How a rank's clock was mapped onto rank 0's (the rank files' clock "method").
 CLOCK_METHODS = ("reference", "same-node", "exchange")
 SPLIT_SOURCES = ("trace", "sample")
-SKEW_QUANTILES = 11     # 0 %, 10 %, ..., 100 %
 
 # What a collective is (rooted, a reduction) and which datatypes a reduction's
 # class names are the registry's (libcollkit's descriptors), read on use:
@@ -353,7 +352,7 @@ def _rank_split(raw: object, where: str, comm_size: int, ranks: int) -> RankSpli
         rank=_count(raw, "rank", where, 0, comm_size - 1), world_rank=_count(raw, "world_rank", where, 0, ranks - 1),
         waiting_s=_get(raw, "waiting_s", float, where), working_s=_get(raw, "working_s", float, where),
         last_share=_fraction(raw, "last_share", where), gap_median_s=_optional(raw, "gap_median_s", float, where),
-        skew_quantiles_s=_float_list(raw, "skew_quantiles_s", where, SKEW_QUANTILES))
+        skew_quantiles_s=_float_list(raw, "skew_quantiles_s", where, registry.skew_quantiles()))
 
 
 def _split(raw: object, where: str, comm_size: int, ranks: int) -> ClassSplit | None:

@@ -185,8 +185,8 @@ def program_conditions(c: CallClass) -> conds.Conditions | str:
     gaps = []
     for r in _field(split, "ranks", ()) or ():
         q = [float(v) * 1e6 for v in (_field(r, "skew_quantiles_s", ()) or ())]
-        if len(q) != conds.QUANTILES or not all(math.isfinite(v) for v in q):
-            return f"rank {_field(r, 'rank')}: no {conds.QUANTILES} arrival quantiles"
+        if len(q) != registry.skew_quantiles() or not all(math.isfinite(v) for v in q):
+            return f"rank {_field(r, 'rank')}: no {registry.skew_quantiles()} arrival quantiles"
         # within the campaign's bounds; non-decreasing as the profile measured them
         q = [min(max(v, 0.0), conds.MAX_US) for v in q]
         rows[int(_field(r, "rank", -1))] = tuple(round(max(q[:k + 1]), 3) for k in range(len(q)))
