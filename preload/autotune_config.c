@@ -1,6 +1,7 @@
 /* COLLKIT_AUTOTUNE*: the autotuner's settings (docs/preload.md, "Autotune").
  * Every rank reads them; an error is one line naming the variable and the
  * fix, agreed like the rest of the configuration (intercept.c). */
+#include "autotune_settings.h"
 #include "ck_preload.h"
 
 #include <ctype.h>
@@ -13,12 +14,7 @@
 
 ckp_tune_config ckp_tune_cfg;
 
-#define DEFAULT_OUT "collkit-autotune.rules"
-#define DEFAULT_BUDGET_PCT 5.0
-#define DEFAULT_CALLS 1000
-#define DEFAULT_AFTER 32
-#define MAX_CALLS 10000000L
-#define DEFAULT_ALPHA 0.05
+#define MAX_CALLS ((long)CKP_AUTOTUNE_CALLS_MAX)
 
 static const char *env(const char *name)
 {
@@ -175,10 +171,10 @@ int ckp_autotune_setup(char *err, size_t errlen)
         return -1;
     }
     ckp_tune_cfg.on = 1;
-    ckp_tune_cfg.budget = DEFAULT_BUDGET_PCT / 100.0;
-    ckp_tune_cfg.max_calls = DEFAULT_CALLS;
-    ckp_tune_cfg.after = DEFAULT_AFTER;
-    ckp_tune_cfg.alpha = DEFAULT_ALPHA;
+    ckp_tune_cfg.budget = CKP_AUTOTUNE_BUDGET_PCT / 100.0;
+    ckp_tune_cfg.max_calls = CKP_AUTOTUNE_CALLS;
+    ckp_tune_cfg.after = CKP_AUTOTUNE_AFTER;
+    ckp_tune_cfg.alpha = CKP_AUTOTUNE_ALPHA;
     /* The library's own algorithms only where named (library:NAME or library:*): each of
      * their calls writes two CVARs before and two after, and on mpi4py's test suite under
      * MPICH (827 classes of a few calls) offering them all made the run 6 % slower, where
@@ -194,7 +190,7 @@ int ckp_autotune_setup(char *err, size_t errlen)
         return -1;
     }
     const char *out = env("COLLKIT_AUTOTUNE_OUT");
-    if (!out) out = DEFAULT_OUT;
+    if (!out) out = CKP_AUTOTUNE_OUT;
     if (strlen(out) >= sizeof ckp_tune_cfg.out) {
         snprintf(err, errlen, "COLLKIT_AUTOTUNE_OUT: path too long; fix: a shorter path");
         return -1;
@@ -209,8 +205,9 @@ int ckp_autotune_setup(char *err, size_t errlen)
     }
     double d;
     if ((v = env("COLLKIT_AUTOTUNE_BUDGET"))) {
-        if (parse_double(v, &d) || !(d > 0.0) || d > 100.0) {
-            snprintf(err, errlen, "COLLKIT_AUTOTUNE_BUDGET='%s'; fix: a percentage above 0 and at most 100", v);
+        if (parse_double(v, &d) || !(d > 0.0) || d > CKP_AUTOTUNE_BUDGET_PCT_MAX) {
+            snprintf(err, errlen, "COLLKIT_AUTOTUNE_BUDGET='%s'; fix: a percentage above 0 and at most %g", v,
+                     CKP_AUTOTUNE_BUDGET_PCT_MAX);
             return -1;
         }
         ckp_tune_cfg.budget = d / 100.0;
@@ -218,8 +215,9 @@ int ckp_autotune_setup(char *err, size_t errlen)
     if (whole_calls("COLLKIT_AUTOTUNE_CALLS", 1, &ckp_tune_cfg.max_calls, err, errlen) != 0) return -1;
     if (whole_calls("COLLKIT_AUTOTUNE_AFTER", 0, &ckp_tune_cfg.after, err, errlen) != 0) return -1;
     if ((v = env("COLLKIT_AUTOTUNE_ALPHA"))) {
-        if (parse_double(v, &d) || !(d > 0.0) || d > 0.5) {
-            snprintf(err, errlen, "COLLKIT_AUTOTUNE_ALPHA='%s'; fix: an error rate above 0 and at most 0.5", v);
+        if (parse_double(v, &d) || !(d > 0.0) || d > CKP_AUTOTUNE_ALPHA_MAX) {
+            snprintf(err, errlen, "COLLKIT_AUTOTUNE_ALPHA='%s'; fix: an error rate above 0 and at most %g", v,
+                     CKP_AUTOTUNE_ALPHA_MAX);
             return -1;
         }
         ckp_tune_cfg.alpha = d;

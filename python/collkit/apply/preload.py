@@ -17,6 +17,7 @@ from pathlib import Path
 
 from collkit.common.errors import UserError, did_you_mean
 from collkit.library import registry
+from collkit.apply import autotune_settings
 from collkit.mpis import known
 
 LIBRARY_NAME = "libcollkit-preload.so"
@@ -28,10 +29,10 @@ class Autotune:
     the shim checks them again at MPI_Init (preload/autotune_config.c)."""
 
     out: Path
-    budget_pct: float = 5.0
-    calls: int = 1000
-    after: int = 32
-    alpha: float = 0.05
+    budget_pct: float             # defaults and bounds: autotune_settings.py (the shim's header)
+    calls: int
+    after: int
+    alpha: float
     candidates: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (collective, names)
     start_from: Path | None = None
 
@@ -46,8 +47,6 @@ class Autotune:
             env["COLLKIT_AUTOTUNE_FROM"] = str(self.start_from)
         return env
 
-
-AUTOTUNE_CALLS_MAX = 10_000_000     # preload/autotune_config.c's MAX_CALLS
 
 
 def parse_candidates(text: str) -> tuple[str, tuple[str, ...]]:
@@ -94,7 +93,8 @@ def autotune_from(ns: argparse.Namespace) -> Autotune | None:
                         f"--autotune-from {ns.rules}")
     if getattr(ns, "algorithm", None):
         raise UserError("--algorithm and --autotune together: limit the autotuner with --candidates instead")
-    out = Path(ns.autotune_out or "collkit-autotune.rules").resolve()
+    d = autotune_settings.settings()
+    out = Path(ns.autotune_out or d.out).resolve()
     if out.is_dir() or not out.parent.is_dir() or not os.access(out.parent, os.W_OK) or \
             (out.exists() and not os.access(out, os.W_OK)):
         raise UserError(f"--autotune-out {ns.autotune_out or out}: cannot write there; give a file in a writable "
@@ -109,16 +109,18 @@ def autotune_from(ns: argparse.Namespace) -> Autotune | None:
         raise UserError("--candidates names a collective twice; list all of its candidates in one --candidates")
     return Autotune(
         out=out,
-        budget_pct=_number("--budget", ns.budget, 0.0, 100.0, "a percentage above 0 and at most 100")
-        if ns.budget is not None else 5.0,
-        calls=int(_number("--autotune-calls", ns.autotune_calls, 1, AUTOTUNE_CALLS_MAX,
-                          f"a whole number of calls from 1 to {AUTOTUNE_CALLS_MAX}", whole=True))
-        if ns.autotune_calls is not None else 1000,
-        after=int(_number("--autotune-after", ns.autotune_after, 0, AUTOTUNE_CALLS_MAX,
-                          f"a whole number of calls from 0 to {AUTOTUNE_CALLS_MAX}", whole=True))
-        if ns.autotune_after is not None else 32,
-        alpha=_number("--autotune-alpha", ns.autotune_alpha, 0.0, 0.5, "an error rate above 0 and at most 0.5")
-        if ns.autotune_alpha is not None else 0.05,
+        budget_pct=_number("--budget", ns.budget, 0.0, d.budget_pct_max,
+                           f"a percentage above 0 and at most {d.budget_pct_max:g}")
+        if ns.budget is not None else d.budget_pct,
+        calls=int(_number("--autotune-calls", ns.autotune_calls, 1, d.calls_max,
+                          f"a whole number of calls from 1 to {d.calls_max}", whole=True))
+        if ns.autotune_calls is not None else d.calls,
+        after=int(_number("--autotune-after", ns.autotune_after, 0, d.calls_max,
+                          f"a whole number of calls from 0 to {d.calls_max}", whole=True))
+        if ns.autotune_after is not None else d.after,
+        alpha=_number("--autotune-alpha", ns.autotune_alpha, 0.0, d.alpha_max,
+                      f"an error rate above 0 and at most {d.alpha_max:g}")
+        if ns.autotune_alpha is not None else d.alpha,
         candidates=candidates, start_from=start)
 
 
@@ -265,23 +267,24 @@ def add_parser(sub) -> None:
 def add_autotune_arguments(p) -> None:
     """The autotuner's options, as `collkit preload` and `collkit trial` take them
     (autotune_from reads them)."""
+    d = autotune_settings.settings()
     t = p.add_argument_group("autotune (docs/preload.md, \"Autotune\")")
     t.add_argument("--autotune", action="store_true",
                    help="explore the candidates on the program's own calls, decide per class with a "
                         "significance test, and write the choices as a collkit rules file at MPI_Finalize")
     t.add_argument("--autotune-out", metavar="FILE",
-                   help="where rank 0 writes the learned rules (default: collkit-autotune.rules here)")
+                   help=f"where rank 0 writes the learned rules (default: {d.out} here)")
     t.add_argument("--autotune-from", metavar="FILE",
                    help="start from these rules: the classes they match run their choice, unexplored")
     t.add_argument("--budget", metavar="PCT",
-                   help="exploration may cost at most PCT %% of a class's time (default 5)")
+                   help=f"exploration may cost at most PCT %% of a class's time (default {d.budget_pct:g})")
     t.add_argument("--candidates", action="append", metavar="C=NAME,...",
                    help="only these algorithms of collective C (default: every libcollkit one): libcollkit's "
                         "names or * for all, and library:NAME or library:* for the library's own where it switches them per "
                         "call (MPICH); the library's default always is one; repeatable, once per collective")
-    t.add_argument("--autotune-calls", metavar="N", help="at most N exploration calls a class (default 1000)")
+    t.add_argument("--autotune-calls", metavar="N", help=f"at most N exploration calls a class (default {d.calls})")
     t.add_argument("--autotune-after", metavar="N",
                    help="a class explores from its call after N: one called N times or fewer stays on the "
-                        "library at no cost (default 32)")
+                        f"library at no cost (default {d.after})")
     t.add_argument("--autotune-alpha", metavar="A",
-                   help="the chance of eliminating a class's fastest candidate, at most (default 0.05)")
+                   help=f"the chance of eliminating a class's fastest candidate, at most (default {d.alpha:g})")
