@@ -15,14 +15,14 @@
  * candidate as "library". Where MPIR_CVAR_DEVICE_COLLECTIVES is `all`, the
  * per-collective switch is ignored, and nothing is offered either. */
 #include "ck_preload.h"
+#include "cvar_values.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 typedef struct {
     int n;                               /* algorithms besides auto */
-    char names[CKP_LIB_ALGS_MAX][48];
+    char names[CKP_LIB_ALGS_MAX][CKP_CVAR_NAME_MAX + 1];
     int values[CKP_LIB_ALGS_MAX];
     MPI_T_cvar_handle alg, device;       /* the algorithm CVAR, the collective's device switch */
     int saved_alg, saved_device;
@@ -52,19 +52,15 @@ static int find_cvar(const char *want, char *desc, int desclen)
     return index;
 }
 
-/* The names of the description's "name - text" lines, in order: value k is
- * the k-th. Returns how many (at most max). */
-static int value_names(const char *desc, char names[][48], int max)
+/* The names of the description's value lines (cvar_values.c), in order:
+ * value k is the k-th. Returns how many (at most max). */
+static int value_names(const char *desc, char names[][CKP_CVAR_NAME_MAX + 1], int max)
 {
     int n = 0;
     for (const char *line = desc; line && *line && n < max;) {
         const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        size_t w = 0;
-        while (w < len && (islower((unsigned char)line[w]) || isdigit((unsigned char)line[w]) || line[w] == '_')) w++;
-        size_t d = w;
-        while (d < len && line[d] == ' ') d++;
-        if (w > 0 && w < 48 && d > w && d + 1 < len && line[d] == '-' && line[d + 1] == ' ') {
+        size_t len = end ? (size_t)(end - line) : strlen(line), w, text;
+        if (ckp_cvar_value_line(line, len, &w, &text)) {
             memcpy(names[n], line, w);
             names[n++][w] = '\0';
         }
@@ -98,7 +94,7 @@ void ckp_lib_algs_setup(void)
     memset(libs, 0, sizeof libs);
     int provided;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
-    char desc[8192], names[CKP_LIB_ALGS_MAX + 1][48];
+    char desc[8192], names[CKP_LIB_ALGS_MAX + 1][CKP_CVAR_NAME_MAX + 1];
     /* `all`: the device decides every collective, whatever the per-collective switch says. */
     int dc = find_cvar("MPIR_CVAR_DEVICE_COLLECTIVES", desc, sizeof desc);
     if (dc >= 0) {

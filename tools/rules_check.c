@@ -13,8 +13,13 @@
  *       standard input, one call a line: COLLECTIVE ALGORITHM INTER SIZE ROOT
  *       BYTES COUNT DATATYPE_OK OP_KNOWN COMMUTATIVE INTEGER FP_ALLOWED
  *       (integers; fallback_rule.h says what each is); standard output, one
- *       line each: the fallback reason, or "runs". Status 2 on a bad line. */
+ *       line each: the fallback reason, or "runs". Status 2 on a bad line.
+ *   collkit-rules --cvar-values
+ *       standard input: MPICH CVAR descriptions, each ended by a line holding
+ *       one form feed; standard output, for each: its value lines as
+ *       "NAME<TAB>TEXT" (preload/cvar_values.c), then the form-feed line. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include "cvar_values.h"
 #include "fallback_rule.h"
 #include "rules_grammar.h"
 
@@ -127,10 +132,24 @@ static int fallbacks(void)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+static int cvar_values(void)
+{
+    char line[8192];
+    while (fgets(line, sizeof line, stdin)) {
+        size_t len = strcspn(line, "\r\n"), w, text;
+        if (len == 1 && line[0] == '\f') puts("\f");
+        else if (ckp_cvar_value_line(line, len, &w, &text))
+            printf("%.*s\t%.*s\n", (int)w, line, (int)(len - text), line + text);
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--cvar-values") == 0) return cvar_values();
     if (argc == 2 && strcmp(argv[1], "--fallback") == 0) return fallbacks();
     if (argc == 2 && argv[1][0] != '-') return read_rules(argv[1]);
-    fprintf(stderr, "usage: collkit-rules FILE | collkit-rules --fallback (calls on standard input)\n");
+    fprintf(stderr, "usage: collkit-rules FILE | collkit-rules --fallback | collkit-rules --cvar-values "
+            "(standard input)\n");
     return 2;
 }

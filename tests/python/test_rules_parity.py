@@ -140,3 +140,22 @@ def test_a_forced_rank_variant_algorithm_runs_where_a_rule_needs_the_setting(tmp
     assert [c.fallback for c in choose_all(by_rule, [double, ints])] == ["fp-rank-variant", ""]
     by_name = forced((("allreduce", "swing_latency"),))
     assert [c.runs for c in choose_all(by_name, [double, ints])] == ["swing_latency", "swing_latency"]
+
+
+@needs.registry
+def test_mpich_cvar_value_lines_as_the_preload_reads_them():
+    """preload/cvar_values.c through collkit-rules: what `collkit list` and the
+    autotuner's library:NAME take as MPICH's algorithm names."""
+    from collkit.library.rules_tool import cvar_values
+    desc = ("Variable to select the algorithm\n"
+            "auto - Internal algorithm selection (can be overridden)\n"
+            "recursive_doubling       - Force recursive doubling algorithm\n"
+            "Ring - a capital is no name\n"
+            "  tree - nor is an indented line\n"
+            "k_2 -no space after the dash\n"
+            "nb - \n"
+            + "x" * 48 + " - too long a name\n")
+    assert cvar_values([desc, "ring - Force ring algorithm"]) == [
+        (("auto", "Internal algorithm selection (can be overridden)"),
+         ("recursive_doubling", "Force recursive doubling algorithm"), ("nb", "")),
+        (("ring", "Force ring algorithm"),)]

@@ -160,7 +160,6 @@ REQUIRES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
 }
 
 _CVAR = re.compile(r"^\t(MPIR_CVAR_\w+)\s*=(\S*)\t")
-_ITEM = re.compile(r"^([A-Za-z0-9_]+)\s+-\s+(.*)$")
 _VERSION = re.compile(r"^MPICH Version:\s*(\S+)")
 
 
@@ -172,26 +171,26 @@ class Cvar:
 
 
 def parse(text: str) -> dict[str, Cvar]:
-    """Read mpivars output: each control variable with the value list in its description."""
-    cvars: dict[str, Cvar] = {}
-    current: tuple[str, str] | None = None
-    items: list[tuple[str, str]] = []
-
-    def close() -> None:
-        if current:
-            cvars[current[0]] = Cvar(current[0], current[1], tuple(items))
-
+    """Read mpivars output: each control variable (a tab-led line) and the lines of
+    its description under it. Which of those lines name its values, and how, is
+    the preload's rule (preload/cvar_values.c, through library/rules_tool.py), so
+    that `collkit list` and the autotuner's library:NAME agree."""
+    from collkit.library import rules_tool
+    heads: list[tuple[str, str]] = []
+    descriptions: list[list[str]] = []
+    current = False                     # whether the lines now belong to the last CVAR
     for line in text.splitlines():
         if line.startswith("\t") or not line.strip():
-            close()
-            current, items = None, []
-            if m := _CVAR.match(line):
-                current = (m.group(1), m.group(2))
+            m = _CVAR.match(line)
+            current = m is not None
+            if m:
+                heads.append((m.group(1), m.group(2)))
+                descriptions.append([])
             continue
-        if current and (m := _ITEM.match(line.strip())):
-            items.append((m.group(1), m.group(2).strip()))
-    close()
-    return cvars
+        if current:
+            descriptions[-1].append(line)
+    items = rules_tool.cvar_values(["\n".join(d) for d in descriptions])
+    return {name: Cvar(name, value, its) for (name, value), its in zip(heads, items)}
 
 
 def parse_version(text: str) -> str:

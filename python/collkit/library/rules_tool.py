@@ -1,8 +1,11 @@
-"""The preload's own reading of collkit rules files and its fallback rule,
-asked of `collkit-rules` (tools/rules_check.c), which compiles the preload's
-grammar (preload/rules_grammar.c) and rule (preload/fallback_rule.c): Python
-restates neither, so `collkit predict --rules`, `trial` and `replay` accept,
-refuse and fall back exactly as the preload does (tests/python/test_rules_parity.py).
+"""The preload's own reading of collkit rules files, its fallback rule and its
+reading of MPICH's CVAR value lines, asked of `collkit-rules`
+(tools/rules_check.c), which compiles the preload's grammar
+(preload/rules_grammar.c), rule (preload/fallback_rule.c) and value lines
+(preload/cvar_values.c): Python restates none, so `collkit predict --rules`,
+`trial` and `replay` accept, refuse and fall back exactly as the preload does
+(tests/python/test_rules_parity.py), and `collkit list` names MPICH's
+algorithms as the preload's autotuner does.
 
 What only a program's MPI can answer stays at its MPI_Init: whether
 library:NAME is an algorithm that MPI switches per call, and whether the
@@ -110,3 +113,17 @@ def fallbacks(calls: list[CallFacts]) -> list[str]:
         _decided.update((c, "" if w == "runs" else w) for c, w in zip(todo, out))
     return [_decided[c] for c in calls]
 
+
+
+def cvar_values(descriptions: list[str]) -> list[tuple[tuple[str, str], ...]]:
+    """Per MPICH CVAR description, its value lines (name, text) in value order."""
+    if not descriptions:
+        return []
+    if any("\f" in d for d in descriptions):
+        raise ValueError("a CVAR description holds a form feed")
+    r = _run(["--cvar-values"], "".join(d.rstrip("\n") + "\n\f\n" for d in descriptions))
+    blocks = r.stdout.split("\f\n")
+    if r.returncode != 0 or len(blocks) != len(descriptions) + 1:
+        raise UserError(f"collkit-rules --cvar-values failed ({r.returncode}): {r.stderr.strip()[:300]}; "
+                        "rebuild collkit (collkit build, or pip install again)")
+    return [tuple(tuple(ln.split("\t", 1)) for ln in b.splitlines() if ln) for b in blocks[:-1]]  # type: ignore[misc]
