@@ -25,6 +25,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from import_sources import import_source
+
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "python" / "collkit"
 BACKENDS_DIR = PACKAGE_DIR / "backends"
 NAME = "nccl"
@@ -37,12 +39,7 @@ def _imports_module(node: ast.AST, package: str) -> bool:
     if isinstance(node, ast.Import):
         return any(a.name == MODULE or a.name.startswith(MODULE + ".") for a in node.names)
     if isinstance(node, ast.ImportFrom):
-        if node.level:
-            parts = package.split(".")
-            parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
-            source = ".".join(parts + ([node.module] if node.module else []))
-        else:
-            source = node.module or ""
+        source = import_source(node, package)
         if source == MODULE or source.startswith(MODULE + "."):
             return True
         return any(f"{source}.{a.name}" == MODULE for a in node.names)

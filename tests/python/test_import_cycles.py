@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from import_sources import import_source
+
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "python" / "collkit"
 
 
@@ -51,12 +53,7 @@ def import_graph() -> dict[str, dict[str, list[int]]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
+                source = import_source(node, package)
                 for alias in node.names:
                     # `from collkit.x import y` imports the submodule collkit.x.y
                     # where there is one, else a name of collkit.x.
