@@ -84,6 +84,9 @@ def test_an_interrupt_stops_the_replay_with_every_process_it_started(sig, tmp_pa
     assert list((tmp_path / "tmp").iterdir()) == []    # the replay's work folder went too
 
 
+# 12 s (the grace before SIGKILL, then the kill), in `make test-full` only: the same
+# run_watched path is timed out under both MPIs in test_program_watchdog.py.
+@pytest.mark.full
 def test_a_timeout_stops_a_launcher_that_ignores_sigterm(tmp_path):
     """--ignore-term: the stand-in outlives SIGTERM, so the stop must go on to SIGKILL."""
     done, launcher, ranks = _replay(tmp_path, None, "--timeout", "8", fake=("--ignore-term",))
