@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+N = TypeVar("N")
 
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])\'')
@@ -58,42 +62,51 @@ def graph(files: list[Path]) -> tuple[dict[Path, set[Path]], dict[tuple[Path, Pa
     return edges, why
 
 
-def circles(edges: dict[Path, set[Path]]) -> list[list[Path]]:
-    """Strongly connected groups of two or more files (Tarjan)."""
-    index: dict[Path, int] = {}
-    low: dict[Path, int] = {}
-    stack: list[Path] = []
-    on: set[Path] = set()
-    out: list[list[Path]] = []
-    counter = [0]
-
-    def visit(v: Path) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-
-    sys.setrecursionlimit(10000)
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
+def circles(graph: Mapping[N, Iterable[N]]) -> list[list[N]]:
+    """Strongly connected groups of two or more nodes (Tarjan, iterative), each
+    sorted; `graph` maps a node to the nodes it uses. Also what
+    tests/python/test_import_cycles.py checks the Python package's imports with."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    found: list[list[N]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    group.append(top)
+                    if top == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
 
 
 def main(argv: list[str]) -> int:

@@ -26,7 +26,7 @@ def _run(*dirs: Path | str) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=60)
 
 
-@pytest.mark.parametrize("folder", ["preload", "bench", "lib"])
+@pytest.mark.parametrize("folder", ["preload", "bench", "lib", "tools"])
 def test_no_circle_of_files(folder):
     out = _run(folder)
     assert out.returncode == 0, out.stdout + out.stderr

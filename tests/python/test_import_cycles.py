@@ -14,9 +14,13 @@ import offer`` imports collkit.backends.offer, not collkit.backends."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from import_sources import import_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from call_cycles import circles  # noqa: E402  (one Tarjan for C files and Python modules)
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "python" / "collkit"
 
@@ -66,51 +70,6 @@ def import_graph() -> dict[str, dict[str, list[int]]]:
     return graph
 
 
-def _components(graph: dict[str, dict[str, list[int]]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    counter = 0
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    top = stack.pop()
-                    on_stack.discard(top)
-                    comp.append(top)
-                    if top == node:
-                        break
-                if len(comp) > 1:
-                    found.append(sorted(comp))
-    return found
-
-
 def _cycle_through(graph: dict[str, dict[str, list[int]]], start: str) -> list[str]:
     """A shortest import path from `start` back to itself ([] when there is none)."""
     previous: dict[str, str] = {}
@@ -157,13 +116,13 @@ def test_graph_sees_function_local_and_relative_imports():
 
 def test_the_graph_finds_a_planted_cycle():
     graph = {"a": {"b": [1]}, "b": {"c": [2]}, "c": {"a": [3]}, "d": {"a": [4]}}
-    assert _components(graph) == [["a", "b", "c"]]
+    assert circles(graph) == [["a", "b", "c"]]
     assert _cycle_through(graph, "a") == ["a", "b", "c", "a"]
 
 
 def test_no_import_cycle_anywhere():
     graph = import_graph()
-    bad = _components(graph)
+    bad = circles(graph)
     report = []
     for comp in bad:
         report.append("import cycle among: " + ", ".join(comp))
