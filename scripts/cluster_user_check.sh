@@ -298,7 +298,13 @@ as_user 'grep -q "^mpi_library = MPICH" app.rules && grep -q "^# allreduce, 2 ra
 out=$(as_user 'v/bin/collkit preload --mpi mpich --rules app.rules -- mpiexec -n 2 ./app' 2>&1) \
     || { echo "$out" >&2; fail "collkit preload --rules of the learned rules"; }
 grep -q '^app allreduce ok$' <<<"$out" || fail "the learned rules gave a wrong allreduce"
-say "preload --autotune: rules learned in the user's directory and read back"
+# predict, trial and replay read rules through collkit-rules of the user's build (the
+# preload's own parser): the installed package finds it and reads the learned file alike
+out=$(as_user 'v/bin/python -c "from collkit.program import rules_choice as r; print(len(r.load_rules(\"app.rules\", \"mpich\").lines))"' 2>&1) \
+    || { echo "$out" >&2; fail "the installed package reading the learned rules (collkit-rules)"; }
+want=$(as_user 'grep -cE "^(bcast|reduce|gather|scatter|allgather|reduce_scatter|allreduce|alltoall)[[:space:]]" app.rules' || true)
+[[ $out == "$want" ]] || fail "the installed package read $out rules from app.rules, the file has $want"
+say "preload --autotune: rules learned in the user's directory and read back (by the preload and by collkit-rules)"
 
 # --- 8. traffic ---------------------------------------------------------------
 step "8. collkit traffic --collective bcast --algorithm binomial_doubling --algorithm bine --ranks 16"
