@@ -346,6 +346,7 @@ bad() {
         echo "$out" >&2; fail "$1: exit status $rc (expected 2), last line: $last"
     fi
     say "$1: exit 2: ${last:0:150}"
+    BAD_OUT=$out    # for checks of what else the refusal said
 }
 # pip install with MPICC naming a plain C compiler: pip's own exit status (1),
 # CMake's error naming MPICC, and no collkit in that environment.
@@ -366,9 +367,11 @@ bad "a name with a space" "is not a valid MPI name" "v/bin/collkit build --mpi '
 bad "a name with /" "is not a valid MPI name" "v/bin/collkit build --mpi a/b --mpicc $OMPI_MPICC"
 bad "a second MPI under a known name" "an MPI named 'mpich' is known already" \
     "v/bin/collkit build --mpi mpich --mpicc $OMPI_MPICC"
-# An MPI whose programs cannot start: all is built, then the launch check fails.
+# An MPI whose programs cannot start: refused by the one-file probe, before
+# anything is compiled.
 bad "an MPI whose programs cannot start" "an MPI program does not start with /bin/false" \
     "v/bin/collkit build --mpi nostart --mpicc $OMPI_MPICC --mpirun /bin/false"
+[[ $BAD_OUT != *"compiling"* ]] || { echo "$BAD_OUT" >&2; fail "a launcher that cannot start programs was found only after compiling"; }
 
 # A build killed with kill -9 half-way (its whole process group: collkit,
 # cmake, make, the compilers), then started again.

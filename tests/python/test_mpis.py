@@ -148,6 +148,15 @@ def test_build_refuses_an_unwritable_cache(collkit, tmp_path):
 
 
 @needs.debian_openmpi
+def test_build_refuses_a_launcher_that_cannot_start_programs_before_compiling(collkit, tmp_path):
+    out = collkit("build", "--mpi", "nostart", "--mpicc", str(OPENMPI_CC), "--mpirun", "/bin/false",
+                  env={"COLLKIT_CACHE": str(tmp_path)})
+    one_line_error(out, "an MPI program does not start with /bin/false", progress=BUILD)
+    assert "compiling" not in out.stderr and "configuring" not in out.stderr
+    assert not list((tmp_path / "mpis").glob("*.json")) and not list((tmp_path / "builds").iterdir())
+
+
+@needs.debian_openmpi
 def test_build_refuses_a_cache_that_is_a_file(collkit, tmp_path):
     (tmp_path / "file").write_text("")
     out = collkit("build", "--mpicc", str(OPENMPI_CC), env={"COLLKIT_CACHE": str(tmp_path / "file")})

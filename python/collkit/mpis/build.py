@@ -34,6 +34,7 @@ from collkit.mpis.install import LAUNCH_DEFAULTS, MANIFEST, Build
 
 CMAKE_MIN = (3, 25)
 START_TIMEOUT_S = 120.0
+PROBE_EXE = "collkit-mpi-probe"   # tools/mpi_probe.c as probe_identity compiles it
 
 
 def say(msg: str) -> None:
@@ -140,7 +141,7 @@ def probe_identity(mpicc: Path, work: Path, env: dict[str, str] | None = None) -
     """Compile tools/mpi_probe.c alone with the wrapper and run it: proves the
     wrapper builds MPI programs and says which MPI it is, before any build."""
     src = source_dir() / "tools" / "mpi_probe.c"
-    exe = work / "collkit-mpi-probe"
+    exe = work / PROBE_EXE
     try:
         proc = subprocess.run([str(mpicc), "-o", str(exe), str(src)], capture_output=True, text=True,
                               timeout=300, stdin=subprocess.DEVNULL, env=env)
@@ -171,12 +172,12 @@ def default_mpirun(mpicc: Path) -> Path | None:
     return None
 
 
-def check_start(build: Build, mpirun: Path, kind: str, base_env: dict[str, str] | None = None) -> None:
-    """Two ranks of the installed probe through MPI_Init and a barrier."""
+def check_start(probe: Path, mpirun: Path, kind: str, base_env: dict[str, str] | None = None) -> None:
+    """Two ranks of the probe program (tools/mpi_probe.c) through MPI_Init and a barrier."""
     flags, env_extra = LAUNCH_DEFAULTS.get(kind, ((), {}))
     env = dict(base_env if base_env is not None else os.environ)
     env.update(env_extra)
-    argv = [str(mpirun), "-n", "2", *flags, str(build.part("probe")), "--init"]
+    argv = [str(mpirun), "-n", "2", *flags, str(probe), "--init"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=START_TIMEOUT_S, env=env,
                               stdin=subprocess.DEVNULL)
@@ -263,14 +264,19 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
         check_name(name)
     root = writable_cache(known.cache_root())
     cmake = find_cmake(env)
+    if mpirun is None:
+        mpirun = default_mpirun(mpicc)
     with tempfile.TemporaryDirectory(prefix="probe-", dir=root / "builds") as tmp:
         say(f"asking {mpicc} which MPI it builds for")
         ident = probe_identity(mpicc, Path(tmp), env)
-    kind, family = kind_of(ident.library_version)
-    name = name or kind
-    say(f"{name}: {ident.short} ({'forcing: ' + family if family else 'no algorithm forcing known'})")
-    if mpirun is None:
-        mpirun = default_mpirun(mpicc)
+        kind, family = kind_of(ident.library_version)
+        name = name or kind
+        say(f"{name}: {ident.short} ({'forcing: ' + family if family else 'no algorithm forcing known'})")
+        # The launcher is tried with the one-file probe before anything is compiled:
+        # a launcher that cannot start programs fails in seconds, not after the build.
+        if mpirun is not None:
+            say(f"checking that MPI programs start ({mpirun} -n 2)")
+            check_start(Path(tmp) / PROBE_EXE, mpirun, kind, env)
     key = ident.key(f"{__version__} {source_fingerprint(source_dir())}{' nccl' if nccl else ''}")
 
     with locked(root, name) as lock:
@@ -323,7 +329,7 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
                 "--mpirun (Slurm platforms launch with srun)")
         else:
             say(f"checking that its programs start ({run} -n 2)")
-            check_start(made, run, kind, env)
+            check_start(made.part("probe"), run, kind, env)
         atomic.write_json(reg, {
             "format": known.REGISTRATION_FORMAT, "name": name, "prefix": str(prefix), "key": key,
             "mpicc": ident.mpicc, "mpirun": str(run or ""), "library_version": ident.library_version,
