@@ -19,4 +19,4 @@ for p in ${COLLKIT_SANITIZE_RANKS:-1 3 4 6}; do
 done
 # collkit-bench's own tests (every collective, both backends, mutants, failures)
 # under the sanitizers. The out-of-memory test needs malloc to return NULL.
-ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1" ctest --test-dir build/asan -R "bench|trace" --output-on-failure
+ASAN_OPTIONS="$ASAN_OPTIONS:allocator_may_return_null=1" ctest --test-dir build/asan -R "bench|trace" --output-on-failure -j "$((2 * $(nproc)))"
