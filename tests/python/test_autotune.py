@@ -18,6 +18,7 @@ import pytest
 import mpi_programs
 import needs
 from cli_runner import one_line_error
+from k_of_n import k_of_n
 from collkit.apply import preload
 from collkit.library import registry
 from collkit.mpis import known
@@ -103,9 +104,11 @@ def _autotune_env(collkit, mpi, program, tmp_path, slow: str, out: Path, *extra:
 @pytest.mark.parametrize("slowed", ["library", RD])
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_settles_on_the_candidate_not_slowed(collkit, mpi, loop, tmp_path, slowed):
-    runs = 3
-    good = sum(_settles(collkit, mpi, loop(mpi), tmp_path, slowed) for _ in range(runs))
-    assert good == runs
+    """3 of 4 runs (k_of_n.py): a run misses now and then while another test file
+    shares the 2 cores (1 learning run of about 100 in the make test runs of
+    2026-11-29 settled on the slowed one); at a 5 % miss rate this fails wrongly
+    in 1.4 % of runs (k_of_n.false_failure_rate(3, 4, 0.05)), 3 of 3 in 14 %."""
+    k_of_n(lambda i: (_settles(collkit, mpi, loop(mpi), tmp_path, slowed), f"run {i + 1}"), 3, 4)
 
 
 @pytest.mark.alone
@@ -137,8 +140,12 @@ def test_ranks_agree_where_their_own_times_would_not(collkit, mpi, loop, tmp_pat
 
 @pytest.mark.parametrize("mpi", needs.each_mpi())
 def test_learned_rules_reproduce_and_restart_the_choice(collkit, mpi, loop, tmp_path):
+    """What is tested is the rules file's round trip, not how finely the race
+    tells candidates apart (the test above): the library is made slower by
+    200 us a call, ten times the 20 us that once, beside another test file,
+    settled on the slowed library."""
     out = tmp_path / "learned.rules"
-    _autotune_env(collkit, mpi, loop(mpi), tmp_path, "allreduce=library:20", out, "barrier")
+    _autotune_env(collkit, mpi, loop(mpi), tmp_path, "allreduce=library:200", out, "barrier")
     assert _rule(out) == RD
     rd = f"alg{_index(RD)}"
     # --rules: every call on the learned choice, no exploration
