@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
-from collkit.analysis import check
-from collkit.campaign import resources
 from collkit.common.argtypes import int_at_least, nonempty_path, seconds
 from collkit.common.errors import UserError
-from collkit.common.table import render
-from collkit.launch import runner
-from collkit.library import registry
-from collkit.mpis import known
+
+# What a command runs is imported when it runs, and its parser only when it is
+# the command named (build_parser): `collkit run` need not import the profile,
+# trial, tuning and traffic modules to parse its line. The tests start collkit
+# ~400 times; importing every command's modules was 0.23 s of a 0.33 s start.
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +117,8 @@ class _Version(argparse.Action):
 
 
 def _cmd_algorithms(ns: argparse.Namespace) -> int:
+    from collkit.common.table import render
+    from collkit.library import registry
     reg = registry.load_registry()
     algs, colls = list(reg.algorithms), list(reg.collectives)
     if ns.collective:
@@ -140,6 +143,10 @@ _positive_ranks = int_at_least("rank count", 1)
 
 
 def _cmd_check(ns: argparse.Namespace) -> int:
+    from collkit.analysis import check
+    from collkit.campaign import resources
+    from collkit.library import registry
+    from collkit.mpis import known
     mpi = known.find_install(ns.mpi or known.default_name())
     coll = registry.check_collective(ns.collective) if ns.collective else None
     algs = registry.resolve(registry.load(), ns.algorithm or [], coll)
@@ -163,18 +170,22 @@ def _cmd_list(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
+    from collkit.launch import runner
     return runner.run(ns.spec, ns.out, ns.resume, ns.platform, sys.argv, ns.dry_run, ns.instrument, ns.verbose)
 
 
 def _cmd_status(ns: argparse.Namespace) -> int:
+    from collkit.launch import runner
     return runner.status(ns.dir)
 
 
 def _cmd_cancel(ns: argparse.Namespace) -> int:
+    from collkit.launch import runner
     return runner.cancel(ns.dir)
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    from collkit.launch import runner
     if ns.html or ns.figures is not None or ns.out is not None:
         if ns.breakdown or ns.out_dir is not None:
             raise UserError("--breakdown/--out-dir print and draw the breakdowns alone; the --html report "
@@ -191,6 +202,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
 
 def _cmd_export(ns: argparse.Namespace) -> int:
+    from collkit.launch import runner
     return runner.export(ns.dir, ns.format)
 
 
@@ -201,6 +213,7 @@ def _cmd_compare(ns: argparse.Namespace) -> int:
 
 def _collective_help() -> str:
     """The valid collectives, from the registry when a build is there."""
+    from collkit.library import registry
     try:
         return f"only this collective: {', '.join(registry.collective_names())}"
     except UserError:
@@ -277,8 +290,6 @@ def _add_campaign_commands(sub) -> None:
                         "[measure] granularity = \"ranks\" (its median, arrival and exit, late or not)")
     e.set_defaults(func=_cmd_export)
 
-    _add_compare_command(sub)
-
 
 def _add_compare_command(sub) -> None:
     from collkit.analysis.compare import percent
@@ -302,11 +313,7 @@ def _add_compare_command(sub) -> None:
     cp.set_defaults(func=_cmd_compare)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _TopParser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
-    p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def _add_algorithms_command(sub) -> None:
     a = sub.add_parser("algorithms", help="list libcollkit's algorithms and their constraints",
                        description="libcollkit's registry: per collective, every algorithm with its "
                                    "origin, description and constraints (commutative op, power-of-two "
@@ -315,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print the registry as JSON")
     a.set_defaults(func=_cmd_algorithms)
 
+
+def _add_check_command(sub) -> None:
+    from collkit.analysis.check import LEVELS
     c = sub.add_parser("check", help="run the correctness matrix under a real MPI",
                        description="Run every selected algorithm over roots, counts, datatypes, ops, "
                                    "in place and out of place, on two communicators, against an "
@@ -325,12 +335,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--algorithm", action="append", metavar="NAME",
                    help="NAME or COLLECTIVE/NAME; repeat for several (default: all)")
     c.add_argument("--collective", metavar="C", help=_collective_help())
-    c.add_argument("--level", choices=check.LEVELS, default="standard",
+    c.add_argument("--level", choices=LEVELS, default="standard",
                    help="matrix size: quick, standard (default) or full")
     c.add_argument("--timeout", type=seconds("--timeout", 0.0, 7 * 86400.0), default=1800.0, metavar="S",
                    help="seconds before one launch counts as hung (default 1800)")
     c.set_defaults(func=_cmd_check)
 
+
+def _add_list_command(sub) -> None:
     ls = sub.add_parser("list", help="show what this platform offers: MPI library algorithms, libcollkit's",
                         description="For backend mpi: per MPI library and collective, every algorithm it "
                                     "can be forced to run (canonical name, native name and id) and its "
@@ -342,31 +354,67 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--parameters", nargs="?", const="", metavar="TEXT",
                     help="instead: the parameters a spec's [parameters.NAME] may sweep (names containing TEXT)")
     ls.set_defaults(func=_cmd_list)
-    _add_campaign_commands(sub)
-    from collkit.traffic import command as traffic_command
-    traffic_command.add_parser(sub)
-    from collkit.apply import preload as preload_command
-    preload_command.add_parser(sub)
-    from collkit.program import trial as trial_command
-    trial_command.add_parser(sub)
-    from collkit.program import spec_from_profile as spec_command
-    spec_command.add_parser(sub)
-    from collkit.program import predict as predict_command
-    predict_command.add_parser(sub)
-    from collkit.program import replay as replay_command
-    replay_command.add_parser(sub)
-    from collkit.program import profile as profile_command
-    profile_command.add_parser(sub)
-    from collkit.specbuild import command as new_command
-    new_command.add_parser(sub)
-    _add_tune_commands(sub)
-    from collkit.mpis import command as mpis_command
-    mpis_command.add_parsers(sub)
+
+
+def _module_parsers(module: str, function: str = "add_parser") -> Callable[[object], None]:
+    """A registrar that imports MODULE only when called, then calls its FUNCTION(sub)."""
+    return lambda sub: getattr(importlib.import_module(module), function)(sub)
+
+
+# Who registers each command: a registrar adds the parsers of the commands it
+# names (some add several), each command is named by exactly one.
+REGISTRARS: tuple[tuple[tuple[str, ...], Callable[[object], None]], ...] = (
+    (("algorithms",), _add_algorithms_command),
+    (("check",), _add_check_command),
+    (("list",), _add_list_command),
+    (("run", "status", "cancel", "report", "export"), _add_campaign_commands),
+    (("compare",), _add_compare_command),
+    (("traffic",), _module_parsers("collkit.traffic.command")),
+    (("preload",), _module_parsers("collkit.apply.preload")),
+    (("trial",), _module_parsers("collkit.program.trial")),
+    (("spec",), _module_parsers("collkit.program.spec_from_profile")),
+    (("predict",), _module_parsers("collkit.program.predict")),
+    (("replay",), _module_parsers("collkit.program.replay")),
+    (("profile",), _module_parsers("collkit.program.profile")),
+    (("new",), _module_parsers("collkit.specbuild.command")),
+    (("model", "tune"), lambda sub: _add_tune_commands(sub)),
+    (("mpis", "build"), _module_parsers("collkit.mpis.command", "add_parsers")),
+)
+
+
+def named_command(argv: list[str]) -> str | None:
+    """The command ARGV names (its first word not an option), or None where the
+    top-level help is asked for first (-h, --help) or no command is named."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with COMMAND, only that command's parser in full
+    (and its registrar's others), the rest by name alone: enough to parse a
+    line that names COMMAND, or to refuse an unknown one. --help needs all."""
+    p = _TopParser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
+    p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    named = [name for names, _ in REGISTRARS for name in names]
+    full = command not in named
+    for names, register in REGISTRARS:
+        if full or command in names:
+            register(sub)
+    if not full:
+        for name in (n for _, _, names in COMMAND_GROUPS for n in names):
+            if name not in commands(p):
+                sub.add_parser(name)    # never shown: `collkit NAME --help` builds NAME in full
     _check_groups(p)
     return p
 
 
 def _cmd_model(ns: argparse.Namespace) -> int:
+    from collkit.library import registry
     from collkit.tune import command as tune_command
     coll = registry.check_collective(ns.collective) if ns.collective else None
     return tune_command.model(ns.dir, coll, ns.points)
@@ -420,7 +468,8 @@ def _add_tune_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(named_command(argv))
     try:
         ns = parser.parse_args(argv)
         if not getattr(ns, "command", None):
