@@ -38,6 +38,12 @@ unset PYTHONDONTWRITEBYTECODE
 # launches never set it. The cluster-user check runs in a clean environment,
 # without it.
 export OMPI_MCA_pml=^cm
+# numpy's OpenBLAS starts a thread per core in every process that imports it,
+# and they spin: 0.08 s of CPU per `collkit` start that computes no linear
+# algebra (test_new.py + test_hostile.py: 23 s of CPU with them, 15 s without,
+# the same wall time alone; on 2 shared cores the CPU is the time). Tests
+# only: collkit never sets it for the programs it launches.
+export OPENBLAS_NUM_THREADS=1
 JOBS=$(nproc)
 RESULTS=build/test-results
 rm -rf "$RESULTS"
