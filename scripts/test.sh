@@ -99,11 +99,15 @@ step "install + find_package + pkg-config" bash scripts/install_check.sh
 step "GPU variant: collkit-bench-nccl builds, GPU-free tests" bash scripts/gpu_check.sh
 step "cluster user: sdist, pip install as an unprivileged user, campaigns, a second MPI, Slurm, bad input" \
     bash scripts/cluster_user_check.sh
-# pytest-xdist: one worker per core, each test file on one worker (the files'
-# module fixtures, a Slurm cluster among them, start once), in the order
+# pytest-xdist: one worker more than cores, each test file on one worker (the
+# files' module fixtures, a Slurm cluster among them, start once), in the order
 # conftest.py gives them (the slowest first: --no-loadscope-reorder, else
-# xdist orders files by their number of tests).
-step "python tests" pytest_step pytest -n "$JOBS" --dist loadfile --no-loadscope-reorder "${pytest_select[@]}"
+# xdist orders files by their number of tests). The tests wait as much as they
+# compute (timeouts, Slurm's polls, launches): at one worker per core the two
+# cores were a third idle (process accounting: 411 s of CPU in 305 s), with a
+# third worker 229 s (2 cores, 2026-11-29). The tests that time calls
+# compare variants measured side by side, never against a clock.
+step "python tests" pytest_step pytest -n "$((JOBS + 1))" --dist loadfile --no-loadscope-reorder "${pytest_select[@]}"
 # Tests that time calls (marker `alone`: program conditions, the autotuner's
 # convergence, the profile against a campaign) get the machine to themselves:
 # with two files at a time on 2 cores ranks fell behind the pacer's schedule.

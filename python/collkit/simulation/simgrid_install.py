@@ -31,8 +31,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,6 +184,10 @@ def _sdist(root: Path) -> Path:
     if path.is_file() and _sha256(path) == SDIST_SHA256:
         return path
     say(f"downloading {SDIST_URL}")
+    # imported here: urllib.request brings ssl and http.client, 15 ms of every
+    # collkit start that never downloads (this module is imported by the campaign code)
+    import urllib.error
+    import urllib.request
     tmp = root / f".{SDIST}.{os.getpid()}"
     try:
         with urllib.request.urlopen(SDIST_URL, timeout=DOWNLOAD_TIMEOUT_S) as resp, open(tmp, "wb") as out:
