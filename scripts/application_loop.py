@@ -208,6 +208,7 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
     summary["profile"]["collective_time_s"] = prof["collectives_busiest_rank_s"]
     summary["profile"]["class_time_sum_s"] = sum(c["time_max_s"] for c in prof["classes"])
     summary["profile"]["clock"] = prof.get("clock")
+    summary["profile"]["path"] = str(profile.resolve())
 
     # make test (quick): two launches a group, the fewest that still compare across launches
     collkit("spec", "--from-profile", str(profile), "--min-share", str(min_share), "--out", str(spec),
@@ -232,8 +233,9 @@ def loop(prog: Program, mpi: str, ranks: int, runs: int, out: Path, min_share: f
         summary["trial_choice"] = {"kind": "forced", "forced": f"{coll}={alg}", "why": why}
     prog.prepare(run_dir, ranks)     # the trial's first run starts from the same state as the profile's
     trial_json = out / "trial.json"
+    # no --profile: the trial predicts from the profile the campaign's spec was written from
     collkit("trial", "--runs", str(runs), "--mpi", mpi, *choice, *prog.compare, "--campaign", str(campaign),
-            "--profile", str(profile), "--json", str(trial_json), "--", *cmd, cwd=run_dir)
+            "--json", str(trial_json), "--", *cmd, cwd=run_dir)
     summary["trial"] = json.loads(trial_json.read_text())
 
     if autotune:

@@ -55,6 +55,8 @@ def _check_common(s: dict, expected_collectives: set[str]) -> None:
     assert pred["waiting_total_s"] > 0 and pred["working_default_total_s"] > 0
     assert s["rules"], "tune wrote no rule"
     t, choice = s["trial"], s["trial_choice"]
+    # the trial predicted from the profiled run (the campaign's spec records it), not from its own first run
+    assert t["prediction"] is not None and t["prediction_profile"] == prof["path"], t["prediction_profile"]
     # the trial ran both variants to the end: the output check held on every run
     assert t["status"] == "complete" and t["exit_status"] == 0 and t["output_check"], t["message"]
     assert {r["variant"] for r in t["runs"]} == {"default", "choice"}

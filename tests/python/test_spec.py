@@ -72,3 +72,27 @@ def test_unknown_backend_and_missing_keys():
         specs.parse(GOOD.replace('sizes = "8B..1KiB x4"', ""))
     with pytest.raises(UserError, match="not valid TOML"):
         specs.parse("collectives = [")
+
+
+SHA = "ab" * 32
+
+
+@pytest.mark.parametrize("table, message", [
+    ('from_profile = "app.profile.json"\n', "[from_profile] must be a table with path and sha256"),
+    (f'[from_profile]\npath = "app.profile.json"\nsha256 = "{SHA}"\n', "from_profile.path must be the profile's absolute path"),
+    ('[from_profile]\npath = "/a/p.json"\nsha256 = "xyz"\n', "from_profile.sha256 must be 64 lowercase hexadecimal digits"),
+    (f'[from_profile]\npath = "/a/p.json"\nsha256 = "{SHA.upper()}"\n', "from_profile.sha256 must be 64"),
+    (f'[from_profile]\npath = "/a/p.json"\nsha = "{SHA}"\n', "unknown key 'sha' in [from_profile]"),
+    (f'[from_profile]\npath = "/a/\\np.json"\nsha256 = "{SHA}"\n', "control character"),
+])
+def test_a_bad_from_profile_table_is_one_line(table, message):
+    text = table + GOOD if not table.startswith("[") else GOOD + table
+    with pytest.raises(UserError) as err:
+        specs.parse(text)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_from_profile_table_is_kept():
+    s = specs.parse(GOOD + f'[from_profile]\npath = "/a/p.json"\nsha256 = "{SHA}"\n')
+    assert (s.from_profile.path, s.from_profile.sha256) == ("/a/p.json", SHA)
+    assert specs.parse(GOOD).from_profile is None

@@ -2,6 +2,7 @@
 not measurable and why, the written spec loads and plans (constraints end as skips),
 bad input exits 2 with one line, and a generated spec runs for real."""
 
+import hashlib
 import json
 import tomllib
 from pathlib import Path
@@ -16,8 +17,11 @@ from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
 from collkit.campaign.platform import Platform, PlatformMPI
 from collkit.library import registry
+from collkit.common.errors import UserError
 from collkit.mpis.install import MPIInstall
+from collkit.program.spec_from_profile import written_from
 from program_fixture import call, write
+from test_trial import mpis  # noqa: F401 (a fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -180,3 +184,45 @@ def test_a_generated_spec_runs_for_real(tmp_path, capsys):
     assert any(r["backend"] == "collkit" and r["status"] == "ok" for r in recs)
     requested = json.loads((tmp_path / "c" / "resolved.json").read_text())["requested"]
     assert [(c["collectives"], c["sizes"]) for c in requested["cases"]] == [(["allreduce"], [24]), (["bcast"], [1000])]
+
+
+def test_the_spec_records_the_profile_it_was_written_from(tmp_path, capsys):
+    out, _ = generate(tmp_path, capsys)
+    prof = tmp_path / "app.profile.json"
+    assert tomllib.loads(out.read_text())["from_profile"] == {
+        "path": str(prof.resolve()), "sha256": hashlib.sha256(prof.read_bytes()).hexdigest()}
+
+
+def _campaign(tmp_path, spec_text):
+    camp = tmp_path / "camp"
+    camp.mkdir(parents=True)
+    (camp / "spec.toml").write_text(spec_text)       # as `collkit run` keeps it
+    return camp
+
+
+def test_trial_takes_the_profile_the_campaigns_spec_was_written_from(tmp_path, capsys):
+    out, _ = generate(tmp_path, capsys)
+    prof = tmp_path / "app.profile.json"
+    camp = _campaign(tmp_path, out.read_text())
+    assert written_from(camp) == prof.resolve()
+    by_hand = _campaign(tmp_path / "h", "collectives = [\"allreduce\"]\nsizes = [8]\nranks = [2]\n"
+                                        "[backends]\ncollkit = \"all\"\n")
+    assert written_from(by_hand) is None         # the trial predicts from its first default run, as before
+    prof.write_bytes(prof.read_bytes() + b" ")   # profiled again at the same path
+    with pytest.raises(UserError, match="has changed since .* give --profile"):
+        written_from(camp)
+    prof.unlink()
+    with pytest.raises(UserError, match="which is not there: give --profile"):
+        written_from(camp)
+
+
+def test_trial_refuses_a_changed_profile_before_any_run(mpis, tmp_path, capsys):
+    out, _ = generate(tmp_path, capsys)
+    camp = _campaign(tmp_path, out.read_text())
+    prof = tmp_path / "app.profile.json"
+    prof.write_bytes(prof.read_bytes() + b" ")
+    ran = tmp_path / "ran"
+    res = in_process(capsys, "trial", "--runs", "4", "--algorithm", "allreduce=ring", "--campaign", camp,
+                     "--", "/bin/sh", "-c", f"touch {ran}")
+    one_line_error(res, str(prof.resolve()), "has changed", "--profile")
+    assert not ran.exists()

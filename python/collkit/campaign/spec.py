@@ -102,7 +102,10 @@ MAX_RANKS = 1 << 20    # no launcher or simulator here goes beyond
 
 _TOP_KEYS = ("name", "description", "collectives", "sizes", "ranks", "mpi", "dtype", "op", "root",
              "in_place", "backends", "measure", "metadata", "instrument", "platforms", *devices.tables(),
-             "case", "parameters")
+             "case", "parameters", "from_profile")
+# [from_profile]: the profile `collkit spec --from-profile` wrote the spec from, so
+# that `collkit trial --campaign DIR` predicts from that profile by default.
+_FROM_PROFILE_KEYS = ("path", "sha256")
 # What one [[case]] may set; what it leaves out it takes from the top level.
 _CASE_KEYS = ("collectives", "sizes", "ranks", "dtype", "op", "root", "in_place", *conds.KEYS)
 # Keys a user plausibly writes for something the spec says another way.
@@ -200,6 +203,7 @@ class Spec:
     # [parameters.NAME]: MPI name (or a device backend's key) -> parameter -> values as written; checked
     # against what the library reports in plan.py (backends/parameters.py)
     parameters: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    from_profile: "FromProfile | None" = None   # [from_profile]: the profile the spec was written from
 
     def variants(self) -> tuple["Spec", ...]:
         """One spec per case, each without cases (plan.py makes each one's points):
@@ -391,8 +395,32 @@ def _parse(raw: dict, text: str, default_name: str) -> Spec:
         platforms=_str_list(raw["platforms"], "platforms") if "platforms" in raw else (),
         cases=cases,
         parameters=_parameters(raw["parameters"], mpis, backends) if "parameters" in raw else {},
+        from_profile=_from_profile(raw["from_profile"]) if "from_profile" in raw else None,
         **device_fields,
     )
+
+
+@dataclass(frozen=True)
+class FromProfile:
+    """The profile a spec was written from (`collkit spec --from-profile`): its
+    absolute path and the SHA-256 of its bytes, so that a profile written again
+    at the same path is not taken for it."""
+    path: str
+    sha256: str
+
+
+def _from_profile(raw: object) -> FromProfile:
+    if not isinstance(raw, dict):
+        _raise("[from_profile] must be a table with path and sha256 (collkit spec --from-profile writes it)")
+    for key in raw:
+        if key not in _FROM_PROFILE_KEYS:
+            raise _unknown(key, _FROM_PROFILE_KEYS, "[from_profile]")
+    path, sha = raw.get("path"), raw.get("sha256")
+    if not isinstance(path, str) or not path.startswith("/"):
+        _raise(f"from_profile.path must be the profile's absolute path, not {path!r}")
+    if not isinstance(sha, str) or len(sha) != 64 or any(ch not in "0123456789abcdef" for ch in sha):
+        _raise(f"from_profile.sha256 must be 64 lowercase hexadecimal digits, not {sha!r}")
+    return FromProfile(path=path, sha256=sha)
 
 
 def _parameters(raw: object, mpis: tuple[str, ...], backends: dict) -> dict[str, dict[str, tuple]]:

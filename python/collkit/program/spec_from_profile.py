@@ -37,6 +37,7 @@ point; the busier one's case is written first, and its conditions are measured."
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -254,6 +255,12 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
         f"launches = {launches:<22d}# each launch group this many times, interleaved; verdicts on",
         "                                # launches (docs/bench-protocol.md, \"Launches\"); more: more certainty",
     ]
+    if profile.path is not None:
+        path = Path(profile.path).resolve()
+        lines += ["",
+                  "[from_profile]                  # `collkit trial --campaign` predicts from this profile by default",
+                  f"path = {_q(str(path))}",
+                  f"sha256 = {_q(_digest(path))}"]
     # program conditions: a case per class with a split (its own conditions); the rest grouped
     groups: dict[tuple, list[tuple[CallClass, PointOf]]] = {}
     own: dict[tuple, conds.Conditions] = {}
@@ -288,6 +295,29 @@ def write_spec(profile: Profile, sel: Selection, mpi: str, name: str, min_share_
             why = program_conditions(members[0][0])
             lines.append(f"# synchronised: {_comment(why if isinstance(why, str) else 'grouped')}")
     return "\n".join(lines) + "\n"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def written_from(campaign: Path) -> Path | None:
+    """The profile CAMPAIGN's spec was written from (its [from_profile]), checked
+    to be the same bytes; None for a spec written otherwise."""
+    spec_file = campaign / "spec.toml"
+    if not spec_file.is_file():
+        raise UserError(f"{campaign}: no spec.toml; give a campaign directory written by `collkit run`")
+    source = specs.parse(spec_file.read_text(), source=str(spec_file)).from_profile
+    if source is None:
+        return None
+    path = Path(source.path)
+    if not path.is_file():
+        raise UserError(f"{campaign} measured the calls of the profile {source.path} (its spec.toml's "
+                        "[from_profile]), which is not there: give --profile with that profile")
+    if _digest(path) != source.sha256:
+        raise UserError(f"{source.path} has changed since {campaign}'s spec was written from it (its SHA-256 "
+                        "is not [from_profile]'s): give --profile with the profile the spec was written from")
+    return path
 
 
 def _name(out: Path) -> str:

@@ -324,6 +324,9 @@ def to_json(settings: TrialSettings, result: TrialResult) -> dict:
         "runs": [r.to_json() for r in result.runs],
         "comparisons": [c.to_json() for c in result.comparisons],
         "prediction": None if result.prediction is None else result.prediction.to_json(),
+        # the profile predicted from: --profile, or the one the campaign's spec was written
+        # from; null with a prediction: the first default run's
+        "prediction_profile": None if settings.profile is None else str(settings.profile),
     }
 
 
@@ -371,6 +374,10 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
                             "`collkit run`")
         if ns.profile is not None:
             profile = Path(ns.profile)
+        else:       # the profile `spec --from-profile` wrote the campaign's spec from, where it did
+            from collkit.program.spec_from_profile import written_from
+            profile = written_from(campaign)
+        if profile is not None:
             profile_file.load(profile, need_complete=True)
     return TrialSettings(mpi=mpi, command=command, choice=choice, runs=ns.runs, warmup=ns.warmup,
                          check=check, campaign=campaign, profile=profile, timeout=ns.timeout,
@@ -447,7 +454,8 @@ def add_parser(sub) -> None:
                         "differently from run to run)")
     p.add_argument("--campaign", metavar="DIR", help="show the prediction from this campaign beside the runs")
     p.add_argument("--profile", metavar="FILE",
-                   help="the profile the prediction uses (default: the first default run's)")
+                   help="the profile the prediction uses (default: the one the campaign's spec was written "
+                        "from by `collkit spec --from-profile`, else the first default run's)")
     p.add_argument("--synchronised", action="store_true",
                    help="predict working times from synchronised calls (collkit predict --synchronised)")
     p.add_argument("--json", metavar="FILE", help="write every run's numbers and the verdicts as JSON")
