@@ -255,3 +255,21 @@ def test_rules_written_by_tune_are_used_as_the_preload_reads_them(tmp_path, caps
     assert by["bcast"].choice == "library"
     with pytest.raises(UserError, match="tuned over openmpi, not mpich"):
         predict_profile(profile([AR8], mpi="mpich"), c, out)
+
+
+def test_a_library_algorithm_rule_predicts_the_librarys_forced_algorithm(tmp_path):
+    """`library:NAME` (the autotuner's candidates under MPICH, switched per call): the
+    library runs NAME, so the prediction is the campaign's backend-mpi point forced
+    to it, found by the library's own name (bcast's `binomial` is collkit's
+    binomial_halving), not the library's default."""
+    forced = dict(rec("mpi", "binomial_halving", BC, times(10.0), mpi="mpich"), native="binomial")
+    c = campaign(tmp_path / "c", [dict(rec("mpi", "default", BC, times(50.0)), mpi="mpich"), forced,
+                                  dict(rec("collkit", "binomial_halving", BC, times(100.0)), mpi="mpich")])
+    pred = predict_profile(profile([BC], mpi="mpich"), c, rules(tmp_path, "bcast * * library:binomial\n"))
+    (x,) = pred.classes
+    assert x.covered and x.choice == "library:binomial"
+    assert x.default_total_s == pytest.approx(100 * 50e-6) and x.rules_total_s == pytest.approx(100 * 10e-6)
+    # a library algorithm the campaign did not force: uncovered, saying which point is missing
+    pred = predict_profile(profile([BC], mpi="mpich"), c, rules(tmp_path, "bcast * * library:scatter_ring_allgather\n"))
+    (x,) = pred.classes
+    assert not x.covered and "mpich:scatter_ring_allgather (forced)" in x.note

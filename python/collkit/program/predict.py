@@ -159,6 +159,11 @@ def _key(r: Record) -> tuple:
     return (r.backend, r.mpi, r.algorithm, r.collective, r.ranks, r.bytes, r.dtype, r.op, r.root, r.in_place)
 
 
+# The index's second key of a backend-mpi record: its library's own name of the
+# algorithm (record.native), which library:NAME rules use.
+NATIVE = "mpi native"
+
+
 def _point_key(backend: str, mpi: str, algorithm: str, p) -> tuple:
     return (backend, mpi, algorithm, p.collective, p.ranks, p.bytes, p.dtype, p.op, p.root, p.in_place)
 
@@ -261,11 +266,17 @@ def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], picked: r
     d_s, d_ci, basis, cond_note = _per_call(default, want, campaign_dir, c, f"{mpi}:default")
     r_s, r_ci = d_s, d_ci
     if choice != LIBRARY and not note:
-        chosen = index.get(_point_key("collkit", mpi, choice, p))
-        why = _usable(chosen, f"collkit:{choice}")
+        if choice.startswith(rules_choice.LIBRARY_ALGORITHM):
+            # library:NAME: the library's own algorithm, switched per call by the preload;
+            # the campaign forced it as backend mpi, NAME being the library's (native) name
+            native = choice[len(rules_choice.LIBRARY_ALGORITHM):]
+            chosen, what = index.get(_point_key(NATIVE, mpi, native, p)), f"{mpi}:{native} (forced)"
+        else:
+            chosen, what = index.get(_point_key("collkit", mpi, choice, p)), f"collkit:{choice}"
+        why = _usable(chosen, what)
         if why:
             return _uncovered(c, why, choice)
-        r_s, r_ci, _, _ = _per_call(chosen, want, campaign_dir, c, f"collkit:{choice}")
+        r_s, r_ci, _, _ = _per_call(chosen, want, campaign_dir, c, what)
     note = "; ".join(n for n in (note, cond_note) if n)
     waiting = c.split.waiting_s if want is not None and c.split is not None else None
     base = waiting or 0.0
@@ -330,6 +341,8 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
         raise UserError(f"--campaign {campaign_dir}: measured MPI {', '.join(mpis)}, the profile ran on {mpi}; "
                         f"measure the profile's MPI (collkit spec --from-profile ... --mpi {mpi})")
     index = {_key(r): r for r in records}
+    index |= {(NATIVE, r.mpi, r.native, *_key(r)[3:]): r for r in records
+              if r.backend == "mpi" and r.algorithm != "default" and r.native}
     wants = _wants(profile, synchronised)
     try:
         classes = sorted(profile.classes, key=lambda c: -c.time_max_s)
