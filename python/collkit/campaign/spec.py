@@ -273,12 +273,18 @@ def _str_list(value: object, what: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _measure(raw: object) -> Measure:
+def _table(raw: object, keys: tuple[str, ...], where: str, shape: str = "a table") -> dict:
+    """RAW as the table WHERE ("[measure]"), every key one of KEYS; else one line."""
     if not isinstance(raw, dict):
-        _raise("[measure] must be a table")
+        _raise(f"{where} must be {shape}")
     for key in raw:
-        if key not in _MEASURE_KEYS:
-            raise _unknown(key, _MEASURE_KEYS, "[measure]")
+        if key not in keys:
+            raise _unknown(key, keys, where)
+    return raw
+
+
+def _measure(raw: object) -> Measure:
+    raw = _table(raw, _MEASURE_KEYS, "[measure]")
     d = Measure()
     m = Measure(
         warmup=_int(raw.get("warmup", d.warmup), "measure.warmup", 0),
@@ -410,11 +416,8 @@ class FromProfile:
 
 
 def _from_profile(raw: object) -> FromProfile:
-    if not isinstance(raw, dict):
-        _raise("[from_profile] must be a table with path and sha256 (collkit spec --from-profile writes it)")
-    for key in raw:
-        if key not in _FROM_PROFILE_KEYS:
-            raise _unknown(key, _FROM_PROFILE_KEYS, "[from_profile]")
+    raw = _table(raw, _FROM_PROFILE_KEYS, "[from_profile]",
+                 "a table with path and sha256 (collkit spec --from-profile writes it)")
     path, sha = raw.get("path"), raw.get("sha256")
     if not isinstance(path, str) or not path.startswith("/"):
         _raise(f"from_profile.path must be the profile's absolute path, not {path!r}")
