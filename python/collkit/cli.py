@@ -356,63 +356,6 @@ def _add_list_command(sub) -> None:
     ls.set_defaults(func=_cmd_list)
 
 
-def _module_parsers(module: str, function: str = "add_parser") -> Callable[[object], None]:
-    """A registrar that imports MODULE only when called, then calls its FUNCTION(sub)."""
-    return lambda sub: getattr(importlib.import_module(module), function)(sub)
-
-
-# Who registers each command: a registrar adds the parsers of the commands it
-# names (some add several), each command is named by exactly one.
-REGISTRARS: tuple[tuple[tuple[str, ...], Callable[[object], None]], ...] = (
-    (("algorithms",), _add_algorithms_command),
-    (("check",), _add_check_command),
-    (("list",), _add_list_command),
-    (("run", "status", "cancel", "report", "export"), _add_campaign_commands),
-    (("compare",), _add_compare_command),
-    (("traffic",), _module_parsers("collkit.traffic.command")),
-    (("preload",), _module_parsers("collkit.apply.preload")),
-    (("trial",), _module_parsers("collkit.program.trial")),
-    (("spec",), _module_parsers("collkit.program.spec_from_profile")),
-    (("predict",), _module_parsers("collkit.program.predict")),
-    (("replay",), _module_parsers("collkit.program.replay")),
-    (("profile",), _module_parsers("collkit.program.profile")),
-    (("new",), _module_parsers("collkit.specbuild.command")),
-    (("model", "tune"), lambda sub: _add_tune_commands(sub)),
-    (("mpis", "build"), _module_parsers("collkit.mpis.command", "add_parsers")),
-)
-
-
-def named_command(argv: list[str]) -> str | None:
-    """The command ARGV names (its first word not an option), or None where the
-    top-level help is asked for first (-h, --help) or no command is named."""
-    for arg in argv:
-        if arg in ("-h", "--help"):
-            return None
-        if not arg.startswith("-"):
-            return arg
-    return None
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with COMMAND, only that command's parser in full
-    (and its registrar's others), the rest by name alone: enough to parse a
-    line that names COMMAND, or to refuse an unknown one. --help needs all."""
-    p = _TopParser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
-    p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    named = [name for names, _ in REGISTRARS for name in names]
-    full = command not in named
-    for names, register in REGISTRARS:
-        if full or command in names:
-            register(sub)
-    if not full:
-        for name in (n for _, _, names in COMMAND_GROUPS for n in names):
-            if name not in commands(p):
-                sub.add_parser(name)    # never shown: `collkit NAME --help` builds NAME in full
-    _check_groups(p)
-    return p
-
-
 def _cmd_model(ns: argparse.Namespace) -> int:
     from collkit.library import registry
     from collkit.tune import command as tune_command
@@ -465,6 +408,63 @@ def _add_tune_commands(sub) -> None:
                         "across ranks in the last bits (`collkit list`, traits), and let the preload run them "
                         "on floating-point reductions (docs/tuning.md)")
     t.set_defaults(func=_cmd_tune)
+
+
+def _module_parsers(module: str, function: str = "add_parser") -> Callable[[object], None]:
+    """A registrar that imports MODULE only when called, then calls its FUNCTION(sub)."""
+    return lambda sub: getattr(importlib.import_module(module), function)(sub)
+
+
+# Who registers each command: a registrar adds the parsers of the commands it
+# names (some add several), each command is named by exactly one.
+REGISTRARS: tuple[tuple[tuple[str, ...], Callable[[object], None]], ...] = (
+    (("algorithms",), _add_algorithms_command),
+    (("check",), _add_check_command),
+    (("list",), _add_list_command),
+    (("run", "status", "cancel", "report", "export"), _add_campaign_commands),
+    (("compare",), _add_compare_command),
+    (("traffic",), _module_parsers("collkit.traffic.command")),
+    (("preload",), _module_parsers("collkit.apply.preload")),
+    (("trial",), _module_parsers("collkit.program.trial")),
+    (("spec",), _module_parsers("collkit.program.spec_from_profile")),
+    (("predict",), _module_parsers("collkit.program.predict")),
+    (("replay",), _module_parsers("collkit.program.replay")),
+    (("profile",), _module_parsers("collkit.program.profile")),
+    (("new",), _module_parsers("collkit.specbuild.command")),
+    (("model", "tune"), _add_tune_commands),
+    (("mpis", "build"), _module_parsers("collkit.mpis.command", "add_parsers")),
+)
+
+
+def named_command(argv: list[str]) -> str | None:
+    """The command ARGV names (its first word not an option), or None where the
+    top-level help is asked for first (-h, --help) or no command is named."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with COMMAND, only that command's parser in full
+    (and its registrar's others), the rest by name alone: enough to parse a
+    line that names COMMAND, or to refuse an unknown one. --help needs all."""
+    p = _TopParser(prog="collkit", description="Design, verify, benchmark and tune MPI collective algorithms.")
+    p.add_argument("--version", action=_Version, nargs=0, help="print the version and the source it was built from")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    named = [name for names, _ in REGISTRARS for name in names]
+    full = command not in named
+    for names, register in REGISTRARS:
+        if full or command in names:
+            register(sub)
+    if not full:
+        built = set(commands(p))
+        for name in (n for _, _, names in COMMAND_GROUPS for n in names if n not in built):
+            sub.add_parser(name)        # never shown: `collkit NAME --help` builds NAME in full
+    _check_groups(p)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
