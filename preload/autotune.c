@@ -12,11 +12,16 @@
  * algorithm that can run the call (ckp_fallback_reason) and that
  * COLLKIT_AUTOTUNE_CANDIDATES allows. It explores in stages: in each, every
  * candidate still in the race runs `stage` calls, round robin, the order
- * rotated every round, each timed on every rank. At the end of a stage (a
- * look) the ranks agree with one allreduce (MPI_MAX) on the shim's duplicate
- * of the communicator, after the program's call returned: each call's time is
- * then the slowest rank's, which is what the program waits for, and every
- * rank holds the same numbers and takes the same decisions.
+ * rotated every round, each timed on every rank: its arrival and exit on one
+ * clock (world rank 0's, the profile's offsets: clock.c). At the end of a
+ * stage (a look) the ranks agree with one allreduce (MPI_MAX) on the shim's
+ * duplicate of the communicator, after the program's call returned, on each
+ * call's working time: what the collective took after the arrivals its
+ * result depends on (working_rule.h, the rule of program/waits.py; bcast
+ * and scatter broadcast the root's arrivals first). The rest of the call,
+ * waiting for a late rank, is the program's imbalance: no candidate changes
+ * it, so it is recorded beside (wait_s) and never raced on. Every rank holds
+ * the same numbers and takes the same decisions.
  *
  * Racing by successive elimination: at each look the candidate with the
  * lowest median leads, and every other one whose calls are slower by a
@@ -27,8 +32,8 @@
  * Samples per candidate run 4, 8, 16, ... (stages double), so L is small.
  *
  * Bounds: exploration stops at max_calls calls; and its cost (the calls'
- * time above what the current choice takes, at its median) may not exceed
- * `budget` of the class's time so far: when it would, the class runs the
+ * working time above what the current choice takes, at its median) may not
+ * exceed `budget` of the class's working time so far: when it would, the class runs the
  * current choice until its calls paid for the next stage, then explores on.
  * When one candidate is left, or the calls are spent, the class settles: on
  * the library where it is still in the race (nothing beat it significantly),
@@ -39,6 +44,8 @@
 #include "autotune.h"
 #include "ck_preload.h"
 #include "ck_hash.h"
+#include "profile.h"
+#include "working_rule.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -54,6 +61,27 @@ static tune_class **all_tail = &all_classes;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 tune_class *ckp_autotune_classes(void) { return all_classes; }
+
+/* Arrivals and exits on world rank 0's clock: CLOCK_MONOTONIC, which the
+ * ranks of one node share, less the node's offset measured at MPI_Init
+ * (clock.c). Drift after that is not followed: at 1 ppm it moves a rank
+ * 1 us in a second, the same for every candidate of a stage's rotation. */
+static ckp_clock tune_clock;
+static double tune_offset;
+
+void ckp_autotune_started(void)
+{
+    if (!ckp_tune_cfg.on) return;
+    ckp_clock_start(&tune_clock);
+    tune_offset = tune_clock.offset_init_s;
+}
+
+double ckp_autotune_now(void) { return ckp_clock_monotonic() - tune_offset; }
+
+void ckp_autotune_stopped(void)
+{
+    if (ckp_tune_cfg.on) ckp_clock_release(&tune_clock);
+}
 
 static size_t hash_key(int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
 {
@@ -119,6 +147,11 @@ static void begin_stage(tune_class *k, long stage)
         if (k->cand[i].alive) k->order[n++] = i;
     k->alive = n;
 }
+
+/* A stage's buffer for n calls: its arrivals and exits while it runs, at the
+ * look the agreement's values (CKP_WORK_VALUES a call), the failure flag and
+ * the root's n arrivals (look()). */
+static size_t pending_len(size_t n) { return ((CKP_WORK_VALUES + 1) * n + 1) * sizeof(double); }
 
 static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
                               size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
@@ -189,7 +222,7 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     k->max_looks = 1;
     for (long n = FIRST_STAGE; n * 2 <= per; n *= 2) k->max_looks++;
     k->order = malloc((size_t)k->ncand * sizeof *k->order);
-    k->pending = malloc(((size_t)k->ncand * FIRST_STAGE + 1) * sizeof *k->pending);
+    k->pending = malloc(pending_len((size_t)k->ncand * FIRST_STAGE));
     if (!k->order || !k->pending) {
         settle(k, CKP_LIBRARY, "out of memory");
         return k;
@@ -302,6 +335,8 @@ static void look(tune_class *k, const ckp_comm *info)
 {
     const long n = k->in_stage;
     const long next = k->looks == 0 ? k->stage : 2 * k->stage; /* 4, 4, 8, 16: totals 4, 8, 16, 32 */
+    const ckp_dep_kind kind = ckp_dep_kind_of((ck_collective)k->coll);
+    const int is_root = k->root == info->rank;
     int fail = 0;
     size_t most = 0;
     for (int i = 0; i < k->ncand; i++) {
@@ -311,21 +346,42 @@ static void look(tune_class *k, const ckp_comm *info)
         if (c->n + (size_t)k->stage > most) most = c->n + (size_t)k->stage;
     }
     double *scratch = malloc(2 * 2 * most * sizeof *scratch);
-    double *grown = realloc(k->pending, ((size_t)(next * k->alive) + 1) * sizeof *grown);
+    double *grown = realloc(k->pending, pending_len((size_t)(next * k->alive)));
     if (grown) k->pending = grown;
     if (!scratch || !grown) fail = 1;
-    k->pending[n] = fail;
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, k->pending, (int)n + 1, MPI_DOUBLE, MPI_MAX, info->dup);
-    if (rc != MPI_SUCCESS || k->pending[n] != 0.0) {
+    /* The stage's pairs (a, e) at [2j, 2j + 1] become the call's values at
+     * [V j, V j + V); from the last call down, so none is read after it is
+     * overwritten. The root's arrivals, where a rank needs them, after. */
+    double *v = k->pending, *root_arrival = v + CKP_WORK_VALUES * n + 1;
+    int rc = MPI_SUCCESS;
+    if (ckp_dep_needs_root_arrival(kind)) {
+        if (is_root)
+            for (long j = 0; j < n; j++) root_arrival[j] = v[2 * j];
+        rc = PMPI_Bcast(root_arrival, (int)n, MPI_DOUBLE, k->root, info->dup);
+    }
+    for (long j = n - 1; j >= 0; j--) {
+        const double a = v[2 * j], e = v[2 * j + 1];
+        /* without the root's arrivals (a failed broadcast) the look ends below: any gate will do */
+        const double gate = rc == MPI_SUCCESS && ckp_dep_needs_root_arrival(kind) ? root_arrival[j] : a;
+        ckp_work_contribute(kind, is_root, a, e, gate, v + CKP_WORK_VALUES * j);
+    }
+    v[CKP_WORK_VALUES * n] = rc != MPI_SUCCESS ? 2.0 : fail; /* 2: the broadcast failed, 1: memory */
+    const int count = CKP_WORK_VALUES * (int)n + 1;
+    int rc2 = PMPI_Allreduce(MPI_IN_PLACE, v, count, MPI_DOUBLE, MPI_MAX, info->dup);
+    if (rc2 != MPI_SUCCESS || v[CKP_WORK_VALUES * n] != 0.0) {
         free(scratch);
-        settle(k, CKP_LIBRARY, rc != MPI_SUCCESS ? "the agreement failed" : "out of memory");
+        settle(k, CKP_LIBRARY, rc2 != MPI_SUCCESS || v[CKP_WORK_VALUES * n] == 2.0 ? "the agreement failed"
+                                                                                  : "out of memory");
         return;
     }
     for (long j = 0; j < n; j++) {
         long round = j / k->alive, pos = (j + round + k->offset) % k->alive;
         tune_cand *c = &k->cand[k->order[pos]];
-        c->t[c->n++] = k->pending[j];
-        k->explore_s += k->pending[j];
+        double working, whole;
+        ckp_work_agreed(kind, v + CKP_WORK_VALUES * j, &working, &whole);
+        c->t[c->n++] = working;
+        k->explore_s += working;
+        k->wait_s += whole - working;
     }
     k->looks++;
     for (int i = 0; i < k->ncand; i++)
@@ -382,11 +438,13 @@ static void look(tune_class *k, const ckp_comm *info)
     begin_stage(k, next);
 }
 
-void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds)
+void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit)
 {
     tune_class *k = tc->cls;
     if (!k || !tc->timed) return;
-    k->pending[k->in_stage++] = seconds;
+    k->pending[2 * k->in_stage] = arrival;
+    k->pending[2 * k->in_stage + 1] = exit;
+    k->in_stage++;
     k->explored++;
     if (k->in_stage == k->stage * k->alive) look(k, info);
 }

@@ -10,7 +10,7 @@ enum { EXPLORING, PAUSED, SETTLED };
 typedef struct {
     int col;          /* CKP_LIBRARY or an algorithm index */
     int alive;
-    double *t;        /* the agreed (slowest rank's) time of each of its exploration calls */
+    double *t;        /* the agreed working time of each of its exploration calls (working_rule.h) */
     size_t n, cap;
     int out_look;     /* the look that eliminated it (0: never) */
     double out_p;
@@ -37,13 +37,14 @@ typedef struct tune_class {
     int alive;           /* candidates in the race */
     int *order;          /* this stage's alive candidates */
     long offset;         /* where its rotation starts: a hash of its key's rank-equal values */
-    double *pending;     /* this rank's times of the stage's calls, in call order */
+    double *pending;     /* this rank's arrival and exit of the stage's calls, in call order (pending_len) */
     int looks, max_looks;
     long resume_at;      /* PAUSED: the call at which the next stage starts */
-    double explore_s;    /* agreed time of every exploration call */
+    double explore_s;    /* agreed working time of every exploration call */
+    double wait_s;       /* and the rest of their time: waiting for the ranks they depend on */
     double paused_s;     /* calls run paused, at the choice's median: the class's time besides */
-    double cost_s;       /* exploration time above the choice's median */
-    double lost_s;       /* exploration time on candidates other than the choice */
+    double cost_s;       /* exploration's working time above the choice's median */
+    double lost_s;       /* exploration's working time on candidates other than the choice */
     struct tune_class *next;    /* in its bucket */
     struct tune_class *created; /* in the order the classes were made: the rules' order */
 } tune_class;

@@ -76,10 +76,11 @@ static int write_rules(const char *path)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     ckp_library_line(lib, sizeof lib);
     fprintf(f, "# collkit rules v1: COLLECTIVE RANKS BYTES CHOICE, learned by collkit-preload --autotune\n"
-               "# (docs/preload.md, \"Autotune\"). Per class: its candidates' exploration calls (the slowest\n"
-               "# rank's times), medians with 95 %% intervals, and the verdict: one-sided Mann-Whitney against\n"
-               "# the lowest median, family error rate %g split over candidates and looks (Bonferroni); budget\n"
-               "# %g %% of the class's time, at most %ld exploration calls a class, from its call after %ld.\n",
+               "# (docs/preload.md, \"Autotune\"). Per class: its candidates' exploration calls (working time,\n"
+               "# after the arrivals each call depends on), medians with 95 %% intervals, and the verdict:\n"
+               "# one-sided Mann-Whitney against the lowest median, family error rate %g split over candidates\n"
+               "# and looks (Bonferroni); budget %g %% of the class's working time, at most %ld exploration\n"
+               "# calls a class, from its call after %ld.\n",
             ckp_tune_cfg.alpha, ckp_tune_cfg.budget * 100.0, ckp_tune_cfg.max_calls, ckp_tune_cfg.after);
     if (lib[0]) fprintf(f, "mpi_library = %s\n", lib);
     if (ckp_cfg.allow_fp_rank_variant) fprintf(f, "allow_fp_rank_variant = true\n");
@@ -99,9 +100,10 @@ static int write_rules(const char *path)
             describe(o, what, sizeof what);
             fprintf(f, "\n# %s: %ld calls; %s", what, o->calls, state_name(o));
             if (o->explored)
-                fprintf(f, "; %ld exploration calls, %.6f s, of which %.6f s on the candidates not chosen; cost "
-                           "%.6f s above the choice's median (at the candidates' medians)",
-                        o->explored, o->explore_s, o->lost_s, o->cost_s);
+                fprintf(f, "; %ld exploration calls, %.6f s working, of which %.6f s on the candidates not "
+                           "chosen, and %.6f s waiting for late ranks (not raced); cost %.6f s above the choice's "
+                           "median (at the candidates' medians)",
+                        o->explored, o->explore_s, o->lost_s, o->wait_s, o->cost_s);
             fprintf(f, "\n");
             /* Candidates only once the ranks agreed on some of their calls (a look): a
              * class that ended inside its first stage has none (mpi4py's test suite:
@@ -149,8 +151,8 @@ void ckp_autotune_report(FILE *f)
         fprintf(f, "  %s: %ld calls, %s: %s", what, k->calls, k->state == SETTLED ? "chose" : "undecided",
                 k->state == SETTLED ? col_name(k->coll, k->choice) : "library");
         if (k->explored)
-            fprintf(f, "; %d candidates, %ld exploration calls, %.6f s on the candidates not chosen", k->ncand,
-                    k->explored, k->lost_s);
+            fprintf(f, "; %d candidates, %ld exploration calls, %.6f s working on the candidates not chosen, "
+                       "%.6f s waiting (not raced)", k->ncand, k->explored, k->lost_s, k->wait_s);
         fprintf(f, " (%s)\n", state_name(k));
         if (k->looks) write_candidates(f, k, "   ");
         any = 1;
@@ -192,10 +194,10 @@ void ckp_autotune_json(FILE *f)
         fprintf(f, ", \"in_place\": %s, \"calls\": %ld, \"state\": \"%s\", \"why\": ", k->in_place ? "true" : "false",
                 k->calls, state_word(k));
         ckp_json_string(f, state_name(k));
-        fprintf(f, ", \"choice\": \"%s\", \"explored\": %ld, \"explore_s\": %.9e, \"lost_s\": %.9e, "
-                   "\"cost_s\": %.9e, \"candidates\": [",
+        fprintf(f, ", \"choice\": \"%s\", \"explored\": %ld, \"explore_s\": %.9e, \"wait_s\": %.9e, "
+                   "\"lost_s\": %.9e, \"cost_s\": %.9e, \"candidates\": [",
                 k->state == SETTLED ? col_name(k->coll, k->choice) : "library", k->explored, k->explore_s,
-                k->lost_s, k->cost_s);
+                k->wait_s, k->lost_s, k->cost_s);
         for (int i = 0; i < k->ncand && k->looks; i++) { /* none before the first look: nothing agreed */
             const tune_cand *c = &k->cand[i];
             double lo = 0, hi = 0, sum = 0;

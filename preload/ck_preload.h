@@ -193,10 +193,15 @@ typedef struct {
  * on every rank) and the column it runs. */
 void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
                         size_t bytes, ckp_tune_call *tc);
-/* After it: this rank's time in it; at a look, the ranks agree on the
- * slowest rank's times (one allreduce on the shim's duplicate of comm) and
- * decide. */
-void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double seconds);
+/* After it: this rank's arrival and exit (ckp_autotune_now); at a look, the
+ * ranks agree on each call's working time (one allreduce on the shim's
+ * duplicate of comm) and decide. */
+void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit);
+/* After the set-up agreement, every rank: the clock's offset to world rank
+ * 0's (clock.c), for the arrivals and exits. ckp_autotune_now: that clock, s. */
+void ckp_autotune_started(void);
+void ckp_autotune_stopped(void); /* at MPI_Finalize, every rank */
+double ckp_autotune_now(void);
 /* The first line of MPI_Get_library_version (names.c): the rules'
  * `mpi_library` setting, checked by rules.c against the running library. */
 void ckp_library_line(char *out, size_t len);

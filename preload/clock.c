@@ -161,6 +161,12 @@ void ckp_clock_finish(ckp_clock *c)
     measure(c, &c->final_s, &c->offset_final_s, &error);
     if (error > c->error_s) c->error_s = error;
     c->measured_final = 1;
+    ckp_clock_release(c);
+}
+
+void ckp_clock_release(ckp_clock *c)
+{
+    if (c->world == MPI_COMM_NULL) return;
     PMPI_Comm_free(&c->node);
     PMPI_Comm_free(&c->world);
 }

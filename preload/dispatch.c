@@ -216,8 +216,9 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
      * after it ends. Not while other threads may call (a process-wide CVAR). */
     const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
     if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
+    /* An exploring call's arrival and exit on the ranks' common clock. */
     const int timed = ckp_cfg.report || tc.timed;
-    double t0 = timed ? PMPI_Wtime() : 0.0;
+    const double t0 = tc.timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
     int rc;
     if (col >= CKP_LIBRARY) {
         rc = ck_pmpi_call(c, &m);
@@ -236,11 +237,12 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     }
     if (tc.slow_s > 0.0) /* test-only: a candidate made slow on purpose (COLLKIT_AUTOTUNE_TEST_SLOW) */
         for (double until = PMPI_Wtime() + tc.slow_s; PMPI_Wtime() < until;) continue;
-    const double seconds = timed ? PMPI_Wtime() - t0 : 0.0;
+    const double t1 = tc.timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
+    const double seconds = t1 - t0;
     if (lib_alg) ckp_lib_restore(c);
     ckp_stat_call(c, col > CKP_LIBRARY ? CKP_LIBRARY : col, bytes, seconds);
     /* After the program's call returned: a look's agreement is the shim's own collective. */
-    if (tc.timed) ckp_autotune_end(&tc, info, seconds);
+    if (tc.timed) ckp_autotune_end(&tc, info, t0, t1);
     return rc;
 }
 

@@ -47,6 +47,7 @@ int ckp_after_init(void)
         exit(2);
     }
     ckp_profile_started();
+    ckp_autotune_started();
     return MPI_SUCCESS;
 }
 
@@ -56,6 +57,7 @@ int ckp_before_finalize(void)
     ckp_profile_finish();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (ckp_cfg.report && rank == 0) ckp_report_write();
+    ckp_autotune_stopped();
     ckp_autotune_finish(rank);
     ckp_comms_release();
     return MPI_SUCCESS;

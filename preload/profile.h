@@ -98,6 +98,8 @@ int ckp_clock_setup(ckp_clock *c, int profiling, char *err, size_t errlen);
  * at MPI_Init. At MPI_Finalize, before the final file: the offset again, and
  * the duplicates freed. Collective over MPI_COMM_WORLD (on the duplicate). */
 void ckp_clock_start(ckp_clock *c);
+/* Its duplicates freed without the final measurement (the autotuner's clock). */
+void ckp_clock_release(ckp_clock *c);
 void ckp_clock_finish(ckp_clock *c);
 double ckp_clock_monotonic(void);
 /* "reference", "same-node" or "exchange" (the files' clock.method). */

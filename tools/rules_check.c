@@ -17,11 +17,19 @@
  *   collkit-rules --cvar-values
  *       standard input: MPICH CVAR descriptions, each ended by a line holding
  *       one form feed; standard output, for each: its value lines as
- *       "NAME<TAB>TEXT" (preload/cvar_values.c), then the form-feed line. */
+ *       "NAME<TAB>TEXT" (preload/cvar_values.c), then the form-feed line.
+ *   collkit-rules --working
+ *       standard input, one call a line: COLLECTIVE ROOT A0 E0 A1 E1 ... (each
+ *       rank's arrival and exit, seconds on one clock; ROOT -1 where the
+ *       collective has none); standard output, one line each: the call's
+ *       working and whole time as the autotuner agrees them
+ *       (preload/working_rule.c: each rank's values, reduced by maximum as
+ *       its MPI_MAX allreduce does). Status 2 on a bad line. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cvar_values.h"
 #include "fallback_rule.h"
 #include "rules_grammar.h"
+#include "working_rule.h"
 
 #include <collkit/collkit.h>
 #include <errno.h>
@@ -144,12 +152,61 @@ static int cvar_values(void)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+#define WORKING_MAX_RANKS 256
+
+static int working(void)
+{
+    char line[16384];
+    int lineno = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        lineno++;
+        char *f[2 + 2 * WORKING_MAX_RANKS + 1] = {0};
+        int n = 0;
+        char *save = NULL;
+        for (char *t = strtok_r(line, " \t\r\n", &save); t && n < (int)(sizeof f / sizeof f[0]);
+             t = strtok_r(NULL, " \t\r\n", &save))
+            f[n++] = t;
+        if (n == 0) continue;
+        ck_collective c;
+        long long root = 0;
+        const int p = (n - 2) / 2;
+        int ok = n >= 4 && n % 2 == 0 && p <= WORKING_MAX_RANKS && ck_collective_parse(f[0], &c) == 0 &&
+                 parse_ll(f[1], &root) == 0 && (ck_collective_has_root(c) ? root >= 0 && root < p : root == -1);
+        double t[2 * WORKING_MAX_RANKS];
+        for (int i = 0; ok && i < 2 * p; i++) {
+            char *end = NULL;
+            errno = 0;
+            t[i] = strtod(f[2 + i], &end);
+            ok = !errno && end != f[2 + i] && !*end && t[i] == t[i] && t[i] > -1e300 && t[i] < 1e300;
+        }
+        if (!ok) {
+            fprintf(stderr, "collkit-rules --working: line %d: expected COLLECTIVE ROOT then an arrival and an exit "
+                    "per rank (1 to %d ranks, finite seconds; ROOT -1 unless the collective has one)\n", lineno,
+                    WORKING_MAX_RANKS);
+            return 2;
+        }
+        const ckp_dep_kind kind = ckp_dep_kind_of(c);
+        double agreed[CKP_WORK_VALUES], mine[CKP_WORK_VALUES];
+        for (int r = 0; r < p; r++) {
+            const double gate = ckp_dep_needs_root_arrival(kind) ? t[2 * root] : t[2 * r];
+            ckp_work_contribute(kind, r == root, t[2 * r], t[2 * r + 1], gate, mine);
+            for (int i = 0; i < CKP_WORK_VALUES; i++)
+                agreed[i] = r == 0 || mine[i] > agreed[i] ? mine[i] : agreed[i];
+        }
+        double w, whole;
+        ckp_work_agreed(kind, agreed, &w, &whole);
+        printf("%.17g %.17g\n", w, whole);
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--cvar-values") == 0) return cvar_values();
     if (argc == 2 && strcmp(argv[1], "--fallback") == 0) return fallbacks();
+    if (argc == 2 && strcmp(argv[1], "--working") == 0) return working();
     if (argc == 2 && argv[1][0] != '-') return read_rules(argv[1]);
-    fprintf(stderr, "usage: collkit-rules FILE | collkit-rules --fallback | collkit-rules --cvar-values "
-            "(standard input)\n");
+    fprintf(stderr, "usage: collkit-rules FILE | collkit-rules --fallback | collkit-rules --cvar-values | "
+            "collkit-rules --working (standard input)\n");
     return 2;
 }

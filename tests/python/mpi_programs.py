@@ -17,7 +17,7 @@ def builder(tmp_path_factory, source: Path) -> Callable[[str], Path]:
     def get(mpi: str) -> Path:
         if mpi not in built:
             exe = tmp_path_factory.mktemp(f"{source.stem}-{mpi}") / source.stem
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(source)], check=True)
+            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(source), "-lm"], check=True)
             built[mpi] = exe
         return built[mpi]
 

@@ -277,7 +277,7 @@ def add_autotune_arguments(p) -> None:
     t.add_argument("--autotune-from", metavar="FILE",
                    help="start from these rules: the classes they match run their choice, unexplored")
     t.add_argument("--budget", metavar="PCT",
-                   help=f"exploration may cost at most PCT %% of a class's time (default {d.budget_pct:g})")
+                   help=f"exploration may cost at most PCT %% of a class's working time (default {d.budget_pct:g})")
     t.add_argument("--candidates", action="append", metavar="C=NAME,...",
                    help="only these algorithms of collective C (default: every libcollkit one): libcollkit's "
                         "names or * for all, and library:NAME or library:* for the library's own where it switches them per "

@@ -47,8 +47,9 @@ class TunedClass:
     why: str
     choice: str           # what it runs from now on ("library" when undecided)
     explored: int
-    explore_s: float
-    lost_s: float         # exploration time on the candidates not chosen
+    explore_s: float      # exploration's working time (after the arrivals each call depends on)
+    wait_s: float         # and its waiting for late ranks: recorded, never raced on
+    lost_s: float         # exploration's working time on the candidates not chosen
     cost_s: float
     candidates: tuple[Candidate, ...]
 
@@ -120,6 +121,7 @@ def _class(raw: object, where: str) -> TunedClass:
         in_place=raw["in_place"], calls=int(_num(raw, "calls", where, True)), state=state,
         why=_str(raw, "why", where), choice=_str(raw, "choice", where),
         explored=int(_num(raw, "explored", where, True)), explore_s=_num(raw, "explore_s", where),
+        wait_s=_num(raw, "wait_s", where),
         lost_s=_num(raw, "lost_s", where), cost_s=_num(raw, "cost_s", where),
         candidates=tuple(_candidate(c, f"{where} candidate {i}") for i, c in enumerate(cands)))
 
@@ -165,7 +167,7 @@ def table(a: Autotune, width: int, most: int = 20) -> list[str]:
             rows.append([_what(c) if i == 0 else "", k.name, str(k.calls), f"{k.time_s:.6f}",
                          f"{k.median_s * 1e6:.3f}", verdict])
         rows.append(["", f"-> {c.choice}" if c.state == "settled" else f"({c.state}: library)", "", "", "",
-                     f"{c.lost_s:.6f} s on the others"])
+                     f"{c.lost_s:.6f} s on the others, {c.wait_s:.6f} s waiting"])
     if rows:
         lines.append(render(["class", "candidate", "calls", "time s", "median us", "verdict"], rows,
                             right={2, 3, 4}, width=width))
