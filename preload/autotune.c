@@ -83,19 +83,19 @@ void ckp_autotune_stopped(void)
     if (ckp_tune_cfg.on) ckp_clock_release(&tune_clock);
 }
 
-static size_t hash_key(int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
+static size_t hash_key(int coll, uint64_t comm, size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
 {
     uint64_t h = CK_FNV1A_BASIS;
-    const uint64_t v[] = {(uint64_t)coll, serial, (uint64_t)bytes, (uint64_t)(int64_t)root,
+    const uint64_t v[] = {(uint64_t)coll, comm, (uint64_t)bytes, (uint64_t)(int64_t)root,
                           (uint64_t)(uintptr_t)dt, (uint64_t)(uintptr_t)op, (uint64_t)in_place};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = ck_fnv1a_u64(h, v[i]);
     return (size_t)(h % BUCKETS);
 }
 
-static int same_key(const tune_class *k, int coll, uint64_t serial, size_t bytes, int root, MPI_Datatype dt,
+static int same_key(const tune_class *k, int coll, uint64_t comm, size_t bytes, int root, MPI_Datatype dt,
                     MPI_Op op, int in_place)
 {
-    return k->coll == coll && k->serial == serial && k->bytes == bytes && k->root == root && k->dt == dt &&
+    return k->coll == coll && k->comm == comm && k->bytes == bytes && k->root == root && k->dt == dt &&
            k->op == op && k->in_place == in_place;
 }
 
@@ -159,7 +159,7 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     tune_class *k = calloc(1, sizeof *k);
     if (!k) return NULL;
     k->coll = (int)c;
-    k->serial = info->serial;
+    k->comm = info->tune_key;
     k->bytes = bytes;
     k->root = root;
     k->dt = dt;
@@ -252,22 +252,62 @@ static int named_type(MPI_Datatype dt)
     return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
 }
 
+/* A communicator as the classes key it: its group, the world ranks of its
+ * members in order, so that communicators a program makes and frees per
+ * iteration share their classes and what they learned. Every member
+ * computes the same key, without a message. Sharing is safe: a correct
+ * program calls the collectives of communicators over one group in one
+ * order at every rank (a blocking collective may synchronise, MPI 4.1
+ * section 6.14), so every rank numbers a shared class's calls alike. Not
+ * where several threads may call at once (two communicators' calls may then
+ * interleave differently per rank), nor for a group outside MPI_COMM_WORLD
+ * (spawned or connected processes): there, the instance (odd keys; groups'
+ * are even). */
+static uint64_t comm_key(MPI_Comm comm, const ckp_comm *info)
+{
+    const uint64_t instance = (info->serial << 1) | 1u;
+    int cmp = MPI_UNEQUAL;
+    if (ckp_multi_threaded || PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp) != MPI_SUCCESS) return instance;
+    uint64_t h = ck_fnv1a_u64(CK_FNV1A_BASIS, (uint64_t)info->size);
+    if (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) return ((h ^ 0x776f726c64u) & ~(uint64_t)1) | 2; /* "world" */
+    /* In blocks on the stack: no allocation that could fail on one rank
+     * only and give it another key than the others. */
+    enum { BLOCK = 256 };
+    int mine[BLOCK], world[BLOCK];
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int ok = PMPI_Comm_group(comm, &g) == MPI_SUCCESS && PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
+    for (int at = 0; ok && at < info->size; at += BLOCK) {
+        const int n = info->size - at < BLOCK ? info->size - at : BLOCK;
+        for (int i = 0; i < n; i++) mine[i] = at + i;
+        ok = PMPI_Group_translate_ranks(g, n, mine, wg, world) == MPI_SUCCESS;
+        for (int i = 0; ok && i < n; i++) {
+            ok = world[i] != MPI_UNDEFINED;
+            h = ck_fnv1a_u64(h, (uint64_t)world[i]);
+        }
+    }
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    h &= ~(uint64_t)1;
+    return !ok ? instance : h ? h : 2; /* 0 means "not yet computed" */
+}
+
 static tune_class *find_class(ck_collective c, MPI_Comm comm, ckp_comm *info, const ck_mpi_args *m, size_t bytes)
 {
+    if (info->tune_key == 0) info->tune_key = comm_key(comm, info);
     const int red = is_reduction(c);
     const int root = ck_collective_has_root(c) ? m->root : -1;
     MPI_Datatype dt = red ? m->rtype : MPI_DATATYPE_NULL;
     MPI_Op op = red ? m->op : MPI_OP_NULL;
     const int in_place = in_place_everywhere(c) && m->sbuf == MPI_IN_PLACE;
     tune_class *k = ckp_multi_threaded ? NULL : info->tune_last;
-    if (k && same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) return k;
+    if (k && same_key(k, (int)c, info->tune_key, bytes, root, dt, op, in_place)) return k;
     if (red && !predefined_op(op)) op = MPI_OP_NULL;
     if (red && !named_type(dt)) dt = MPI_DATATYPE_NULL;
-    if (k && same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) return k;
+    if (k && same_key(k, (int)c, info->tune_key, bytes, root, dt, op, in_place)) return k;
     if (ckp_multi_threaded) pthread_mutex_lock(&table_lock);
-    size_t h = hash_key((int)c, info->serial, bytes, root, dt, op, in_place);
+    size_t h = hash_key((int)c, info->tune_key, bytes, root, dt, op, in_place);
     for (k = table[h]; k; k = k->next)
-        if (same_key(k, (int)c, info->serial, bytes, root, dt, op, in_place)) break;
+        if (same_key(k, (int)c, info->tune_key, bytes, root, dt, op, in_place)) break;
     if (!k && (k = make_class(c, comm, info, m, bytes, root, dt, op, in_place)) != NULL) {
         k->next = table[h];
         table[h] = k;

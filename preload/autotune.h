@@ -19,7 +19,7 @@ typedef struct {
 typedef struct tune_class {
     /* the key */
     int coll;
-    uint64_t serial;
+    uint64_t comm;    /* the communicator's key (autotune.c, comm_key) */
     size_t bytes;
     int root, in_place;
     MPI_Datatype dt;

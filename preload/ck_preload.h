@@ -118,9 +118,18 @@ typedef struct {
     uint32_t index;
     uint64_t seq;
     /* The autotuner: a number no other entry of this run has (a freed
-     * entry's address may come back), and the class of its last call. */
+     * entry's address may come back), the key its classes go by (0 until
+     * its first autotuned call: autotune.c, comm_key), and the class of its
+     * last call. */
     uint64_t serial;
+    uint64_t tune_key;
     void *tune_last;
+    /* The dispatcher's buffer roles of the last call on it, with what they
+     * were computed from (dispatch.c, roles_of). */
+    struct {
+        int valid, coll, in_place, root, scount, rcount;
+        ck_mpi_roles ro;
+    } roles;
 } ckp_comm;
 
 /* At MPI_Init, when the dispatcher or the profile is on: the attribute key,

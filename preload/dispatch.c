@@ -20,25 +20,22 @@
 
 /* ---------------------------------------------------------------- helper communicator */
 
-/* The algorithms' point-to-point messages travel on a duplicate of the
- * program's communicator, so they never match the program's own receives. It
- * is made once, at the first collkit call on it (which every rank reaches
- * together), and kept in the communicator's entry (shared.c), whose delete
- * callback frees it with the program's communicator. */
-static int comm_info(MPI_Comm comm, ckp_comm **out)
+/* The algorithms' point-to-point messages, and the autotuner's agreement,
+ * travel on a duplicate of the program's communicator, so they never match
+ * the program's own receives. It is made at the first call on it that runs
+ * an algorithm or is timed for the autotuner: a choice from rank-equal
+ * values, so every rank makes it at the same call. A communicator whose
+ * calls all run the library (a settled class, a rule that says library)
+ * never pays for one: a program that makes a communicator per iteration
+ * would otherwise pay a collective PMPI_Comm_dup per iteration. It is kept in
+ * the communicator's entry (shared.c), whose delete callback frees it with
+ * the program's communicator. */
+static int need_dup(MPI_Comm comm, ckp_comm *info)
 {
-    ckp_comm *info;
-    int rc = ckp_comm_of(comm, &info);
-    if (rc != MPI_SUCCESS) return rc;
-    if (!info->inter && info->dup == MPI_COMM_NULL) {
-        rc = PMPI_Comm_dup(comm, &info->dup);
-        if (rc != MPI_SUCCESS) {
-            info->dup = MPI_COMM_NULL;
-            return rc;
-        }
-    }
-    *out = info;
-    return MPI_SUCCESS;
+    if (info->dup != MPI_COMM_NULL) return MPI_SUCCESS;
+    int rc = PMPI_Comm_dup(comm, &info->dup);
+    if (rc != MPI_SUCCESS) info->dup = MPI_COMM_NULL;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- buffers as bytes */
@@ -156,6 +153,33 @@ static int run_bytes(const ck_algorithm *a, const ck_mpi_args *m, const ck_mpi_r
     return rc;
 }
 
+/* ck_mpi_roles_of, remembered per communicator: the roles are a function of
+ * the collective, where MPI_IN_PLACE is passed, the root and the two counts
+ * (the size and rank are the entry's), so a call that repeats them repeats
+ * the last call's roles. Computing them was a quarter of the autotuner's cost
+ * on a settled call (perf, 8-byte allreduce, 2026-11-29). Not where threads
+ * may share the entry. */
+static int roles_of(ck_collective c, const ck_mpi_args *m, ckp_comm *info, ck_mpi_roles *ro)
+{
+    const int ip = (m->sbuf == MPI_IN_PLACE) | (m->rbuf == MPI_IN_PLACE) << 1;
+    if (ckp_multi_threaded) return ck_mpi_roles_of(c, m, info->size, info->rank, ro);
+    if (info->roles.valid && info->roles.coll == (int)c && info->roles.in_place == ip && info->roles.root == m->root &&
+        info->roles.scount == m->scount && info->roles.rcount == m->rcount) {
+        *ro = info->roles.ro;
+        return 0;
+    }
+    info->roles.valid = 0;
+    if (ck_mpi_roles_of(c, m, info->size, info->rank, ro) != 0) return -1;
+    info->roles.coll = (int)c;
+    info->roles.in_place = ip;
+    info->roles.root = m->root;
+    info->roles.scount = m->scount;
+    info->roles.rcount = m->rcount;
+    info->roles.ro = *ro;
+    info->roles.valid = 1;
+    return 0;
+}
+
 static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
 {
@@ -172,7 +196,7 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     ckp_comm *info;
     ck_mpi_roles ro;
     size_t bytes = 0;
-    if (comm == MPI_COMM_NULL || comm_info(comm, &info) != MPI_SUCCESS)
+    if (comm == MPI_COMM_NULL || ckp_comm_of(comm, &info) != MPI_SUCCESS)
         return ck_pmpi_call(c, &m);
     if (info->inter) {
         /* Every rank of an intercommunicator runs the library. Its arguments
@@ -190,7 +214,7 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     /* ck_mpi_roles_of validates only the counts significant at this rank, and
      * ck_mpi_block_bytes reads the block on such a side: a failure here is an
      * erroneous call at this rank, which the library reports as it would. */
-    if (ck_mpi_roles_of(c, &m, info->size, info->rank, &ro) != 0 ||
+    if (roles_of(c, &m, info, &ro) != 0 ||
         ck_mpi_block_bytes(&ro, &m, &bytes) != MPI_SUCCESS)
         return ck_pmpi_call(c, &m);
     int col = CKP_LIBRARY;
@@ -214,6 +238,12 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     /* The library's own algorithm: its CVAR written before the timing starts
      * (every rank alike: the column came from rank-equal values), put back
      * after it ends. Not while other threads may call (a process-wide CVAR). */
+    /* A failed duplicate is an MPI error the library would report (fatal by
+     * default); the call then runs the library, untimed, at this rank. */
+    if ((col < CKP_LIBRARY || tc.timed) && need_dup(comm, info) != MPI_SUCCESS) {
+        col = CKP_LIBRARY;
+        tc.timed = 0;
+    }
     const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
     if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
     /* An exploring call's arrival and exit on the ranks' common clock. */

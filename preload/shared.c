@@ -64,6 +64,8 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
         c->labelled = 0;
         c->seq = 0;
         c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+        c->tune_key = 0;
+        c->roles.valid = 0;
         c->tune_last = NULL;
         rc = PMPI_Comm_test_inter(comm, &c->inter);
         if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(comm, &c->size);

@@ -9,12 +9,16 @@
 # "off profile") may add "autotune": COLLKIT_AUTOTUNE=1 with the library as
 # the one candidate (docs/benchmarks.md, "The autotuner's cost (issue #42)").
 #
-#   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH] [SETTINGS]   (default 5 1000 1000 "off profile")
+# MODE (default passthrough) "comms" makes a communicator per call instead
+# (tests/preload/overhead.c): the cost per new communicator (issue #50).
+#
+#   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH] [SETTINGS] [MODE]   (default 5 1000 1000 "off profile" passthrough)
 #
 # Needs the test trees of scripts/setup.sh --tests (build/openmpi, build/mpich).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-5} BATCHES=${2:-1000} PER=${3:-1000} SETTINGS=${4:-off profile}
+RUNS=${1:-5} BATCHES=${2:-1000} PER=${3:-1000} SETTINGS=${4:-off profile} MODE=${5:-passthrough}
+[[ $MODE == passthrough || $MODE == comms ]] || { echo "MODE: passthrough or comms, not $MODE" >&2; exit 2; }
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 
@@ -36,11 +40,11 @@ run() {  # run <mpi> <setting: off|profile|autotune>
     done
     if [[ $mpi == openmpi ]]; then
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-            mpirun.openmpi -n 1 -x "LD_PRELOAD=$lib" "${flags[@]}" "$bin" passthrough "$BATCHES" "$PER"
+            mpirun.openmpi -n 1 -x "LD_PRELOAD=$lib" "${flags[@]}" "$bin" "$MODE" "$BATCHES" "$PER"
     else
         MPIR_CVAR_CH4_PROGRESS_THROTTLE=1 MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=1 \
             MPIR_CVAR_POLLS_BEFORE_YIELD=1 \
-            .mpich/bin/mpirun -n 1 -genv LD_PRELOAD "$lib" "${flags[@]}" "$bin" passthrough "$BATCHES" "$PER"
+            .mpich/bin/mpirun -n 1 -genv LD_PRELOAD "$lib" "${flags[@]}" "$bin" "$MODE" "$BATCHES" "$PER"
     fi
 }
 

@@ -5,7 +5,12 @@
  *       the shim's pass-through;
  *   forced (COLLKIT_ALGORITHMS=allreduce=recursive_doubling): calling
  *       ck_allreduce_recursive_doubling directly against MPI_Allreduce through
- *       the shim's dispatch to it.
+ *       the shim's dispatch to it;
+ *   comms: a communicator made (PMPI_Comm_dup of MPI_COMM_WORLD), one
+ *       allreduce on it and freed, with PMPI_Allreduce against MPI_Allreduce
+ *       through the shim: what the shim costs per new communicator (its
+ *       entry, the autotuner's key and class lookup, any duplicate of its
+ *       own), issue #50.
  * Batches of the two alternate (A, B, A, B, ...) so drift hits both alike;
  * the result is the median of per-call times and of the paired differences. */
 #define _POSIX_C_SOURCE 200809L
@@ -35,9 +40,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int forced = argc > 1 && strcmp(argv[1], "forced") == 0;
+    const int comms = argc > 1 && strcmp(argv[1], "comms") == 0;
     const int batches = argc > 2 ? atoi(argv[2]) : 200, per = argc > 3 ? atoi(argv[3]) : 200;
     if (!dlsym(RTLD_DEFAULT, "collkit_preload_calls") || batches < 1 || per < 1) {
-        if (rank == 0) fprintf(stderr, "usage: run under libcollkit-preload: ck_preload_overhead passthrough|forced [BATCHES] [CALLS]\n");
+        if (rank == 0) fprintf(stderr, "usage: run under libcollkit-preload: ck_preload_overhead passthrough|forced|comms [BATCHES] [CALLS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm dup;
@@ -54,13 +60,30 @@ int main(int argc, char **argv)
         PMPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int k = 0; k < per; k++) {
-            if (forced) ck_allreduce_recursive_doubling(&x, &y, 1, MPI_DOUBLE, MPI_SUM, dup);
-            else PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            if (forced) {
+                ck_allreduce_recursive_doubling(&x, &y, 1, MPI_DOUBLE, MPI_SUM, dup);
+            } else if (comms) {
+                MPI_Comm c;
+                PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+                PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
+                PMPI_Comm_free(&c);
+            } else {
+                PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            }
         }
         a[i] = (MPI_Wtime() - t0) / per * 1e6;
         PMPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        for (int k = 0; k < per; k++) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < per; k++) {
+            if (comms) {
+                MPI_Comm c;
+                PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+                MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
+                PMPI_Comm_free(&c);
+            } else {
+                MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            }
+        }
         b[i] = (MPI_Wtime() - t0) / per * 1e6;
         d[i] = b[i] - a[i];
     }
@@ -71,8 +94,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         double d25 = quantile(d, batches, 0.25), d50 = quantile(d, batches, 0.5), d75 = quantile(d, batches, 0.75);
         printf("%s p=%d batches=%d calls/batch=%d: %s %.3f us, shim %.3f us, difference median %.3f us "
-               "(IQR %.3f..%.3f)\n", forced ? "forced" : "passthrough", size, batches, per,
-               forced ? "ck_allreduce_recursive_doubling" : "PMPI_Allreduce", quantile(a, batches, 0.5),
+               "(IQR %.3f..%.3f)\n", forced ? "forced" : comms ? "comms" : "passthrough", size, batches, per,
+               forced ? "ck_allreduce_recursive_doubling" : comms ? "dup+PMPI_Allreduce+free" : "PMPI_Allreduce",
+               quantile(a, batches, 0.5),
                quantile(b, batches, 0.5), d50, d25, d75);
     }
     free(a);
