@@ -138,6 +138,97 @@ static tune_cand *current_choice(tune_class *k)
     return best;
 }
 
+/* After the candidates' samples changed (a look, a continued race): the
+ * choice as it stands, exploration's cost above it and the time on the
+ * others. */
+static void tally(tune_class *k)
+{
+    tune_cand *choice = current_choice(k);
+    const double ref = cand_median(choice);
+    /* The cost of exploring: each candidate's calls at its median above the
+     * choice's. Medians, not the calls' sum: an algorithm's first call pays
+     * once for what it sets up (bine_hierarchical's split communicator: 50 us
+     * against 0.5 us a call), which would otherwise eat a short class's
+     * whole budget at the first look. */
+    k->cost_s = 0.0;
+    for (int i = 0; i < k->ncand; i++)
+        k->cost_s += (double)k->cand[i].n * (cand_median(&k->cand[i]) - ref);
+    k->choice = choice->col;
+    k->lost_s = 0.0;
+    for (int i = 0; i < k->ncand; i++)
+        if (k->cand[i].col != k->choice)
+            for (size_t j = 0; j < k->cand[i].n; j++) k->lost_s += k->cand[i].t[j];
+}
+
+void ckp_autotune_class_names(const tune_class *k, char dt[CKP_RACE_NAME], char op[CKP_RACE_NAME])
+{
+    if (!ck_collective_has_op((ck_collective)k->coll)) {
+        strcpy(dt, "-");
+        strcpy(op, "-");
+        return;
+    }
+    int n = 0;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    if (k->dt != MPI_DATATYPE_NULL && PMPI_Type_get_name(k->dt, name, &n) != MPI_SUCCESS) name[0] = '\0';
+    /* a name with a space would not survive the line's fields */
+    for (char *s = name; *s; s++)
+        if (*s == ' ' || *s == '\t') *s = '_';
+    snprintf(dt, CKP_RACE_NAME, "%s", k->dt == MPI_DATATYPE_NULL ? "derived" : name[0] ? name : "unnamed");
+    const char *o = ckp_op_name(k->op);
+    snprintf(op, CKP_RACE_NAME, "%s", o ? o : "user");
+}
+
+/* COLLKIT_AUTOTUNE_FROM's race state of this class, if any: the same key
+ * (the communicator's group, bytes, root, datatype, op, in place) and the
+ * same candidates in the same order, so that its samples mean what they
+ * did. A class whose candidates changed (another --candidates) starts over. */
+static ckp_race *race_of(const tune_class *k)
+{
+    char dt[CKP_RACE_NAME], op[CKP_RACE_NAME], name[CKP_RACE_NAME];
+    ckp_autotune_class_names(k, dt, op);
+    for (size_t i = 0; i < ckp_cfg.races.n; i++) {
+        ckp_race *r = &ckp_cfg.races.race[i];
+        if (r->used || (int)r->coll != k->coll || r->group != k->comm || r->bytes != k->bytes || r->root != k->root ||
+            r->in_place != k->in_place || r->ncand != k->ncand || strcmp(r->datatype, dt) != 0 ||
+            strcmp(r->op, op) != 0)
+            continue;
+        int same = 1;
+        for (int j = 0; j < k->ncand && same; j++)
+            same = strcmp(ckp_column_name((ck_collective)k->coll, k->cand[j].col, name, sizeof name), r->cand[j].name) == 0;
+        if (same) return r;
+    }
+    return NULL;
+}
+
+/* The race goes on where the state left it: its samples (taken over), looks,
+ * settings, counts and times; the stage after its last look. */
+static void continue_race(tune_class *k, ckp_race *r)
+{
+    r->used = 1;
+    for (int j = 0; j < k->ncand; j++) {
+        tune_cand *c = &k->cand[j];
+        c->t = r->cand[j].t;
+        r->cand[j].t = NULL;
+        c->n = c->cap = r->cand[j].n;
+        c->alive = r->cand[j].out_look == 0;
+        c->out_look = r->cand[j].out_look;
+        c->out_p = r->cand[j].out_p;
+        ckp_sort(c->t, c->n);
+    }
+    k->calls = r->calls;
+    k->explored = r->explored;
+    k->looks = r->looks;
+    k->max_looks = r->max_looks;
+    k->alpha = r->alpha;
+    k->resume_at = r->resume_at;
+    k->explore_s = r->working_s;
+    k->wait_s = r->waiting_s;
+    k->paused_s = r->paused_s;
+    k->continued = 1;
+    tally(k);
+    k->state = k->resume_at > k->calls ? PAUSED : EXPLORING;
+}
+
 static void begin_stage(tune_class *k, long stage)
 {
     k->stage = stage;
@@ -190,8 +281,11 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     const int lib_ok = !ckp_multi_threaded && !(c == CK_REDUCE_SCATTER && in_place);
     for (int i = 0; i < ckp_lib_nalgs(c) && lib_ok; i++)
         if (ckp_tune_cfg.allowed_lib[c] & (1u << i)) k->cand[k->ncand++] = (tune_cand){.col = CKP_LIB_COL(i), .alive = 1};
-    /* Where rules to start from match, the class starts settled on them. */
-    if (ckp_tune_cfg.from) {
+    k->alpha = ckp_tune_cfg.alpha;
+    /* A race state to continue first; else, where rules to start from
+     * match, the class starts settled on them. */
+    ckp_race *race = ckp_tune_cfg.from && ckp_cfg.races.n ? race_of(k) : NULL;
+    if (ckp_tune_cfg.from && !race) {
         for (size_t i = 0; i < ckp_cfg.nrules; i++) {
             const ckp_rule *r = &ckp_cfg.rules[i];
             if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
@@ -212,7 +306,7 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
         settle(k, CKP_LIBRARY, "no other candidate");
         return k;
     }
-    if ((long)k->ncand * FIRST_STAGE > ckp_tune_cfg.max_calls) {
+    if (!race && (long)k->ncand * FIRST_STAGE > ckp_tune_cfg.max_calls) {
         settle(k, CKP_LIBRARY, "COLLKIT_AUTOTUNE_CALLS too few for one stage");
         return k;
     }
@@ -221,8 +315,10 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     long per = ckp_tune_cfg.max_calls / 2;
     k->max_looks = 1;
     for (long n = FIRST_STAGE; n * 2 <= per; n *= 2) k->max_looks++;
+    /* A continued race is in the stage after its last look: 4, 4, 8, 16, ... calls a candidate. */
+    const long stage = race && race->looks > 1 ? (long)FIRST_STAGE << (race->looks - 1) : FIRST_STAGE;
     k->order = malloc((size_t)k->ncand * sizeof *k->order);
-    k->pending = malloc(pending_len((size_t)k->ncand * FIRST_STAGE));
+    k->pending = malloc(pending_len((size_t)k->ncand * (size_t)stage));
     if (!k->order || !k->pending) {
         settle(k, CKP_LIBRARY, "out of memory");
         return k;
@@ -235,7 +331,8 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) h = ck_fnv1a_u64(h, mix[i]);
     k->offset = (long)(h % (uint64_t)k->ncand);
     k->state = EXPLORING;
-    begin_stage(k, FIRST_STAGE);
+    if (race) continue_race(k, race);
+    begin_stage(k, stage);
     return k;
 }
 
@@ -429,7 +526,7 @@ static void look(tune_class *k, const ckp_comm *info)
     tune_cand *lead = NULL;
     for (int i = 0; i < k->ncand; i++)
         if (k->cand[i].alive && (!lead || cand_median(&k->cand[i]) < cand_median(lead))) lead = &k->cand[i];
-    const double level = ckp_tune_cfg.alpha / ((double)(k->ncand - 1) * (double)k->max_looks);
+    const double level = k->alpha / ((double)(k->ncand - 1) * (double)k->max_looks);
     for (int i = 0; i < k->ncand; i++) {
         tune_cand *c = &k->cand[i];
         if (!c->alive || c == lead) continue;
@@ -441,21 +538,9 @@ static void look(tune_class *k, const ckp_comm *info)
         }
     }
     free(scratch);
+    tally(k);
     tune_cand *choice = current_choice(k);
     const double ref = cand_median(choice);
-    /* The cost of exploring: each candidate's calls at its median above the
-     * choice's. Medians, not the calls' sum: an algorithm's first call pays
-     * once for what it sets up (bine_hierarchical's split communicator: 50 us
-     * against 0.5 us a call), which would otherwise eat a short class's
-     * whole budget at the first look. */
-    k->cost_s = 0.0;
-    for (int i = 0; i < k->ncand; i++)
-        k->cost_s += (double)k->cand[i].n * (cand_median(&k->cand[i]) - ref);
-    k->choice = choice->col;
-    k->lost_s = 0.0;
-    for (int i = 0; i < k->ncand; i++)
-        if (k->cand[i].col != k->choice)
-            for (size_t j = 0; j < k->cand[i].n; j++) k->lost_s += k->cand[i].t[j];
     int left = 0;
     for (int i = 0; i < k->ncand; i++) left += k->cand[i].alive;
     if (left == 1) {

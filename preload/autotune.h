@@ -39,6 +39,8 @@ typedef struct tune_class {
     long offset;         /* where its rotation starts: a hash of its key's rank-equal values */
     double *pending;     /* this rank's arrival and exit of the stage's calls, in call order (pending_len) */
     int looks, max_looks;
+    double alpha;        /* the race's family error rate (a continued race keeps its own) */
+    int continued;       /* it continued a race state of COLLKIT_AUTOTUNE_FROM */
     long resume_at;      /* PAUSED: the call at which the next stage starts */
     double explore_s;    /* agreed working time of every exploration call */
     double wait_s;       /* and the rest of their time: waiting for the ranks they depend on */
@@ -51,5 +53,9 @@ typedef struct tune_class {
 
 /* Every class, in the order the program first called it. */
 tune_class *ckp_autotune_classes(void);
+
+/* A class's datatype and op as race states name them (race_state.h): "-"
+ * outside reductions, "derived" and "user" for what the key folds together. */
+void ckp_autotune_class_names(const tune_class *k, char dt[CKP_RACE_NAME], char op[CKP_RACE_NAME]);
 
 #endif

@@ -233,6 +233,16 @@ int ckp_autotune_setup(char *err, size_t errlen)
             return -1;
         }
         ckp_tune_cfg.from = 1;
+        /* Race states count calls of this many ranks' communicators. */
+        int world = 0;
+        PMPI_Comm_size(MPI_COMM_WORLD, &world);
+        if (ckp_cfg.races.n && ckp_cfg.races.world_size != world) {
+            snprintf(err, errlen, "COLLKIT_AUTOTUNE_FROM: %s:%d: race states learned at %ld ranks, this program runs "
+                     "at %d; fix: continue them at %ld ranks, or start from a file learned at %d (or delete its race "
+                     "lines)", v, ckp_cfg.races.world_lineno, ckp_cfg.races.world_size, world,
+                     ckp_cfg.races.world_size, world);
+            return -1;
+        }
     }
     if ((v = env("COLLKIT_AUTOTUNE_TEST_SLOW")) && parse_slow(v, err, errlen) != 0) return -1;
     return 0;

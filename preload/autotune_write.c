@@ -65,6 +65,44 @@ static void write_candidates(FILE *f, const tune_class *k, const char *lead)
     }
 }
 
+/* The race state of each class not yet decided that has agreed samples (a
+ * look), for COLLKIT_AUTOTUNE_FROM to continue (race_state.h). Samples at
+ * 7 significant digits, 60 to a line (lines stay under the grammar's 1,022 bytes). */
+static void write_races(FILE *f)
+{
+    long id = 0;
+    for (tune_class *k = ckp_autotune_classes(); k; k = k->created) {
+        if (k->state == SETTLED || k->looks == 0) continue;
+        if (id == 0) {
+            int world = 0;
+            PMPI_Comm_size(MPI_COMM_WORLD, &world);
+            fprintf(f, "\n# Race states of the classes not yet decided: --autotune-from continues them (docs/preload.md,\n"
+                       "# \"Evidence across runs\"); the rules above keep the library for them meanwhile.\n"
+                       "world_size = %d\n", world);
+        }
+        id++;
+        char dt[CKP_RACE_NAME], op[CKP_RACE_NAME];
+        ckp_autotune_class_names(k, dt, op);
+        long explored = 0;
+        for (int i = 0; i < k->ncand; i++) explored += (long)k->cand[i].n;
+        fprintf(f, "race %ld %s %016llx %zu %d %s %s %d %ld %ld %d %d %.9g %ld %.9e %.9e %.9e\n", id,
+                ck_collective_name((ck_collective)k->coll), (unsigned long long)k->comm, k->bytes, k->root, dt, op,
+                k->in_place, k->calls, explored, k->looks, k->max_looks, k->alpha, k->resume_at, k->explore_s,
+                k->wait_s, k->paused_s);
+        for (int i = 0; i < k->ncand; i++) {
+            const tune_cand *c = &k->cand[i];
+            const char *name = col_name(k->coll, c->col);
+            fprintf(f, "race_candidate %ld %s %d %.9g %zu\n", id, name, c->alive ? 0 : c->out_look,
+                    c->alive ? 1.0 : c->out_p, c->n);
+            for (size_t j = 0; j < c->n; j += 60) {
+                fprintf(f, "race_samples %ld %s", id, name);
+                for (size_t m = j; m < c->n && m < j + 60; m++) fprintf(f, " %.7g", c->t[m]);
+                fputc('\n', f);
+            }
+        }
+    }
+}
+
 static int write_rules(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -98,7 +136,8 @@ static int write_rules(const char *path)
             if (o->coll != k->coll || o->p != k->p || o->bytes != k->bytes) continue;
             char what[256];
             describe(o, what, sizeof what);
-            fprintf(f, "\n# %s: %ld calls; %s", what, o->calls, state_name(o));
+            fprintf(f, "\n# %s: %ld calls; %s%s", what, o->calls, state_name(o),
+                    o->continued ? "; continued from a race state" : "");
             if (o->explored)
                 fprintf(f, "; %ld exploration calls, %.6f s working, of which %.6f s on the candidates not "
                            "chosen, and %.6f s waiting for late ranks (not raced); cost %.6f s above the choice's "
@@ -120,6 +159,7 @@ static int write_rules(const char *path)
         fprintf(f, "%-15s %-6d %-10zu %s\n", ck_collective_name((ck_collective)rule->coll), rule->p, rule->bytes,
                 col_name(rule->coll, rule->choice));
     }
+    write_races(f);
     if (fclose(f) != 0) {
         fprintf(stderr, "collkit-preload: COLLKIT_AUTOTUNE_OUT: error writing %s; fix: a filesystem with room\n",
                 path);

@@ -12,6 +12,7 @@
 #define COLLKIT_PRELOAD_H
 
 #include "fallback_rule.h"
+#include "race_state.h"
 
 #include <collkit/collkit.h>
 #include <mpi.h>
@@ -47,6 +48,9 @@ typedef struct {
      * CK_TRAIT_FP_RANK_VARIANT algorithms on floating-point reductions. A
      * forced algorithm (COLLKIT_ALGORITHMS) is allowed by being named. */
     int allow_fp_rank_variant;
+    /* The autotuner's race states (race_state.h): continued under
+     * COLLKIT_AUTOTUNE_FROM, read and ignored under COLLKIT_RULES. */
+    ckp_races races;
     int report;                          /* COLLKIT_REPORT given */
     char report_path[4096];              /* "" = standard error */
 } ckp_config;

@@ -35,6 +35,12 @@ static int take(const ckp_rules_line *line, void *ctx, const char *path, char *e
         rd->cfg->allow_fp_rank_variant = line->allow_fp_rank_variant;
         return 0;
     }
+    if (line->kind == CKP_RULES_WORLD_SIZE) {
+        rd->cfg->races.world_size = line->world_size;
+        rd->cfg->races.world_lineno = line->lineno;
+        return 0;
+    }
+    if (line->kind == CKP_RULES_RACE) return ckp_race_line(&rd->cfg->races, line->race, line->lineno, path, err, errlen);
     if (line->kind == CKP_RULES_LIBRARY) {
         /* Rules learned on another MPI describe another library's collectives. */
         char mine[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -65,5 +71,9 @@ static int take(const ckp_rules_line *line, void *ctx, const char *path, char *e
 int ckp_rules_load(const char *path, ckp_config *cfg, char *err, size_t errlen)
 {
     reading rd = {.cfg = cfg, .cap = 0};
-    return ckp_rules_read(path, take, &rd, err, errlen);
+    if (ckp_rules_read(path, take, &rd, err, errlen) != 0 || ckp_race_done(&cfg->races, path, err, errlen) != 0) {
+        ckp_races_free(&cfg->races);
+        return -1;
+    }
+    return 0;
 }

@@ -7,9 +7,11 @@
  * library. One setting line, `allow_fp_rank_variant = true|false` (default
  * false), lets rules run CK_TRAIT_FP_RANK_VARIANT algorithms on
  * floating-point reductions; and `mpi_library = TEXT`, the library the
- * autotuner learned them on (its TEXT may hold '#'). */
+ * autotuner learned them on (its TEXT may hold '#'). The autotuner's race
+ * states (`world_size = N` and the race lines) are race_state.h's. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "rules_grammar.h"
+#include "race_state.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -53,12 +55,24 @@ static int parse_range(const char *field, unsigned long long maxv, unsigned long
     return (*lo > *hi || *hi > maxv) ? -1 : 0;
 }
 
-/* `KEY = VALUE`: the one setting the format has. */
+/* `KEY = VALUE`: allow_fp_rank_variant, and the autotuner's world_size. */
 static int parse_setting(char **fields, ckp_rules_line *out, const char *path, char *err, size_t errlen)
 {
+    if (strcmp(fields[0], "world_size") == 0) {
+        unsigned long long n = 0;
+        if (parse_num(fields[2], &n) != 0 || n < 1 || n > INT32_MAX) {
+            snprintf(err, errlen, "COLLKIT_RULES: %s:%d: world_size = '%s'; fix: a rank count from 1 (the line "
+                     "collkit-preload --autotune wrote)", path, out->lineno, fields[2]);
+            return -1;
+        }
+        out->world_size = (long)n;
+        out->kind = CKP_RULES_WORLD_SIZE;
+        return 0;
+    }
     if (strcmp(fields[0], "allow_fp_rank_variant") != 0) {
-        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown setting '%s'; fix: the one setting is "
-                 "allow_fp_rank_variant = true|false", path, out->lineno, fields[0]);
+        snprintf(err, errlen, "COLLKIT_RULES: %s:%d: unknown setting '%s'; fix: the settings are "
+                 "allow_fp_rank_variant = true|false and the autotuner's world_size = N", path, out->lineno,
+                 fields[0]);
         return -1;
     }
     if (strcmp(fields[2], "true") == 0) out->allow_fp_rank_variant = 1;
@@ -158,6 +172,12 @@ int ckp_rules_read(const char *path, ckp_rules_take take, void *ctx, char *err, 
         }
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
+        if (ckp_race_is_line(line)) {
+            out.kind = CKP_RULES_RACE;
+            out.race = line;
+            rc = take(&out, ctx, path, err, errlen);
+            continue;
+        }
         char *fields[5] = {0};
         int n = 0;
         char *save = NULL;

@@ -15,6 +15,8 @@ typedef enum {
     CKP_RULES_RULE,    /* COLLECTIVE RANKS BYTES CHOICE */
     CKP_RULES_SETTING, /* allow_fp_rank_variant = true|false */
     CKP_RULES_LIBRARY, /* mpi_library = TEXT: the library the autotuner learned on */
+    CKP_RULES_WORLD_SIZE, /* world_size = N: the rank count the autotuner's race states were learned at */
+    CKP_RULES_RACE,    /* race, race_candidate, race_samples: a class's race state (race_state.h) */
 } ckp_rules_kind;
 
 typedef struct {
@@ -26,6 +28,8 @@ typedef struct {
     const char *choice;     /* as written: "library", "library:NAME" or an algorithm name */
     int allow_fp_rank_variant; /* a setting's value */
     const char *library;    /* a library line's TEXT, trimmed */
+    long world_size;        /* a world_size line's N */
+    char *race;             /* a race line, comment cut, for ckp_race_line (which splits it in place) */
 } ckp_rules_line;
 
 /* What a reader does with one line: 0, or -1 with one line in err. */

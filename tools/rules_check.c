@@ -5,7 +5,8 @@
  *
  *   collkit-rules FILE
  *       the file as JSON: {"rules": [{"line", "collective", "ranks": [lo, hi],
- *       "bytes": [lo, hi], "choice"}], "allow_fp_rank_variant", "mpi_library"};
+ *       "bytes": [lo, hi], "choice"}], "allow_fp_rank_variant", "mpi_library",
+ *       "world_size", "race_states"} (race states checked as the preload checks them);
  *       a bad file: the preload's one line on standard error, status 2.
  *       library:NAME and the mpi_library line are checked against the library
  *       a program runs on, at its MPI_Init, as only it can.
@@ -28,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cvar_values.h"
 #include "fallback_rule.h"
+#include "race_state.h"
 #include "rules_grammar.h"
 #include "working_rule.h"
 
@@ -53,6 +55,7 @@ typedef struct {
     int rules, allow_fp;
     char library[1024];
     int has_library;
+    ckp_races races;
 } reading;
 
 static int take(const ckp_rules_line *line, void *ctx, const char *path, char *err, size_t errlen)
@@ -67,6 +70,11 @@ static int take(const ckp_rules_line *line, void *ctx, const char *path, char *e
         rd->has_library = 1;
         return 0;
     }
+    if (line->kind == CKP_RULES_WORLD_SIZE) {
+        rd->races.world_size = line->world_size;
+        return 0;
+    }
+    if (line->kind == CKP_RULES_RACE) return ckp_race_line(&rd->races, line->race, line->lineno, path, err, errlen);
     const char *choice = line->choice;
     const int per_call = strncmp(choice, "library:", 8) == 0 && choice[8] != '\0';
     if (strcmp(choice, "library") != 0 && !per_call && ck_algorithm_find(line->coll, choice) == NULL) {
@@ -89,14 +97,19 @@ static int read_rules(const char *path)
     /* The rules go out as they are read; a bad line later discards them all
      * (the caller reads standard output only at status 0). */
     printf("{\"rules\": [");
-    if (ckp_rules_read(path, take, &rd, err, sizeof err) != 0) {
+    if (ckp_rules_read(path, take, &rd, err, sizeof err) != 0 || ckp_race_done(&rd.races, path, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
+        ckp_races_free(&rd.races);
         return 2;
     }
     printf("], \"allow_fp_rank_variant\": %s, \"mpi_library\": ", rd.allow_fp ? "true" : "false");
     if (rd.has_library) json_string(rd.library);
     else printf("null");
-    printf("}\n");
+    printf(", \"world_size\": ");
+    if (rd.races.world_size) printf("%ld", rd.races.world_size);
+    else printf("null");
+    printf(", \"race_states\": %zu}\n", rd.races.n);
+    ckp_races_free(&rd.races);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 

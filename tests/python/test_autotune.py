@@ -218,6 +218,84 @@ def test_learned_rules_reproduce_and_restart_the_choice(collkit, mpi, loop, tmp_
     assert _rule(again) == RD and "from the rules" in again.read_text()
 
 
+def _learn(collkit, mpi, program, tmp_path, out: Path, calls: int, *options: str) -> None:
+    """One run of `calls` 8-byte allreduces (barrier after each), recursive
+    doubling 10 us slower, learning into `out`."""
+    install = find_install(mpi)
+    flags = preload.env_flags(known.find(mpi).family, {"COLLKIT_AUTOTUNE_TEST_SLOW": f"allreduce={RD}:10"})
+    r = collkit("preload", "--mpi", mpi, "--autotune", "--autotune-out", str(out), "--candidates",
+                f"allreduce={RD}", *options, "--", str(install.mpirun), *flags, "-n", "2", *install.flags,
+                str(program), str(calls), "2", "barrier", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def _chain_decides_like_one_run(collkit, program, tmp_path) -> tuple[bool, str]:
+    single = tmp_path / "single.rules"
+    _learn(collkit, "openmpi", program, tmp_path, single, 3000)
+    prev: list[str] = []
+    for i in range(5):
+        out = tmp_path / f"chain{i}.rules"
+        _learn(collkit, "openmpi", program, tmp_path, out, 600, *prev)
+        prev = ["--autotune-from", str(out)]
+        if i == 0:   # one run of 600 calls has not decided: its race state goes on
+            first = out.read_text()
+            assert "\nrace 1 allreduce " in first and "world_size = 2\n" in first, first
+            assert not [ln for ln in first.splitlines() if ln.startswith("allreduce")], first
+    last = out.read_text()
+    ok = _rule(single) == _rule(out) == "library" and "continued from a race state" in "".join(
+        (tmp_path / f"chain{i}.rules").read_text() for i in range(1, 5))
+    return ok, f"single: {_rule(single)}, chain: {[ln for ln in last.splitlines() if ln.startswith('allreduce')]}"
+
+
+@needs.openmpi
+def test_five_chained_runs_decide_what_one_long_run_decides(collkit, loop, tmp_path):
+    """Issue #50: recursive doubling 10 us slower pauses exploring after the
+    first stage until the class's time has paid for it (about 1,200 calls at
+    the library's 0.5 us), so one run of 600 calls ends undecided; five such
+    runs chained with --autotune-from carry the race state (samples, looks,
+    calls, the pause) and settle where one run of 3,000 calls does, on the
+    library. 2 of 3 (k_of_n.py): the pause's length moves with the machine's load."""
+    k_of_n(lambda i: _chain_decides_like_one_run(collkit, loop("openmpi"), tmp_path), 2, 3)
+
+
+# A race state as collkit-preload writes one (docs/preload.md, "Evidence across runs")
+RACE = """world_size = 2
+race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04
+race_candidate 1 library 0 1 4
+race_samples 1 library 1e-06 2e-06 3e-06 4e-06
+race_candidate 1 recursive_doubling 0 1 4
+race_samples 1 recursive_doubling 1e-05 2e-05 3e-05 4e-05
+"""
+
+
+@needs.openmpi
+@pytest.mark.parametrize("change, ranks, words", [
+    (lambda t: t, 1, "race states learned at 2 ranks, this program runs at 1"),
+    (lambda t: "mpi_library = MPICH Version: 5.0.2\n" + t, 2, "learned on MPI library 'MPICH"),
+    (lambda t: t[:t.rindex("race_samples")], 2, "damaged race state: a candidate lacks samples"),
+    (lambda t: t.replace(" sum 0 600 ", " sum 0 -600 "), 2, "damaged race state: CALLS or EXPLORED"),
+    (lambda t: t.replace("world_size = 2\n", ""), 2, "damaged race state: no world_size line"),
+])
+def test_a_race_state_from_elsewhere_or_damaged_is_one_line_and_the_file_stays(collkit, loop, tmp_path, change,
+                                                                               ranks, words):
+    """Issue #50: --autotune-from a file whose race state was learned at
+    another rank count or on another library, or was damaged: every rank stops
+    at MPI_Init with one line, status 2, and the file (also the output here) is
+    left as it was."""
+    path = tmp_path / "race.rules"
+    path.write_text(change(RACE))
+    before = path.read_bytes()
+    install = find_install("openmpi")
+    r = collkit("preload", "--mpi", "openmpi", "--autotune", "--autotune-from", str(path), "--autotune-out",
+                str(path), "--", str(install.mpirun), "-n", str(ranks), *install.flags, str(loop("openmpi")), "600",
+                "2", cwd=tmp_path, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("collkit-preload:")]
+    assert len(lines) == 1 and words in lines[0], r.stdout + r.stderr
+    assert "autotune_loop:" not in r.stdout
+    assert path.read_bytes() == before
+
+
 @needs.openmpi
 @pytest.mark.parametrize("options, words", [
     (["--autotune", "--budget", "0"], "--budget 0"),
