@@ -23,31 +23,17 @@
  * it, so it is recorded beside (wait_s) and never raced on. Every rank holds
  * the same numbers and takes the same decisions.
  *
- * Racing by successive elimination: at each look the candidate with the
- * lowest median leads, and every other one whose calls are slower by a
- * one-sided Mann-Whitney test at level alpha / ((K - 1) x L) is out (K the
- * class's candidates, L the most looks the call cap allows): Bonferroni over
- * every comparison the race can make, so the chance that the truly fastest
- * candidate is ever eliminated stays below alpha, whatever the looks see.
- * Samples per candidate run 4, 8, 16, ... (stages double), so L is small.
- *
- * Bounds: exploration stops at max_calls calls; and its cost (the calls'
- * working time above what the current choice takes, at its median) may not
- * exceed `budget` of the class's working time so far: when it would, the class runs the
- * current choice until its calls paid for the next stage, then explores on.
- * When one candidate is left, or the calls are spent, the class settles: on
- * the library where it is still in the race (nothing beat it significantly),
- * else on the lowest median left. A class the program stops calling before
- * it settles stays undecided (the rules keep the library), and so does one
- * it calls no more than `after` times (COLLKIT_AUTOTUNE_AFTER): those calls
- * run the library. */
+ * What a look decides (racing, settling, the budget) is the policy's
+ * (autotune_policy.c): another selection rule changes that file only. A
+ * class the program calls no more than `after` times
+ * (COLLKIT_AUTOTUNE_AFTER) stays on the library, untimed. */
 #include "autotune.h"
 #include "ck_preload.h"
+#include "autotune_policy.h"
 #include "ck_hash.h"
 #include "profile.h"
 #include "working_rule.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,48 +104,6 @@ static void settle(tune_class *k, int col, const char *why)
     k->order = NULL;
 }
 
-static double cand_median(tune_cand *c)
-{
-    /* t is kept sorted after each look (look()). */
-    return ckp_median_sorted(c->t, c->n);
-}
-
-/* The choice as it stands: the library while it is in the race, else the
- * lowest median left. */
-static tune_cand *current_choice(tune_class *k)
-{
-    tune_cand *best = NULL;
-    for (int i = 0; i < k->ncand; i++) {
-        tune_cand *c = &k->cand[i];
-        if (!c->alive) continue;
-        if (c->col == CKP_LIBRARY) return c;
-        if (!best || cand_median(c) < cand_median(best)) best = c;
-    }
-    return best;
-}
-
-/* After the candidates' samples changed (a look, a continued race): the
- * choice as it stands, exploration's cost above it and the time on the
- * others. */
-static void tally(tune_class *k)
-{
-    tune_cand *choice = current_choice(k);
-    const double ref = cand_median(choice);
-    /* The cost of exploring: each candidate's calls at its median above the
-     * choice's. Medians, not the calls' sum: an algorithm's first call pays
-     * once for what it sets up (bine_hierarchical's split communicator: 50 us
-     * against 0.5 us a call), which would otherwise eat a short class's
-     * whole budget at the first look. */
-    k->cost_s = 0.0;
-    for (int i = 0; i < k->ncand; i++)
-        k->cost_s += (double)k->cand[i].n * (cand_median(&k->cand[i]) - ref);
-    k->choice = choice->col;
-    k->lost_s = 0.0;
-    for (int i = 0; i < k->ncand; i++)
-        if (k->cand[i].col != k->choice)
-            for (size_t j = 0; j < k->cand[i].n; j++) k->lost_s += k->cand[i].t[j];
-}
-
 void ckp_autotune_class_names(const tune_class *k, char dt[CKP_RACE_NAME], char op[CKP_RACE_NAME])
 {
     if (!ck_collective_has_op((ck_collective)k->coll)) {
@@ -225,7 +169,7 @@ static void continue_race(tune_class *k, ckp_race *r)
     k->wait_s = r->waiting_s;
     k->paused_s = r->paused_s;
     k->continued = 1;
-    tally(k);
+    ckp_policy_tally(k);
     k->state = k->resume_at > k->calls ? PAUSED : EXPLORING;
 }
 
@@ -447,7 +391,9 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
         tc->col = CKP_LIBRARY;
         tc->timed = 0;
     }
-    for (int i = 0; i < ckp_tune_cfg.nslow; i++)
+    /* Test-only (COLLKIT_AUTOTUNE_TEST_SLOW): looked up on exploring calls
+     * alone, so that a settled class never reads it. */
+    for (int i = 0; tc->timed && i < ckp_tune_cfg.nslow; i++)
         if (ckp_tune_cfg.slow[i].coll == (int)c && ckp_tune_cfg.slow[i].col == tc->col &&
             (ckp_tune_cfg.slow[i].rank < 0 || ckp_tune_cfg.slow[i].rank == info->rank))
             tc->slow_s += ckp_tune_cfg.slow[i].us * 1e-6;
@@ -523,50 +469,23 @@ static void look(tune_class *k, const ckp_comm *info)
     k->looks++;
     for (int i = 0; i < k->ncand; i++)
         if (k->cand[i].alive) ckp_sort(k->cand[i].t, k->cand[i].n);
-    tune_cand *lead = NULL;
-    for (int i = 0; i < k->ncand; i++)
-        if (k->cand[i].alive && (!lead || cand_median(&k->cand[i]) < cand_median(lead))) lead = &k->cand[i];
-    const double level = k->alpha / ((double)(k->ncand - 1) * (double)k->max_looks);
-    for (int i = 0; i < k->ncand; i++) {
-        tune_cand *c = &k->cand[i];
-        if (!c->alive || c == lead) continue;
-        double p = ckp_mann_whitney_greater(lead->t, lead->n, c->t, c->n, scratch);
-        if (p < level) {
-            c->alive = 0;
-            c->out_look = k->looks;
-            c->out_p = p;
-        }
-    }
+    const ckp_verdict verdict = ckp_policy_look(k, next, scratch);
     free(scratch);
-    tally(k);
-    tune_cand *choice = current_choice(k);
-    const double ref = cand_median(choice);
-    int left = 0;
-    for (int i = 0; i < k->ncand; i++) left += k->cand[i].alive;
-    if (left == 1) {
-        settle(k, choice->col, "the others were slower");
-        return;
-    }
-    if (k->explored + next * left > ckp_tune_cfg.max_calls || k->looks >= k->max_looks) {
-        settle(k, choice->col, choice->col == CKP_LIBRARY ? "calls spent, none faster than the library"
-                                                          : "calls spent, the lowest median left");
-        return;
-    }
-    /* Over budget: run the choice until the class's time pays for the cost. */
-    const double time_s = k->explore_s + k->paused_s;
-    if (k->cost_s > ckp_tune_cfg.budget * time_s && ref > 0.0) {
-        long wait = (long)ceil((k->cost_s / ckp_tune_cfg.budget - time_s) / ref);
-        k->resume_at = k->calls + wait;
-        k->paused_s += (double)wait * ref;
-        k->state = PAUSED;
-    }
-    begin_stage(k, next);
+    if (verdict.settle) settle(k, verdict.choice, verdict.why);
+    else begin_stage(k, next);
 }
 
 void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit)
 {
     tune_class *k = tc->cls;
     if (!k || !tc->timed) return;
+    if (tc->slow_s > 0.0) {
+        /* Test-only: the candidate made slow on purpose. This rank leaves
+         * the call that much later, as if the time were spent inside it:
+         * held here, and its exit moved. */
+        for (const double until = ckp_autotune_now() + tc->slow_s; ckp_autotune_now() < until;) continue;
+        exit += tc->slow_s;
+    }
     k->pending[2 * k->in_stage] = arrival;
     k->pending[2 * k->in_stage + 1] = exit;
     k->in_stage++;

@@ -199,7 +199,7 @@ typedef struct {
     void *cls;     /* the class, or NULL: the call is not the autotuner's */
     int col;
     int timed;     /* exploring: time the call and hand it to ckp_autotune_end */
-    double slow_s; /* test-only delay inside the timed call */
+    double slow_s; /* test-only delay of an exploring call (ckp_autotune_end) */
 } ckp_tune_call;
 
 /* Before the call: its class (made at its first call, keyed by values equal

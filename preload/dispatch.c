@@ -265,8 +265,6 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         rc = run_bytes(ckp_algs[c][col], &m, &ro, bytes, info->dup);
         ckp_inside = 0;
     }
-    if (tc.slow_s > 0.0) /* test-only: a candidate made slow on purpose (COLLKIT_AUTOTUNE_TEST_SLOW) */
-        for (double until = PMPI_Wtime() + tc.slow_s; PMPI_Wtime() < until;) continue;
     const double t1 = tc.timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
     const double seconds = t1 - t0;
     if (lib_alg) ckp_lib_restore(c);
