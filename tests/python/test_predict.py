@@ -273,3 +273,23 @@ def test_a_library_algorithm_rule_predicts_the_librarys_forced_algorithm(tmp_pat
     pred = predict_profile(profile([BC], mpi="mpich"), c, rules(tmp_path, "bcast * * library:scatter_ring_allgather\n"))
     (x,) = pred.classes
     assert not x.covered and "mpich:scatter_ring_allgather (forced)" in x.note
+
+
+def test_classes_with_too_few_calls_are_said_to_be_so_with_what_they_weigh(tmp_path, capsys):
+    """Issue #50: a class called fewer than 6 times is marked, and the summary
+    says how many such classes there are and their share of the time."""
+    few = call("bcast", 1000, 0.02, root=2, calls=5)
+    enough = call("bcast", 2000, 0.02, root=2, calls=6)
+    recs = [rec("mpi", "default", c, times(50.0)) for c in (AR8, few, enough)]
+    pred = predict_profile(profile([AR8, few, enough]), campaign(tmp_path / "c", recs), None)
+    by = {x.call.calls: x for x in pred.classes}
+    assert by[5].few_calls and not by[6].few_calls and not by[1000].few_calls
+    assert pred.few_calls_s == pytest.approx(0.02)
+    assert all(x.covered for x in pred.classes)
+    assert pred.to_json()["few_calls_classes"] == 1
+    assert [c["few_calls"] for c in pred.to_json()["classes"] if c["class"]["calls"] == 5] == [True]
+    text = " ".join(predict.table(pred, width=100).split())
+    assert "5 calls, profiled 20.00ms; too few calls to predict (under 6)" in text
+    assert "6 calls, profiled 20.00ms; too few" not in text
+    # 0.02 of 0.05 + 0.02 + 0.02 s profiled in collectives
+    assert "1 class(es) with too few calls to predict (under 6 each): they weigh 20.00ms profiled, 22.2 %" in text

@@ -35,6 +35,14 @@ synchronised calls (the slowest rank's time after a barrier). A class without a
 split (a version-1 profile, calls that could not be matched) is predicted as
 before: calls x the synchronised median of the whole call.
 
+Few calls (issue #50). A class the program called fewer than FEW_CALLS times has
+too few calls of its own to predict: its profiled time (waiting included) comes from
+fewer calls than a 95 % interval of their median needs, so whatever a choice would
+change there is within its noise. It stays in both totals as predicted, and the
+output says which classes these are and what they weigh (their profiled time, and
+its share of the time in collectives), so that a prediction resting on them is read
+as such.
+
 The implied change of wall time is rules total minus default total: it assumes the
 time saved inside collectives is saved on the program's critical path, which holds
 for bulk-synchronous programs and overstates it where collectives overlap other work."""
@@ -59,6 +67,8 @@ from collkit.program.profile_file import CallClass, Profile
 from collkit.program.rules_choice import LIBRARY
 from collkit.program.spec_from_profile import describe, point_of, program_conditions
 
+# Below this many calls a class's own calls give no 95 % interval of their median.
+FEW_CALLS = stats.DISTRIBUTION_FREE_LAUNCHES
 
 
 @dataclass(frozen=True)
@@ -81,10 +91,15 @@ class ClassPrediction:
     waiting_s: float | None = None
     basis: str = ""
 
+    @property
+    def few_calls(self) -> bool:
+        """Too few calls of its own to predict (FEW_CALLS)."""
+        return self.call.calls < FEW_CALLS
+
     def to_json(self) -> dict:
         return {"class": {k: getattr(self.call, k) for k in ("collective", "comm", "comm_size", "bytes", "datatype",
                                                            "dtype", "op", "root", "in_place", "calls", "time_max_s")},
-                "waiting_s": self.waiting_s, "basis": self.basis,
+                "waiting_s": self.waiting_s, "basis": self.basis, "few_calls": self.few_calls,
                 "covered": self.covered, "note": self.note, "default_s": self.default_s,
                 "default_ci": self.default_ci, "choice": self.choice, "rules_s": self.rules_s,
                 "rules_ci": self.rules_ci, "default_total_s": self.default_total_s,
@@ -112,6 +127,11 @@ class Prediction:
         """The profiled waiting in both totals: of every class with a split (an
         uncovered one's is in its profiled time)."""
         return sum(x.waiting_s for x in self.classes if x.waiting_s is not None)
+
+    @property
+    def few_calls_s(self) -> float:
+        """The profiled time of the classes with too few calls to predict."""
+        return sum(x.call.time_max_s for x in self.classes if x.few_calls)
 
     def working_total_s(self, variant: str) -> float:
         """The working of the classes with a split under the default ("default")
@@ -141,7 +161,8 @@ class Prediction:
                 "default_total_s": self.default_total_s, "default_total_ci": self.default_total_ci,
                 "rules_total_s": self.rules_total_s, "rules_total_ci": self.rules_total_ci,
                 "wall_change_s": self.wall_change_s, "wall_change_pct": self.wall_change_pct,
-                "waiting_total_s": self.waiting_total_s,
+                "waiting_total_s": self.waiting_total_s, "few_calls_s": self.few_calls_s,
+                "few_calls_classes": sum(1 for x in self.classes if x.few_calls),
                 "working_default_total_s": self.working_total_s("default"),
                 "working_rules_total_s": self.working_total_s("rules"),
                 "classes": [c.to_json() for c in self.classes]}
@@ -389,6 +410,8 @@ def table(pred: Prediction, width: int | None = None) -> str:
             rows.append([f"{variant}: {x.choice}", _t(x.rules_s), _ci(x.rules_ci) if x.covered else "",
                          _t(x.rules_total_s), _ci(x.rules_total_ci) if x.covered else "(profiled)"])
         head = f"{describe(c)}: {c.calls} calls, profiled {_t(c.time_max_s)}"
+        if x.few_calls:
+            head += f"; too few calls to predict (under {FEW_CALLS})"
         if x.covered and x.waiting_s is not None:
             head += f"; waiting {_t(x.waiting_s)} (profiled, unchanged) + calls x {x.basis}"
         elif x.covered:
@@ -414,6 +437,12 @@ def table(pred: Prediction, width: int | None = None) -> str:
                              f"and working {_t(pred.working_total_s('default'))} under the default"
                              + (f", {_t(pred.working_total_s('rules'))} under the rules" if pred.has_choice else ""),
                              width)
+    few = [x for x in pred.classes if x.few_calls]
+    if few:
+        share = 100.0 * pred.few_calls_s / pred.measured_total_s if pred.measured_total_s > 0 else 0.0
+        out += textwrap.wrap(f"{len(few)} class(es) with too few calls to predict (under {FEW_CALLS} each): they "
+                             f"weigh {_t(pred.few_calls_s)} profiled, {share:.1f} % of the time in collectives; "
+                             "read what the prediction says of them as noise", width)
     if pred.uncovered_s > 0:
         n = sum(1 for x in pred.classes if not x.covered)
         out += textwrap.wrap(f"{n} class(es) not covered by the campaign: their profiled {_t(pred.uncovered_s)} "
