@@ -109,3 +109,26 @@ def test_a_trace_without_clock_data_is_one_line_naming_the_file(tmp_path, capsys
     res = in_process(capsys, "predict", str(path), "--campaign", str(camp))
     line = one_line_error(res, "old.json", "no clock data", "profile the program again")
     assert "Traceback" not in line
+
+
+def test_waiting_from_several_runs_is_the_median_per_call(tmp_path):
+    """Issue #50: one atypical run's waiting (0.74 s where three others waited
+    0.24-0.35 s) no longer sets the prediction: the median per call of the four."""
+    c = split_class(0.74)
+    camp = campaign(tmp_path / "c", [program_rec("mpi", "default", c, 4.0)])
+    others = tuple(profile([split_class(w)], ranks=2) for w in (0.24, 0.30, 0.35))
+    (x,) = predict_profile(profile([c], ranks=2), camp, None, waiting_from=others).classes
+    assert x.waiting_runs == 4
+    assert x.waiting_s == pytest.approx(1000 * (0.30 + 0.35) / 2 / 1000)       # median of 4 per-call waits x calls
+    assert x.default_total_s == pytest.approx(0.325 + 1000 * 4e-6)
+    (alone,) = predict_profile(profile([c], ranks=2), camp, None).classes
+    assert alone.waiting_runs == 1 and alone.waiting_s == pytest.approx(0.74)
+
+
+def test_waiting_from_a_profile_of_another_rank_count_is_one_line(tmp_path, capsys):
+    c = split_class(0.2)
+    camp = campaign(tmp_path / "c", [program_rec("mpi", "default", c, 4.0)])
+    mine = write(tmp_path / "p.json", [c], ranks=2)
+    other = write(tmp_path / "q.json", [c], ranks=4)
+    one_line_error(in_process(capsys, "predict", str(mine), "--campaign", str(camp), "--waiting-from", str(other)),
+                   f"--waiting-from {other}: a profile of 4 ranks")

@@ -266,7 +266,7 @@ def test_compare_command_reads_the_results_file(tmp_path):
 def test_the_prediction_uses_the_first_default_run_and_the_forced_algorithms(tmp_path):
     seen = []
 
-    def predict_fn(profile, campaign, rules, forced=(), synchronised=False):
+    def predict_fn(profile, campaign, rules, forced=(), synchronised=False, waiting_from=()):
         seen.append((profile.collective_time_s, campaign, rules, forced))
         return predict.Prediction(mpi="openmpi", campaign=campaign, rules=rules, wall_s=1.0, classes=(),
                                   default_total_s=0.5, default_total_ci=(0.45, 0.55), rules_total_s=0.3,

@@ -35,6 +35,12 @@ synchronised calls (the slowest rank's time after a barrier). A class without a
 split (a version-1 profile, calls that could not be matched) is predicted as
 before: calls x the synchronised median of the whole call.
 
+Waiting from several runs (issue #50). One run's waiting can be atypical (hpcc: one
+run waited 7.4 ms in a class where 16 others waited 2.4-3.5 ms, and the prediction
+was 59.6 % off): with other profiles of the same program (--waiting-from), a class's
+waiting is its calls x the median, over every profile that has the class split, of
+its waiting per call.
+
 Few calls (issue #50). A class the program called fewer than FEW_CALLS times has
 too few calls of its own to predict: its profiled time (waiting included) comes from
 fewer calls than a 95 % interval of their median needs, so whatever a choice would
@@ -51,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +97,7 @@ class ClassPrediction:
     # rules_s are: BASIS_PROGRAM, BASIS_SYNCHRONISED or BASIS_WHOLE.
     waiting_s: float | None = None
     basis: str = ""
+    waiting_runs: int = 1                        # the profiles its waiting is the median of
 
     @property
     def few_calls(self) -> bool:
@@ -99,7 +107,8 @@ class ClassPrediction:
     def to_json(self) -> dict:
         return {"class": {k: getattr(self.call, k) for k in ("collective", "comm", "comm_size", "bytes", "datatype",
                                                            "dtype", "op", "root", "in_place", "calls", "time_max_s")},
-                "waiting_s": self.waiting_s, "basis": self.basis, "few_calls": self.few_calls,
+                "waiting_s": self.waiting_s, "waiting_runs": self.waiting_runs, "basis": self.basis,
+                "few_calls": self.few_calls,
                 "covered": self.covered, "note": self.note, "default_s": self.default_s,
                 "default_ci": self.default_ci, "choice": self.choice, "rules_s": self.rules_s,
                 "rules_ci": self.rules_ci, "default_total_s": self.default_total_s,
@@ -268,8 +277,25 @@ def _uncovered(c: CallClass, why: str, choice: str) -> ClassPrediction:
                            waiting_s=c.split.waiting_s if c.split is not None else None)
 
 
+def _waiting(profile: Profile, others: tuple[Profile, ...]) -> dict[tuple, tuple[float, int]]:
+    """Per split class of the profile: its waiting (its calls x the median over the
+    profiles that split it of their waiting per call) and how many profiles that is."""
+    per_call: dict[tuple, list[float]] = {}
+    for prof in (profile, *others):
+        for c in prof.classes:
+            if c.split is not None and c.calls > 0:
+                per_call.setdefault(c.key, []).append(c.split.waiting_s / c.calls)
+    out = {}
+    for c in profile.classes:
+        if c.split is not None:
+            values = per_call[c.key]
+            out[c.key] = (c.split.waiting_s if len(values) == 1 else c.calls * statistics.median(values), len(values))
+    return out
+
+
 def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], picked: rules_choice.Choice | None,
-                   want: _Want | None, campaign_dir: Path) -> ClassPrediction:
+                   want: _Want | None, campaign_dir: Path,
+                   waits: dict[tuple, tuple[float, int]] | None = None) -> ClassPrediction:
     p = point_of(c)
     choice = LIBRARY
     if isinstance(p, str):
@@ -299,13 +325,14 @@ def _predict_class(c: CallClass, mpi: str, index: dict[tuple, Record], picked: r
             return _uncovered(c, why, choice)
         r_s, r_ci, _, _ = _per_call(chosen, want, campaign_dir, c, what)
     note = "; ".join(n for n in (note, cond_note) if n)
-    waiting = c.split.waiting_s if want is not None and c.split is not None else None
+    waiting, runs = (waits or {}).get(c.key, (c.split.waiting_s, 1)) if c.split is not None else (None, 1)
+    waiting = waiting if want is not None else None
     base = waiting or 0.0
 
     def total(ci):
         return (base + c.calls * ci[0], base + c.calls * ci[1]) if ci is not None else None
     return ClassPrediction(c, True, note, d_s, d_ci, choice, r_s, r_ci, base + c.calls * d_s, total(d_ci),
-                           base + c.calls * r_s, total(r_ci), waiting_s=waiting, basis=basis)
+                           base + c.calls * r_s, total(r_ci), waiting_s=waiting, basis=basis, waiting_runs=runs)
 
 
 def _wants(profile: Profile, synchronised: bool) -> dict[tuple, _Want | None]:
@@ -341,7 +368,8 @@ def _total(parts: list[ClassPrediction], value, interval) -> tuple[float, tuple[
 
 
 def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
-                    forced: tuple[tuple[str, str], ...] = (), synchronised: bool = False) -> Prediction:
+                    forced: tuple[tuple[str, str], ...] = (), synchronised: bool = False,
+                    waiting_from: tuple[Profile, ...] = ()) -> Prediction:
     """The prediction for a profile from a campaign (and a rules file, or
     algorithms forced as `collkit trial --algorithm` forces them): the contract
     `collkit trial` relies on. UserError (one line) on a campaign or rules file
@@ -350,6 +378,12 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
     split classes' working comes from synchronised calls)."""
     if rules is not None and forced:
         raise ValueError("predict a rules file or forced algorithms, not both")
+    for other in waiting_from:
+        if (other.mpi_name, other.ranks) != (profile.mpi_name, profile.ranks):
+            raise UserError(f"--waiting-from {other.path}: a profile of {other.ranks} ranks on {other.mpi_name}, the "
+                            f"program's ran {profile.ranks} on {profile.mpi_name}; give profiles of the same program, "
+                            "MPI and rank count")
+    waits = _waiting(profile, waiting_from)
     if profile.trace is not None and not synchronised:
         # a trace asks for the calls' detail: without clock data it cannot be split
         profile_file.require_split(profile)
@@ -369,7 +403,8 @@ def predict_profile(profile: Profile, campaign_dir: Path, rules: Path | None,
         classes = sorted(profile.classes, key=lambda c: -c.time_max_s)
         # what the preload runs for every class, asked of its fallback rule at once
         picked = rules_choice.choose_all(parsed, classes) if parsed is not None else [None] * len(classes)
-        parts = [_predict_class(c, mpi, index, ch, wants[c.key], Path(campaign_dir)) for c, ch in zip(classes, picked)]
+        parts = [_predict_class(c, mpi, index, ch, wants[c.key], Path(campaign_dir), waits)
+                 for c, ch in zip(classes, picked)]
     except _OtherConditions as e:
         raise UserError(f"--campaign {campaign_dir}: {e}") from None
     d_total, d_ci = _total(parts, lambda x: x.default_total_s, lambda x: x.default_total_ci)
@@ -413,7 +448,8 @@ def table(pred: Prediction, width: int | None = None) -> str:
         if x.few_calls:
             head += f"; too few calls to predict (under {FEW_CALLS})"
         if x.covered and x.waiting_s is not None:
-            head += f"; waiting {_t(x.waiting_s)} (profiled, unchanged) + calls x {x.basis}"
+            runs = f"median of {x.waiting_runs} profiled runs" if x.waiting_runs > 1 else "profiled"
+            head += f"; waiting {_t(x.waiting_s)} ({runs}, unchanged) + calls x {x.basis}"
         elif x.covered:
             head += f"; calls x {x.basis}" + (f" ({c.split_reason})" if getattr(c, "split_reason", "") else "")
         note = textwrap.wrap(x.note, width - 4, initial_indent="  note: ", subsequent_indent="    ") if x.note else []
@@ -458,8 +494,9 @@ def table(pred: Prediction, width: int | None = None) -> str:
 
 def run(ns: argparse.Namespace) -> int:
     profile = profile_file.load(ns.profile, need_complete=True)
+    others = tuple(profile_file.load(p, need_complete=True) for p in ns.waiting_from)
     pred = predict_profile(profile, Path(ns.campaign), Path(ns.rules) if ns.rules else None,
-                           synchronised=ns.synchronised)
+                           synchronised=ns.synchronised, waiting_from=others)
     if ns.json:
         print(json.dumps(pred.to_json(), indent=2))
     else:
@@ -491,5 +528,8 @@ def add_parser(sub) -> None:
     p.add_argument("--synchronised", action="store_true",
                    help="take the working time of split classes from synchronised calls (a campaign not "
                         "measured under the profile's conditions)")
+    p.add_argument("--waiting-from", metavar="FILE", action="append", default=[],
+                   help="another profile of the same program, MPI and rank count (repeatable): each split "
+                        "class's waiting is the median per call over all of them (one run's can be atypical)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)

@@ -70,6 +70,7 @@ class TrialSettings:
     profile: Path | None = None                # the profile the prediction uses
     timeout: float | None = None               # seconds per run; None: no limit
     synchronised: bool = False                 # predict's --synchronised
+    waiting_from: tuple[Path, ...] = ()        # predict's --waiting-from: other profiles of the program
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,9 @@ def _variant_args(settings: TrialSettings, variant: str) -> dict:
 def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> Prediction:
     """The prediction for the choice: its collkit rules file or its forced algorithms."""
     c = settings.choice
-    return predict_fn(profile, settings.campaign, c.rules, forced=c.algorithms, synchronised=settings.synchronised)
+    others = tuple(profile_file.load(p, need_complete=True) for p in settings.waiting_from)
+    return predict_fn(profile, settings.campaign, c.rules, forced=c.algorithms, synchronised=settings.synchronised,
+                      waiting_from=others)
 
 
 def _stopped(where: str, variant: str, exc: BaseException) -> tuple[str, str]:
@@ -360,6 +363,11 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
     campaign = profile = None
     if ns.profile is not None and ns.campaign is None:
         raise UserError("--profile is the profile the prediction uses; give --campaign DIR too")
+    waiting_from = tuple(Path(p) for p in getattr(ns, "waiting_from", []) or [])
+    if waiting_from and ns.campaign is None:
+        raise UserError("--waiting-from gives the prediction other profiles' waiting; give --campaign DIR too")
+    for p in waiting_from:
+        profile_file.load(p, need_complete=True)
     if ns.campaign is not None:
         if choice.kind == choices.AUTOTUNE:
             raise UserError("--campaign predicts a choice known before the run; the autotuner's is known after "
@@ -381,7 +389,7 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
             profile_file.load(profile, need_complete=True)
     return TrialSettings(mpi=mpi, command=command, choice=choice, runs=ns.runs, warmup=ns.warmup,
                          check=check, campaign=campaign, profile=profile, timeout=ns.timeout,
-                         synchronised=getattr(ns, "synchronised", False))
+                         synchronised=getattr(ns, "synchronised", False), waiting_from=waiting_from)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -458,6 +466,9 @@ def add_parser(sub) -> None:
                         "from by `collkit spec --from-profile`, else the first default run's)")
     p.add_argument("--synchronised", action="store_true",
                    help="predict working times from synchronised calls (collkit predict --synchronised)")
+    p.add_argument("--waiting-from", metavar="FILE", action="append", default=[],
+                   help="another profile of the program for the prediction's waiting (repeatable; collkit "
+                        "predict --waiting-from)")
     p.add_argument("--json", metavar="FILE", help="write every run's numbers and the verdicts as JSON")
     p.add_argument("--timeout", type=argtypes.timeout(), metavar="S",
                    help="stop a run, every process it started, and the trial after S seconds of that run "
