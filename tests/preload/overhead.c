@@ -33,6 +33,17 @@ static double quantile(double *v, int n, double q)
     return v[(int)(q * (n - 1) + 0.5)];
 }
 
+/* comms mode: a communicator made, one allreduce on it (through the shim or
+ * straight to PMPI), freed. */
+static void comm_call(int shim, double *x, double *y)
+{
+    MPI_Comm c;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (shim) MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, c);
+    else PMPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, c);
+    PMPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -63,10 +74,7 @@ int main(int argc, char **argv)
             if (forced) {
                 ck_allreduce_recursive_doubling(&x, &y, 1, MPI_DOUBLE, MPI_SUM, dup);
             } else if (comms) {
-                MPI_Comm c;
-                PMPI_Comm_dup(MPI_COMM_WORLD, &c);
-                PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
-                PMPI_Comm_free(&c);
+                comm_call(0, &x, &y);
             } else {
                 PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             }
@@ -75,14 +83,8 @@ int main(int argc, char **argv)
         PMPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
         for (int k = 0; k < per; k++) {
-            if (comms) {
-                MPI_Comm c;
-                PMPI_Comm_dup(MPI_COMM_WORLD, &c);
-                MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
-                PMPI_Comm_free(&c);
-            } else {
-                MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            }
+            if (comms) comm_call(1, &x, &y);
+            else MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         }
         b[i] = (MPI_Wtime() - t0) / per * 1e6;
         d[i] = b[i] - a[i];
