@@ -204,3 +204,16 @@ def test_a_zero_byte_call_is_left_out_not_replayed():
     p = replay_input.plan(prof, None)
     assert [c.index for c in p.classes] == [0]
     assert any("0 bytes" in why for _, why in p.left_out)
+
+
+def test_a_library_algorithm_rule_is_said_to_be_replayed_as_the_library(tmp_path):
+    """Issue #50: library:NAME (the library's own algorithm, switched per call)
+    cannot be switched per call in SMPI: the plan says so in a note, and the
+    class runs SMPI's own collective."""
+    from collkit.program.rules_choice import load_rules
+    rules = tmp_path / "r.rules"
+    rules.write_text("bcast * * library:binomial\n")
+    plan = replay_input.plan(profile_file.load(profile(tmp_path / "p.json")), load_rules(rules))
+    bcast = [c for c in plan.classes if c.choice.rule == "library:binomial"]
+    assert len(bcast) == 1 and bcast[0].choice.runs == "library"
+    assert [n for n in plan.notes if "library:binomial" in n and "SMPI" in n], plan.notes
