@@ -159,7 +159,7 @@ static void continue_race(tune_class *k, ckp_race *r)
         c->out_p = r->cand[j].out_p;
         ckp_sort(c->t, c->n);
     }
-    k->calls = r->calls;
+    k->calls = k->start_calls = r->calls;
     k->explored = r->explored;
     k->looks = r->looks;
     k->max_looks = r->max_looks;
@@ -259,8 +259,18 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     long per = ckp_tune_cfg.max_calls / 2;
     k->max_looks = 1;
     for (long n = FIRST_STAGE; n * 2 <= per; n *= 2) k->max_looks++;
-    /* A continued race is in the stage after its last look: 4, 4, 8, 16, ... calls a candidate. */
-    const long stage = race && race->looks > 1 ? (long)FIRST_STAGE << (race->looks - 1) : FIRST_STAGE;
+    /* A continued race is in the stage after its last look (4, 4, 8, 16, ... calls a candidate), at
+     * most half the calls the class made in the last run, shared by the candidates still in the race:
+     * a stage the run cannot finish would be cut off at its end, dropped, and the race would never
+     * look again (a class of 300 calls a run, the next stage 320: seen in hpcc). */
+    long stage = race && race->looks > 1 ? (long)FIRST_STAGE << (race->looks - 1) : FIRST_STAGE;
+    if (race) {
+        int alive = 0;
+        for (int j = 0; j < race->ncand; j++) alive += race->cand[j].out_look == 0;
+        k->stage_cap = race->run_calls / (2L * (alive > 0 ? alive : 1));
+        if (k->stage_cap < 1) k->stage_cap = 1;
+        if (stage > k->stage_cap) stage = k->stage_cap;
+    }
     k->order = malloc((size_t)k->ncand * sizeof *k->order);
     k->pending = malloc(pending_len((size_t)k->ncand * (size_t)stage));
     if (!k->order || !k->pending) {
@@ -417,7 +427,8 @@ static int reserve(tune_cand *c, size_t n)
 static void look(tune_class *k, const ckp_comm *info)
 {
     const long n = k->in_stage;
-    const long next = k->looks == 0 ? k->stage : 2 * k->stage; /* 4, 4, 8, 16: totals 4, 8, 16, 32 */
+    long next = k->looks == 0 ? k->stage : 2 * k->stage; /* 4, 4, 8, 16: totals 4, 8, 16, 32 */
+    if (k->stage_cap > 0 && next > k->stage_cap) next = k->stage_cap;
     const ckp_dep_kind kind = ckp_dep_kind_of((ck_collective)k->coll);
     const int is_root = k->root == info->rank;
     int fail = 0;

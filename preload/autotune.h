@@ -41,6 +41,8 @@ typedef struct tune_class {
     int looks, max_looks;
     double alpha;        /* the race's family error rate (a continued race keeps its own) */
     int continued;       /* it continued a race state of COLLKIT_AUTOTUNE_FROM */
+    long start_calls;    /* its calls before this run (a continued race's) */
+    long stage_cap;      /* a continued race's most calls a candidate a stage (0: none) */
     long resume_at;      /* PAUSED: the call at which the next stage starts */
     double explore_s;    /* agreed working time of every exploration call */
     double wait_s;       /* and the rest of their time: waiting for the ranks they depend on */

@@ -85,10 +85,10 @@ static void write_races(FILE *f)
         ckp_autotune_class_names(k, dt, op);
         long explored = 0;
         for (int i = 0; i < k->ncand; i++) explored += (long)k->cand[i].n;
-        fprintf(f, "race %ld %s %016llx %zu %d %s %s %d %ld %ld %d %d %.9g %ld %.9e %.9e %.9e\n", id,
+        fprintf(f, "race %ld %s %016llx %zu %d %s %s %d %ld %ld %d %d %.9g %ld %.9e %.9e %.9e %ld\n", id,
                 ck_collective_name((ck_collective)k->coll), (unsigned long long)k->comm, k->bytes, k->root, dt, op,
                 k->in_place, k->calls, explored, k->looks, k->max_looks, k->alpha, k->resume_at, k->explore_s,
-                k->wait_s, k->paused_s);
+                k->wait_s, k->paused_s, k->calls - k->start_calls);
         for (int i = 0; i < k->ncand; i++) {
             const tune_cand *c = &k->cand[i];
             const char *name = col_name(k->coll, c->col);

@@ -76,8 +76,9 @@ static ckp_race_cand *find_cand(ckp_race *r, const char *name)
 
 static int header(ckp_races *rs, char **f, int n, int lineno, const char *path, char *err, size_t errlen)
 {
-    if (n != 18) return bad(path, lineno, "expected race ID COLLECTIVE GROUP BYTES ROOT DATATYPE OP IN_PLACE CALLS "
-                            "EXPLORED LOOKS MAX_LOOKS ALPHA RESUME_AT WORKING_S WAITING_S PAUSED_S", err, errlen);
+    if (n != 19) return bad(path, lineno, "expected race ID COLLECTIVE GROUP BYTES ROOT DATATYPE OP IN_PLACE CALLS "
+                            "EXPLORED LOOKS MAX_LOOKS ALPHA RESUME_AT WORKING_S WAITING_S PAUSED_S RUN_CALLS", err,
+                            errlen);
     ckp_race r = {.lineno = lineno};
     long v;
     char *end = NULL;
@@ -110,6 +111,7 @@ static int header(ckp_races *rs, char **f, int n, int lineno, const char *path, 
     if (get_double(f[15], 0, 1e12, &r.working_s) != 0 || get_double(f[16], 0, 1e12, &r.waiting_s) != 0 ||
         get_double(f[17], 0, 1e12, &r.paused_s) != 0)
         return bad(path, lineno, "WORKING_S, WAITING_S or PAUSED_S", err, errlen);
+    if (get_long(f[18], 1, r.calls, &r.run_calls) != 0) return bad(path, lineno, "RUN_CALLS (1 to CALLS)", err, errlen);
     if (rs->n == rs->cap) {
         size_t cap = rs->cap ? 2 * rs->cap : 8;
         ckp_race *grown = realloc(rs->race, cap * sizeof *grown);

@@ -6,14 +6,16 @@
  *
  *   world_size = N                       the rank count the states were learned at
  *   race ID COLLECTIVE GROUP BYTES ROOT DATATYPE OP IN_PLACE CALLS EXPLORED
- *        LOOKS MAX_LOOKS ALPHA RESUME_AT WORKING_S WAITING_S PAUSED_S
+ *        LOOKS MAX_LOOKS ALPHA RESUME_AT WORKING_S WAITING_S PAUSED_S RUN_CALLS
  *   race_candidate ID NAME OUT_LOOK OUT_P N
  *   race_samples ID NAME T1 T2 ...       N working times (s) in all, over as many lines as it takes
  *
  * GROUP is the class's communicator key (16 hex digits, autotune.c); ROOT -1
  * where the collective has none; DATATYPE and OP a reduction's names (a
  * derived datatype "derived", a user op "user"), else "-"; OUT_LOOK the look
- * that eliminated the candidate (0: still in the race), OUT_P its p-value. */
+ * that eliminated the candidate (0: still in the race), OUT_P its p-value;
+ * RUN_CALLS the class's calls in the run that wrote the state (of CALLS in
+ * all), which caps the continued race's stages (autotune.c). */
 #ifndef COLLKIT_PRELOAD_RACE_STATE_H
 #define COLLKIT_PRELOAD_RACE_STATE_H
 
@@ -42,7 +44,7 @@ typedef struct {
     size_t bytes;
     int root, in_place, looks, max_looks;
     char datatype[CKP_RACE_NAME], op[CKP_RACE_NAME];
-    long calls, explored, resume_at;
+    long calls, explored, resume_at, run_calls;
     double alpha, working_s, waiting_s, paused_s;
     int ncand;
     ckp_race_cand cand[CKP_RACE_MAX_CANDIDATES];

@@ -320,9 +320,41 @@ def test_five_chained_runs_decide_what_one_long_run_decides(collkit, loop, tmp_p
     k_of_n(lambda i: _chain_decides_like_one_run(collkit, loop("openmpi"), tmp_path), 2, 3)
 
 
+def _looks_and_rule(text: str) -> tuple[int, str]:
+    """A learned file's one allreduce race's LOOKS (0: none written) and its rule's choice ("" if none)."""
+    races = [ln.split() for ln in text.splitlines() if ln.startswith("race ")]
+    rules = [ln.split() for ln in text.splitlines() if ln.startswith("allreduce")]
+    return (int(races[0][11]) if races else 0), (rules[0][3] if rules else "")
+
+
+@needs.openmpi
+def test_a_chained_race_looks_again_in_every_run_where_its_next_stage_would_not_fit(collkit, loop, tmp_path):
+    """Issue #50 (found on hpcc: a class of 300 calls a run, its next stage 320): runs of
+    100 512-KiB allreduces, rabenseifner and ring alike (the library is out at look 3),
+    so the race goes on. The first run looks 3 times and cuts off its next stage (16
+    calls a candidate); each continued run caps its stages at half its last run's calls,
+    shared by the candidates in the race, so it looks again in every run and ends by the
+    third (7 looks at most). Uncapped, run 3's stage (64 calls a candidate) never fits."""
+    prev: list[str] = []
+    seen = []
+    for i in range(3):
+        out = tmp_path / f"tie{i}.rules"
+        install = find_install("openmpi")
+        r = collkit("preload", "--mpi", "openmpi", "--autotune", "--autotune-out", str(out), "--candidates",
+                    "allreduce=" + ",".join(NEAR), "--budget", "100", *prev, "--", str(install.mpirun), "-n", "2",
+                    *install.flags, str(loop("openmpi")), "100", str(BIG), "barrier", cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        seen.append(_looks_and_rule(out.read_text()))
+        prev = ["--autotune-from", str(out)]
+    looks, rule = zip(*seen)
+    for i in (1, 2):      # each run after the first: settled before, settled now, or looked again
+        assert rule[i - 1] != "" or rule[i] != "" or looks[i] > looks[i - 1], seen
+    assert rule[2] != "", seen
+
+
 # A race state as collkit-preload writes one (docs/preload.md, "Evidence across runs")
 RACE = """world_size = 2
-race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04
+race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04 600
 race_candidate 1 library 0 1 4
 race_samples 1 library 1e-06 2e-06 3e-06 4e-06
 race_candidate 1 recursive_doubling 0 1 4

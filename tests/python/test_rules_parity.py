@@ -27,7 +27,7 @@ from collkit.program.rules_choice import choose_all, forced, load_rules
 LONG = "allreduce * * ring " + "#" * 1100 + "\n"
 # the autotuner's race state of one class (race_state.h)
 RACE = ("world_size = 2\n"
-        "race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04\n"
+        "race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04 600\n"
         "race_candidate 1 library 0 1 4\nrace_samples 1 library 1e-06 2e-06 3e-06 4e-06\n"
         "race_candidate 1 recursive_doubling 0 1 4\nrace_samples 1 recursive_doubling 1e-05 2e-05 3e-05 4e-05\n")
 # (file text, None when both accept it, else the words both refuse it with)
