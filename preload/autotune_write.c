@@ -215,15 +215,15 @@ void ckp_autotune_json(FILE *f)
             ckp_tune_cfg.alpha, ckp_tune_cfg.max_calls);
     int first = 1;
     for (tune_class *k = ckp_autotune_classes(); k; k = k->created) {
-        char dt[MPI_MAX_OBJECT_NAME] = "";
-        int n = 0;
-        if (k->dt != MPI_DATATYPE_NULL && PMPI_Type_get_name(k->dt, dt, &n) != MPI_SUCCESS) dt[0] = '\0';
+        /* the datatype's name as the race states give it (predefined names hold no space) */
+        char dt[CKP_RACE_NAME], op[CKP_RACE_NAME];
+        ckp_autotune_class_names(k, dt, op);
         const int red = ck_collective_has_op((ck_collective)k->coll);
         fprintf(f, "%s{\"collective\": \"%s\", \"comm_size\": %d, \"world\": %s, \"bytes\": %zu, \"datatype\": ",
                 first ? "" : ", ", ck_collective_name((ck_collective)k->coll), k->p, k->world ? "true" : "false",
                 k->bytes);
         first = 0;
-        if (red) ckp_json_string(f, dt[0] ? dt : (k->dt == MPI_DATATYPE_NULL ? "derived" : "unnamed"));
+        if (red) ckp_json_string(f, dt);
         else fputs("null", f);
         fputs(", \"op\": ", f);
         if (red) ckp_json_string(f, class_op(k));
