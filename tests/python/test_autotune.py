@@ -135,7 +135,8 @@ SKEW_CALLS = 3000
 
 
 @pytest.mark.parametrize("slowed", ["library", RD])
-@pytest.mark.parametrize("mpi", needs.each_mpi())
+@pytest.mark.parametrize("mpi", ["openmpi"])
+@needs.openmpi
 def test_settles_through_arrival_skew(collkit, mpi, loop, tmp_path, slowed):
     """Issue #50: ranks that arrive apart (exponential compute, mean 100 us,
     before each call, no barrier) and a candidate 2 us slower inside its 8 B
@@ -149,9 +150,11 @@ def test_settles_through_arrival_skew(collkit, mpi, loop, tmp_path, slowed):
     the cores a first stage's calls can take hundreds of us (MPICH: 850 us a
     call, a rank descheduled inside), whose cost then pauses exploring past
     3,000 calls; the budget has its own tests, and the 40-run count in make
-    test-full runs alone at the default budget."""
-    slow_us = 2 if mpi == "openmpi" else 10
-    k_of_n(lambda i: (_settles(collkit, mpi, loop(mpi), tmp_path, slowed, slow_us, "skew", SKEW_CALLS, 2,
+    test-full runs alone at the default budget. Open MPI only: under MPICH's
+    throttle with make test's other ranks on the 2 cores, recursive doubling's
+    working time ranged 33-124 us a call against the slowed library's 14-148 us
+    (make test, 2026-11-29 20:50), so no slowdown made a stable best there."""
+    k_of_n(lambda i: (_settles(collkit, mpi, loop(mpi), tmp_path, slowed, 2, "skew", SKEW_CALLS, 2,
                                "--budget", "100"), f"run {i + 1}"), 3, 4)
 
 
