@@ -15,11 +15,24 @@ int ckp_multi_threaded;
 unsigned long ckp_comms_freed;
 
 static int keyval = MPI_KEYVAL_INVALID;
-/* The last communicator looked up, skipping the attribute lookup when a
- * program calls on one communicator in a row (single-threaded programs only:
- * the delete callback, which forgets it, runs on the freeing thread). */
-static MPI_Comm last_comm;
-static ckp_comm *last;
+/* The communicators looked up lately, by handle, skipping the attribute
+ * lookup (PMPI_Comm_get_attr: most of a settled call's cost) for programs
+ * that go round a few communicators (world, rows, columns). Single-threaded
+ * programs only: the delete callback, which forgets a freed communicator's
+ * slot before its handle can be reused, runs on the freeing thread. */
+#define MEMO_SLOTS 8
+static struct {
+    MPI_Comm comm;
+    ckp_comm *entry;
+} memo[MEMO_SLOTS];
+
+/* Open MPI's handles are pointers (aligned), MPICH's integers counting up
+ * from a kind prefix: fold both into a slot. */
+static unsigned memo_slot(MPI_Comm comm)
+{
+    uintptr_t h = (uintptr_t)comm;
+    return (unsigned)((h ^ (h >> 4) ^ (h >> 12)) & (MEMO_SLOTS - 1));
+}
 
 static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
 {
@@ -27,7 +40,8 @@ static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
     (void)kv;
     (void)extra;
     ckp_comm *c = attr;
-    if (c == last) last = NULL;
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        if (memo[i].entry == c) memo[i].entry = NULL;
     ckp_comms_freed++;
     if (c->dup != MPI_COMM_NULL) PMPI_Comm_free(&c->dup);
     free(c);
@@ -48,8 +62,9 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
 {
     int found = 0;
     void *attr = NULL;
-    if (last && comm == last_comm) {
-        *out = last;
+    const unsigned slot = memo_slot(comm);
+    if (memo[slot].entry && memo[slot].comm == comm) {
+        *out = memo[slot].entry;
         return MPI_SUCCESS;
     }
     if (keyval == MPI_KEYVAL_INVALID) return MPI_ERR_KEYVAL;
@@ -78,8 +93,8 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
         }
     }
     if (!ckp_multi_threaded) {
-        last_comm = comm;
-        last = c;
+        memo[slot].comm = comm;
+        memo[slot].entry = c;
     }
     *out = c;
     return MPI_SUCCESS;
@@ -98,5 +113,5 @@ void ckp_comms_release(void)
     if (PMPI_Comm_get_attr(MPI_COMM_SELF, keyval, &attr, &found) == MPI_SUCCESS && found)
         PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
     PMPI_Comm_free_keyval(&keyval);
-    last = NULL;
+    for (int i = 0; i < MEMO_SLOTS; i++) memo[i].entry = NULL;
 }

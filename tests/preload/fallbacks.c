@@ -3,7 +3,7 @@
  * result correct; plus the paths that must NOT fall back: MPI_IN_PLACE,
  * non-contiguous types mixed with contiguous ones across ranks, and the
  * helper communicator that keeps algorithm messages away from the program's
- * own pending receives. Sets COLLKIT_ALGORITHMS itself, before MPI_Init. */
+ * own pending receives; communicator handles reused. Sets COLLKIT_ALGORITHMS itself, before MPI_Init. */
 #define _POSIX_C_SOURCE 200809L
 #include "preload_check.h"
 
@@ -240,6 +240,28 @@ static void test_reduce_scatter_in_place(int k)
     free(b);
 }
 
+/* Communicators of changing sizes made and freed in turn: MPICH hands a freed
+ * handle to the next communicator, and the shim's per-handle memo
+ * (shared.c) must never give the new one the old one's size and rank. */
+static void test_handles_reused(int k_allreduce)
+{
+    long before = calls_fn(CK_ALLREDUCE, k_allreduce);
+    for (int iter = 0; iter < 40; iter++) {
+        const int k = 1 + iter % 3;
+        MPI_Comm c;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % k, rank, &c);
+        int in = rank, out = -1, want = 0;
+        for (int r = rank % k; r < size; r += k) want += r;
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, c);
+        CHECK(out == want, "iteration %d, split by %d: allreduce %d, want %d", iter, k, out, want);
+        int w = -1;
+        MPI_Allreduce(&in, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(w == size * (size - 1) / 2, "iteration %d: world allreduce %d", iter, w);
+        MPI_Comm_free(&c);
+    }
+    CHECK(calls_fn(CK_ALLREDUCE, k_allreduce) >= before + 40, "rabenseifner not run on the split communicators");
+}
+
 int main(int argc, char **argv)
 {
     const ck_algorithm *constrained = unchecked_constraint();
@@ -260,6 +282,7 @@ int main(int argc, char **argv)
     test_alltoall_in_place();
     test_reduce_scatter_in_place(alg_index(CK_REDUCE_SCATTER, "swing"));
     test_constraint(constrained);
+    test_handles_reused(alg_index(CK_ALLREDUCE, "rabenseifner"));
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("preload fallbacks: %s (%d failures)\n", total ? "FAIL" : "ok", total);
