@@ -486,6 +486,37 @@ static void look(tune_class *k, const ckp_comm *info)
     else begin_stage(k, next);
 }
 
+/* At MPI_Finalize, a look at the stage each class over the world's group
+ * was in, where every candidate still in the race has run in it: its whole
+ * rounds
+ * then count and go on in the race state, so that a class called too few
+ * times a run to finish its first stage (calls past COLLKIT_AUTOTUNE_AFTER
+ * under 4 x its candidates) still adds up over runs chained with
+ * --autotune-from. Only the world's group: it alone is still whole at
+ * MPI_Finalize on every rank; a subgroup's communicators may be freed.
+ * Every rank meets these classes in one order (a correct program calls
+ * collectives over one group in one order everywhere) and decides from
+ * values equal on every rank (states, counts), so all take the same looks. */
+void ckp_autotune_close(void)
+{
+    if (!ckp_tune_cfg.on) return;
+    ckp_comm *world = NULL;
+    if (ckp_comm_of(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return;
+    if (world->tune_key == 0) world->tune_key = comm_key(MPI_COMM_WORLD, world);
+    ckp_comm closing = *world;
+    closing.dup = MPI_COMM_NULL;
+    for (tune_class *k = all_classes; k; k = k->created) {
+        if (k->comm != world->tune_key || k->state != EXPLORING || k->in_stage < k->alive) continue;
+        /* The looks' own communicator, so that they never meet a message of the program's. */
+        if (closing.dup == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_WORLD, &closing.dup) != MPI_SUCCESS) return;
+        /* Whole rounds only (each a call of every candidate in the race), so
+         * that a run adds as many samples to every candidate. */
+        k->in_stage -= k->in_stage % k->alive;
+        look(k, &closing);
+    }
+    if (closing.dup != MPI_COMM_NULL) PMPI_Comm_free(&closing.dup);
+}
+
 void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit)
 {
     tune_class *k = tc->cls;

@@ -213,6 +213,7 @@ void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, d
 /* After the set-up agreement, every rank: the clock's offset to world rank
  * 0's (clock.c), for the arrivals and exits. ckp_autotune_now: that clock, s. */
 void ckp_autotune_started(void);
+void ckp_autotune_close(void);   /* at MPI_Finalize, every rank: the closing looks */
 void ckp_autotune_stopped(void); /* at MPI_Finalize, every rank */
 double ckp_autotune_now(void);
 /* The first line of MPI_Get_library_version (names.c): the rules'

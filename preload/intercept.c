@@ -56,6 +56,7 @@ int ckp_before_finalize(void)
     int rank = 0;
     ckp_profile_finish();
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    ckp_autotune_close();
     if (ckp_cfg.report && rank == 0) ckp_report_write();
     ckp_autotune_stopped();
     ckp_autotune_finish(rank);

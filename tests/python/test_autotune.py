@@ -361,6 +361,22 @@ def test_a_chained_race_looks_again_in_every_run_where_its_next_stage_would_not_
     assert rule[2] != "", seen
 
 
+@needs.openmpi
+def test_a_class_too_short_for_its_first_stage_keeps_its_calls_for_the_next_run(collkit, loop, tmp_path):
+    """Issue #50 (found on IMB's 2 MiB allreduce: 51 calls a run, 19 past the first 32, its
+    first stage 40): runs of 38 8-byte allreduces explore 6 calls, under the first stage's 8
+    (4 a candidate). The closing look at MPI_Finalize counts them: the race state goes on with
+    one look (before: no look, no state, every run started again). The next run continues
+    it, eliminates recursive doubling (10 us slower) at its next look and settles."""
+    seen = []
+    prev: list[str] = []
+    for i in range(2):
+        out = tmp_path / f"short{i}.rules"
+        _learn(collkit, "openmpi", loop("openmpi"), tmp_path, out, 38, "--budget", "100", *prev)
+        seen.append(_looks_and_rule(out.read_text()))
+        prev = ["--autotune-from", str(out)]
+    assert seen == [(1, ""), (0, "library")], seen
+
 # A race state as collkit-preload writes one (docs/preload.md, "Evidence across runs")
 RACE = """world_size = 2
 race 1 allreduce 00000000000000a2 8 -1 MPI_INT sum 0 600 8 1 7 0.05 1238 6.3e-05 4.6e-06 7.6e-04 600
