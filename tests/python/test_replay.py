@@ -34,7 +34,8 @@ CLASSES = (
 SEQUENCE = (0, 1, 0, 3, 4, 2, 2)
 
 
-def profile(path: Path, gap: float = 1e-3, drop_comm: bool = False, trace: bool = True) -> Path:
+def profile(path: Path, gap: float = 1e-3, drop_comm: bool = False, trace: bool = True,
+            mpi: str = "openmpi") -> Path:
     ranks = []
     for r in range(RANKS):
         t, calls = 0.0, []
@@ -47,7 +48,8 @@ def profile(path: Path, gap: float = 1e-3, drop_comm: bool = False, trace: bool 
         ranks.append(RankTrace(rank=r, dropped=0, calls=tuple(calls)))
     prof = Profile(complete=True, exit_status=0, incomplete_reason="", created="2026-11-27T08:00:00Z",
                    collkit_version="test", command=("mpirun", "-n", "4", "./app"), cwd="/tmp",
-                   mpi_name="openmpi", mpi_family="openmpi", mpi_library_version="Open MPI v4.1.4",
+                   mpi_name=mpi, mpi_family=mpi,
+                   mpi_library_version="Open MPI v4.1.4" if mpi == "openmpi" else "MPICH Version: 5.0.2",
                    ranks=RANKS, ranks_reported=RANKS, nodes=1, hosts=("here",), wall_s=1.0, mpi_span_s=0.9,
                    classes=CLASSES, trace=Trace(max_calls_per_rank=100, ranks=tuple(ranks)) if trace else None)
     profile_file.dump(prof, path)
@@ -119,6 +121,24 @@ def test_rules_change_only_the_class_they_give_to_libcollkit(capsys, tmp_path):
 
 
 @needs.simgrid_programs
+@needs.simgrid_programs
+def test_a_library_algorithm_replays_as_its_twin_does(capsys, tmp_path):
+    """Issue #50: MPICH's binomial bcast, chosen per call by the autotuner
+    (library:binomial), replays exactly as libcollkit's binomial_halving, the
+    same message schedule: the same simulated time (the simulation is deterministic)."""
+    prof = profile(tmp_path / "p.json", mpi="mpich")
+    learned, twin = tmp_path / "learned.rules", tmp_path / "twin.rules"
+    learned.write_text("mpi_library = MPICH Version: 5.0.2\nbcast * * library:binomial\n")
+    twin.write_text("bcast * * binomial_halving\n")
+    _, base = replay(capsys, prof)
+    _, by_learned = replay(capsys, prof, "--rules", learned)
+    _, by_twin = replay(capsys, prof, "--rules", twin)
+    k = ("bcast", "world", 65536)
+    assert base[k]["runs"] == "library"
+    assert by_learned[k]["runs"] == by_twin[k]["runs"] == "binomial_halving"
+    assert by_learned[k]["simulated_s"] == by_twin[k]["simulated_s"]
+
+
 def test_a_communicator_the_trace_cannot_rebuild_is_left_out(capsys, tmp_path):
     r, by = replay(capsys, profile(tmp_path / "p.json", drop_comm=True))
     assert ("allreduce", "c2x2", 4) not in by
@@ -206,14 +226,23 @@ def test_a_zero_byte_call_is_left_out_not_replayed():
     assert any("0 bytes" in why for _, why in p.left_out)
 
 
-def test_a_library_algorithm_rule_is_said_to_be_replayed_as_the_library(tmp_path):
-    """Issue #50: library:NAME (the library's own algorithm, switched per call)
-    cannot be switched per call in SMPI: the plan says so in a note, and the
-    class runs SMPI's own collective."""
+@pytest.mark.parametrize("header, rule, runs, words", [
+    # MPICH's binomial bcast is libcollkit's binomial_halving (backends/mpich.py, Name parity)
+    ("mpi_library = MPICH Version: 5.0.2\n", "library:binomial", "binomial_halving",
+     "library:binomial as binomial_halving"),
+    # MPICH's pipelined tree has no libcollkit twin: SMPI's own collective, said so
+    ("mpi_library = MPICH Version: 5.0.2\n", "library:pipelined_tree", "library", "SMPI"),
+    # without the autotuner's mpi_library line the library, and so the names, are unknown
+    ("", "library:binomial", "library", "SMPI"),
+])
+def test_a_library_algorithm_rule_is_replayed_as_its_libcollkit_twin(tmp_path, header, rule, runs, words):
+    """Issue #50: library:NAME (the library's own algorithm, switched per call) is
+    replayed as libcollkit's algorithm of the same message schedule where there is
+    one; else the plan says SMPI's own collective runs (SMPI selects per run)."""
     from collkit.program.rules_choice import load_rules
     rules = tmp_path / "r.rules"
-    rules.write_text("bcast * * library:binomial\n")
+    rules.write_text(f"{header}bcast * * {rule}\n")
     plan = replay_input.plan(profile_file.load(profile(tmp_path / "p.json")), load_rules(rules))
-    bcast = [c for c in plan.classes if c.choice.rule == "library:binomial"]
-    assert len(bcast) == 1 and bcast[0].choice.runs == "library"
-    assert [n for n in plan.notes if "library:binomial" in n and "SMPI" in n], plan.notes
+    bcast = [c for c in plan.classes if c.choice.rule == rule]
+    assert len(bcast) == 1 and bcast[0].choice.runs == runs
+    assert [n for n in plan.notes if rule in n and words in n], plan.notes

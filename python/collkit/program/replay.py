@@ -31,7 +31,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.launch import simgrid, watch
 from collkit.program import profile_file, replay_input
-from collkit.program.rules_choice import LIBRARY_ALGORITHM, Choice, load_rules
+from collkit.program.rules_choice import LIBRARY, LIBRARY_ALGORITHM, Choice, load_rules
 from collkit.simulation import settings as sim, simgrid_install
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -220,7 +220,9 @@ def print_report(r: Replayed) -> None:
     rows = []
     for x in r.classes:
         runs = (f"library ({x.choice.rule}: {x.choice.fallback})" if x.choice.fallback else
-                f"library (for {x.choice.rule})" if x.choice.rule.startswith(LIBRARY_ALGORITHM) else x.choice.runs)
+                f"library (for {x.choice.rule})" if x.choice.runs == LIBRARY and x.choice.rule != LIBRARY else
+                f"{x.choice.runs} (for {x.choice.rule})" if x.choice.rule.startswith(LIBRARY_ALGORITHM) else
+                x.choice.runs)
         rows.append([*_class_cells(x.call), runs, str(x.calls), _s(x.measured_s), _s(x.simulated_s)])
     print(render(["collective", "comm", "p", "bytes", "datatype", "op", "root", "in place", "runs", "calls",
                   "measured s", "simulated s"], rows, right={2, 3, 9, 10, 11}))

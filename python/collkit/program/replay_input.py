@@ -47,7 +47,7 @@ from pathlib import Path
 from collkit.common import atomic
 from collkit.common.errors import UserError
 from collkit.library import registry
-from collkit.program.rules_choice import LIBRARY_ALGORITHM, Choice, Rules, choose_all
+from collkit.program.rules_choice import LIBRARY, LIBRARY_ALGORITHM, Choice, Rules, as_twins, choose_all
 from collkit.program.profile_file import Profile, reduction
 
 FORMAT = "collkit-replay"
@@ -173,15 +173,23 @@ def plan(profile: Profile, rules: Rules | None) -> Plan:
 
     order = sorted(comm_of)          # replay classes in profile order: time, largest first
     rc_of = {i: k for k, i in enumerate(order)}
-    choices = choose_all(rules, [profile.classes[i] for i in order])
+    in_order = [profile.classes[i] for i in order]
+    choices = as_twins(rules, in_order, choose_all(rules, in_order))
     classes = tuple(ReplayClass(index=i, comm=comm_of[i], choice=ch) for i, ch in zip(order, choices))
-    # library:NAME is the library's own algorithm, switched per call by the preload (MPICH's CVARs);
-    # SMPI selects its collectives' algorithms per run (smpi/<collective>), under its own names
-    per_call = sorted({ch.rule for ch in choices if ch.rule.startswith(LIBRARY_ALGORITHM)})
+    # library:NAME is the library's own algorithm, switched per call by the preload (MPICH's CVARs):
+    # replayed as libcollkit's algorithm of the same schedule where there is one (as_twins); SMPI
+    # itself selects its collectives' algorithms per run (smpi/<collective>), under its own names
+    twins = sorted({f"{ch.rule} as {ch.runs}" for ch in choices
+                    if ch.rule.startswith(LIBRARY_ALGORITHM) and ch.runs != LIBRARY})
+    if twins:
+        notes.append(f"the rules choose the library's own algorithms, replayed as libcollkit's of the same "
+                     f"message schedule (docs/algorithms.md, \"Name parity\"): {', '.join(twins)}")
+    per_call = sorted({ch.rule for ch in choices if ch.rule.startswith(LIBRARY_ALGORITHM) and ch.runs == LIBRARY})
     if per_call:
         notes.append(f"the rules choose {', '.join(per_call)}: the library's own algorithm switched per call, "
-                     "which SMPI cannot (it selects a collective's algorithm per run, under its own names); "
-                     "those classes are replayed with SMPI's own collective, as the library")
+                     "with no libcollkit algorithm of its schedule (or one the call cannot run), and SMPI "
+                     "selects a collective's algorithm per run, under its own names; those classes are "
+                     "replayed with SMPI's own collective, as the library")
     calls: list[tuple[tuple[int, float], ...]] = []
     m_calls = [0] * len(order)
     m_time = [0.0] * len(order)

@@ -28,6 +28,7 @@ class Rules:
     path: Path | None                 # None: algorithms forced, not a file (forced())
     lines: tuple[rules_format.Line, ...]
     allow_fp_rank_variant: bool
+    mpi_library: str | None = None    # the autotuner's `mpi_library` line: the library of its library:NAME
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def load_rules(path: str | Path, mpi: str | None = None) -> Rules:
         raise UserError(f"--rules {path}: learned by the autotuner on '{learned}', not on {mpi}; autotune again "
                         f"on {mpi} (`collkit preload --mpi {mpi} --autotune`)")
     lines = tuple(rules_format.Line(r.collective, r.ranks, r.bytes, r.choice) for r in read.rules)
-    return Rules(path=p, lines=lines, allow_fp_rank_variant=read.allow_fp_rank_variant)
+    return Rules(path=p, lines=lines, allow_fp_rank_variant=read.allow_fp_rank_variant, mpi_library=learned)
 
 
 def _same_family(library_line: str, mpi: str) -> bool:
@@ -141,6 +142,31 @@ def choose_all(rules: Rules | None, classes) -> list[Choice]:
             reason = reasons[i]
             out.append(Choice(runs=LIBRARY if reason else p, rule=p, fallback=reason))
     return out
+
+
+def library_twin(rules: Rules, collective: str, rule: str) -> str | None:
+    """The libcollkit algorithm with the message schedule of a library:NAME rule's
+    algorithm: the name MPICH's NAME maps onto (backends/mpich.py, checked message by
+    message: docs/algorithms.md, "Name parity"), where libcollkit has it; None for
+    another library's rules or a NAME without a libcollkit twin."""
+    from collkit.backends import mpich
+    if not rule.startswith(LIBRARY_ALGORITHM) or "mpich" not in (rules.mpi_library or "").lower():
+        return None
+    name = mpich.canonical(collective, rule[len(LIBRARY_ALGORITHM):])
+    return name if any(a.collective == collective and a.name == name for a in registry.load()) else None
+
+
+def as_twins(rules: Rules | None, classes, choices: list[Choice]) -> list[Choice]:
+    """choices with each library:NAME that has a libcollkit twin (library_twin) run as
+    that twin, the preload's fallbacks applying to it as to any rule's algorithm: for
+    tools that run the schedule themselves (replay), not through the library."""
+    twins = {i: t for i, ch in enumerate(choices)
+             if rules is not None and (t := library_twin(rules, classes[i].collective, ch.rule))}
+    if not twins:
+        return choices
+    reasons = dict(zip(twins, rules_tool.fallbacks([_facts(t, classes[i], rules) for i, t in twins.items()])))
+    return [Choice(runs=LIBRARY if reasons[i] else twins[i], rule=ch.rule, fallback=reasons[i]) if i in twins
+            else ch for i, ch in enumerate(choices)]
 
 
 def choose(rules: Rules | None, c: CallClass) -> Choice:
