@@ -488,8 +488,7 @@ static void look(tune_class *k, const ckp_comm *info)
 
 /* At MPI_Finalize, a look at the stage each class over the world's group
  * was in, where every candidate still in the race has run in it: its whole
- * rounds
- * then count and go on in the race state, so that a class called too few
+ * rounds then count and go on in the race state, so that a class called too few
  * times a run to finish its first stage (calls past COLLKIT_AUTOTUNE_AFTER
  * under 4 x its candidates) still adds up over runs chained with
  * --autotune-from. Only the world's group: it alone is still whole at

@@ -150,7 +150,8 @@ def library_twin(rules: Rules, collective: str, rule: str) -> str | None:
     message: docs/algorithms.md, "Name parity"), where libcollkit has it; None for
     another library's rules or a NAME without a libcollkit twin."""
     from collkit.backends import mpich
-    if not rule.startswith(LIBRARY_ALGORITHM) or "mpich" not in (rules.mpi_library or "").lower():
+    from collkit.mpis.identity import kind_of
+    if not rule.startswith(LIBRARY_ALGORITHM) or kind_of(rules.mpi_library or "")[1] != "mpich":
         return None
     name = mpich.canonical(collective, rule[len(LIBRARY_ALGORITHM):])
     return name if any(a.collective == collective and a.name == name for a in registry.load()) else None
