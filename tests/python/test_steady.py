@@ -163,12 +163,19 @@ def test_a_slow_first_launch_is_marked_and_measured_again(tmp_path):
     marker.write_text("")
     _, ring, other = run(tmp_path, {"COLLKIT_BENCH_TEST_SLOW_START": f"allreduce/collkit:ring=30:100000@{marker}"})
     assert not marker.exists()     # the first launch consumed it
-    first, again = ring[0], ring[1]
+    first = ring[0]
     assert first["status"] == "ok" and first["unstable"].startswith("warm-up did not settle: after 3 windows")
-    assert again["remeasure"] == 1 and again["launch"] > first["launch"] and again["unstable"] == ""
-    assert len(ring) == 2 and len(other) == 1
+    assert len(ring) >= 2 and ring[1]["launch"] > first["launch"]
+    # A point is measured again only while its last record is marked, each time in a
+    # later launch. A loaded machine may mark the unslowed point too, or the slowed one
+    # again (CI did, 2026-11-29): the rule, not the count, is what holds everywhere.
+    for recs in (ring, other):
+        assert [r.get("remeasure", 0) for r in recs] == list(range(len(recs)))
+        assert all(r["unstable"] for r in recs[:-1])
+        assert recs[-1]["unstable"] == "" or len(recs) == MAX_REMEASURES + 1
+        assert [r["launch"] for r in recs] == sorted({r["launch"] for r in recs})
     (standing,) = [r for r in Campaign.open(tmp_path / "c").records() if r.algorithm == "ring"]
-    assert standing.fields["launch"] == again["launch"]
+    assert standing.fields["launch"] == ring[-1]["launch"]
 
 
 @needs.openmpi
