@@ -499,6 +499,7 @@ static void look(tune_class *k, const ckp_comm *info)
 void ckp_autotune_close(void)
 {
     if (!ckp_tune_cfg.on) return;
+    ckp_settled_flush();
     ckp_comm *world = NULL;
     if (ckp_comm_of(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return;
     if (world->tune_key == 0) world->tune_key = comm_key(MPI_COMM_WORLD, world);

@@ -149,6 +149,10 @@ extern int ckp_multi_threaded;
 /* Entries freed so far: a memo keyed by a communicator's handle is stale once
  * this moves (a freed handle may come back as another communicator). */
 extern unsigned long ckp_comms_freed;
+/* Set by a part that keeps communicators' handles of its own (the settled
+ * calls, autotune_settled.c): told of each one freed, before its handle can
+ * be reused. */
+extern void (*ckp_comm_forget)(MPI_Comm comm);
 
 /* ---------------------------------------------------------------- the autotuner (autotune*.c) */
 
@@ -210,6 +214,18 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
  * ranks agree on each call's working time (one allreduce on the shim's
  * duplicate of comm) and decide. */
 void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit);
+/* A settled class's call in one cache line (autotune_settled.c): the column
+ * of a call that repeats every argument of its collective's last settled call
+ * on its communicator, with its block bytes, counted there; -1 otherwise.
+ * After a call of the general path, ckp_settled_note keeps it when it may be
+ * repeated so. A call the column sends to the library (the dispatcher runs it
+ * at once, uncounted when no report times it) is counted there for the
+ * statistics too, until ckp_settled_count hands the counts on. */
+int ckp_settled_col(ck_collective c, const ck_mpi_args *m, size_t *bytes);
+void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles *ro, const ckp_comm *info,
+                      const ckp_tune_call *tc, size_t bytes);
+void ckp_settled_count(void); /* the counts so far to the classes and statistics */
+void ckp_settled_flush(void); /* the same, and the table emptied */
 /* After the set-up agreement, every rank: the clock's offset to world rank
  * 0's (clock.c), for the arrivals and exits. ckp_autotune_now: that clock, s. */
 void ckp_autotune_started(void);
@@ -343,6 +359,8 @@ void ckp_profile_finish(void);
 
 /* Statistics (report.c). */
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);
+/* n untimed calls of bytes each at once (the settled calls' counts, autotune_settled.c). */
+void ckp_stat_calls(ck_collective c, int col, long n, size_t bytes);
 void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r);
 int ckp_report_write(void);
 

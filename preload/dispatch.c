@@ -180,6 +180,52 @@ static int roles_of(ck_collective c, const ck_mpi_args *m, ckp_comm *info, ck_mp
     return 0;
 }
 
+/* Runs the call on column col (an algorithm, the library, or the library's
+ * algorithm) and counts it; an exploring call is timed and handed back to the
+ * autotuner. info and ro may be NULL where col is the library's. */
+static int run_column(ck_collective c, const ck_mpi_args *m, ckp_comm *info, const ck_mpi_roles *ro, int col,
+                      size_t bytes, ckp_tune_call *tc)
+{
+    /* The library's own algorithm: its CVAR written before the timing starts
+     * (every rank alike: the column came from rank-equal values), put back
+     * after it ends. Not while other threads may call (a process-wide CVAR). */
+    /* A failed duplicate is an MPI error the library would report (fatal by
+     * default); the call then runs the library, untimed, at this rank. */
+    if ((col < CKP_LIBRARY || tc->timed) && need_dup(m->comm, info) != MPI_SUCCESS) {
+        col = CKP_LIBRARY;
+        tc->timed = 0;
+    }
+    const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
+    if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
+    /* An exploring call's arrival and exit on the ranks' common clock. */
+    const int timed = ckp_cfg.report || tc->timed;
+    const double t0 = tc->timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
+    int rc;
+    if (col >= CKP_LIBRARY) {
+        rc = ck_pmpi_call(c, m);
+    } else if (ck_collective_has_op(c)) {
+        /* Reductions keep their datatype (fallback_reason let through only
+         * predefined contiguous ones); in place is the algorithms' own. */
+        ckp_inside = 1;
+        rc = ck_algorithm_call(ckp_algs[c][col], m->sbuf, m->rbuf, (size_t)m->rcount, m->rtype, m->op, m->root,
+                               info->dup);
+        ckp_inside = 0;
+    } else {
+        /* A failed temporary is returned as MPI_ERR_NO_MEM, not turned into a
+         * fallback: the other ranks may already be inside the algorithm. */
+        ckp_inside = 1;
+        rc = run_bytes(ckp_algs[c][col], m, ro, bytes, info->dup);
+        ckp_inside = 0;
+    }
+    const double t1 = tc->timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
+    const double seconds = t1 - t0;
+    if (lib_alg) ckp_lib_restore(c);
+    ckp_stat_call(c, col > CKP_LIBRARY ? CKP_LIBRARY : col, bytes, seconds);
+    /* After the program's call returned: a look's agreement is the shim's own collective. */
+    if (tc->timed) ckp_autotune_end(tc, info, t0, t1);
+    return rc;
+}
+
 static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                     int rcount, MPI_Datatype rtype, MPI_Op op, int root, MPI_Comm comm)
 {
@@ -192,6 +238,18 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
         int rc = ck_pmpi_call(c, &m);
         ckp_stat_call(c, CKP_LIBRARY, 0, PMPI_Wtime() - t0);
         return rc;
+    }
+    /* A settled class's repeated call: one cache line (autotune_settled.c);
+     * the library's column at once, counted there. */
+    size_t settled_bytes;
+    const int settled = ckp_settled_col(c, &m, &settled_bytes);
+    if (settled == CKP_LIBRARY && !ckp_cfg.report) return ck_pmpi_call(c, &m);
+    if (settled >= 0) {
+        /* Only a reduction's algorithm needs the entry: its duplicate. */
+        ckp_comm *entry = NULL;
+        ckp_tune_call none = {0};
+        if (settled >= CKP_LIBRARY || ckp_comm_of(comm, &entry) == MPI_SUCCESS)
+            return run_column(c, &m, entry, NULL, settled, settled_bytes, &none);
     }
     ckp_comm *info;
     ck_mpi_roles ro;
@@ -235,42 +293,10 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
             else ckp_stat_fallback(c, k, (ckp_reason)why);
         }
     }
-    /* The library's own algorithm: its CVAR written before the timing starts
-     * (every rank alike: the column came from rank-equal values), put back
-     * after it ends. Not while other threads may call (a process-wide CVAR). */
-    /* A failed duplicate is an MPI error the library would report (fatal by
-     * default); the call then runs the library, untimed, at this rank. */
-    if ((col < CKP_LIBRARY || tc.timed) && need_dup(comm, info) != MPI_SUCCESS) {
-        col = CKP_LIBRARY;
-        tc.timed = 0;
-    }
-    const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
-    if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
-    /* An exploring call's arrival and exit on the ranks' common clock. */
-    const int timed = ckp_cfg.report || tc.timed;
-    const double t0 = tc.timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
-    int rc;
-    if (col >= CKP_LIBRARY) {
-        rc = ck_pmpi_call(c, &m);
-    } else if (ck_collective_has_op(c)) {
-        /* Reductions keep their datatype (fallback_reason let through only
-         * predefined contiguous ones); in place is the algorithms' own. */
-        ckp_inside = 1;
-        rc = ck_algorithm_call(ckp_algs[c][col], sbuf, rbuf, (size_t)rcount, rtype, op, root, info->dup);
-        ckp_inside = 0;
-    } else {
-        /* A failed temporary is returned as MPI_ERR_NO_MEM, not turned into a
-         * fallback: the other ranks may already be inside the algorithm. */
-        ckp_inside = 1;
-        rc = run_bytes(ckp_algs[c][col], &m, &ro, bytes, info->dup);
-        ckp_inside = 0;
-    }
-    const double t1 = tc.timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
-    const double seconds = t1 - t0;
-    if (lib_alg) ckp_lib_restore(c);
-    ckp_stat_call(c, col > CKP_LIBRARY ? CKP_LIBRARY : col, bytes, seconds);
-    /* After the program's call returned: a look's agreement is the shim's own collective. */
-    if (tc.timed) ckp_autotune_end(&tc, info, t0, t1);
+    const int rc = run_column(c, &m, info, &ro, col, bytes, &tc);
+    /* A settled class's call whose arguments may come again: kept, so that
+     * the next one takes the line above. */
+    if (tc.cls && !tc.timed && rc == MPI_SUCCESS) ckp_settled_note(c, &m, &ro, info, &tc, bytes);
     return rc;
 }
 

@@ -24,6 +24,13 @@ void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds)
     e->seconds += seconds;
 }
 
+void ckp_stat_calls(ck_collective c, int col, long n, size_t bytes)
+{
+    cell *e = &stats[c][col];
+    e->calls += n;
+    e->bytes += (double)n * (double)bytes;
+}
+
 void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r)
 {
     fallbacks[c][alg][r]++;
@@ -32,6 +39,7 @@ void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r)
 long collkit_preload_calls(int coll, int alg)
 {
     if (coll < 0 || coll >= CK_NUM_COLLECTIVES || alg < -1 || alg >= CKP_MAX_ALGS) return -1;
+    ckp_settled_count();
     return stats[coll][alg < 0 ? CKP_LIBRARY : alg].calls;
 }
 

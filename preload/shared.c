@@ -13,6 +13,7 @@ __attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
 
 int ckp_multi_threaded;
 unsigned long ckp_comms_freed;
+void (*ckp_comm_forget)(MPI_Comm comm);
 
 static int keyval = MPI_KEYVAL_INVALID;
 /* The communicators looked up lately, by handle, skipping the attribute
@@ -42,6 +43,7 @@ static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
     ckp_comm *c = attr;
     for (int i = 0; i < MEMO_SLOTS; i++)
         if (memo[i].entry == c) memo[i].entry = NULL;
+    if (ckp_comm_forget) ckp_comm_forget(comm);
     ckp_comms_freed++;
     if (c->dup != MPI_COMM_NULL) PMPI_Comm_free(&c->dup);
     free(c);

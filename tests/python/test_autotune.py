@@ -236,6 +236,30 @@ def test_communicators_made_per_iteration_share_one_class(collkit, mpi, loop, tm
     assert len(classes) == 1 and ": 10000 calls;" in classes[0], classes[:3]
 
 
+@pytest.mark.parametrize("mpi", needs.each_mpi())
+def test_a_settled_call_is_counted_in_its_own_class_when_a_freed_datatype_handle_comes_back(collkit, mpi, loop,
+                                                                                           tmp_path):
+    """Issue #50, a settled call in one cache line (preload/autotune_settled.c):
+    a bcast of one element of a datatype of 4 or 8 bytes, made and freed around
+    every call (the two sizes may come under one handle), settles at once (the
+    library its one candidate) and is then kept by its arguments. Keyed by the
+    handle alone, the 8-byte calls would be counted in the 4-byte class (and
+    run its choice); each class must hold exactly its own half of the calls,
+    and the allreduce beside them all of its own."""
+    calls, out = 2000, tmp_path / "learned.rules"
+    install = find_install(mpi)
+    r = collkit("preload", "--mpi", mpi, "--autotune", "--autotune-out", str(out), "--candidates",
+                f"allreduce={RD}", "--candidates", "bcast=library", "--", str(install.mpirun), "-n", "2",
+                *install.flags, str(loop(mpi)), str(calls), "2", "retype", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0 and "WRONG" not in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+    classes = {ln.split(":")[0]: ln for ln in out.read_text().splitlines() if ln.startswith("# ")}
+    assert classes["# bcast, 2 ranks (world), 4 B, root 0"].split(":")[1] == f" {calls // 2} calls; no other candidate"
+    assert classes["# bcast, 2 ranks (world), 8 B, root 0"].split(":")[1] == f" {calls // 2} calls; no other candidate"
+    assert f": {calls} calls;" in classes["# allreduce, 2 ranks (world), 8 B, MPI_INT sum"]
+    cols = _columns(r.stdout)
+    assert cols[0] == cols[1] and sum(_counts(cols[0]).values()) == calls
+
+
 @pytest.mark.alone
 @pytest.mark.full
 @needs.openmpi
