@@ -188,30 +188,20 @@ static void begin_stage(tune_class *k, long stage)
  * the root's n arrivals (look()). */
 static size_t pending_len(size_t n) { return ((CKP_WORK_VALUES + 1) * n + 1) * sizeof(double); }
 
-static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
-                              size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
+/* The class's candidates: the library's own collective, every libcollkit
+ * algorithm allowed that can run its calls, the library's own algorithms
+ * allowed. From values equal on every rank only: the class's key and the
+ * call's count, datatype, op and root, which its calls share. -1: out of
+ * memory. */
+static int add_candidates(tune_class *k, const ckp_comm *info, const ck_mpi_args *m)
 {
-    tune_class *k = calloc(1, sizeof *k);
-    if (!k) return NULL;
-    k->coll = (int)c;
-    k->comm = info->tune_key;
-    k->bytes = bytes;
-    k->root = root;
-    k->dt = dt;
-    k->op = op;
-    k->in_place = in_place;
-    k->p = info->size;
-    k->world = comm == MPI_COMM_WORLD;
-    k->choice = CKP_LIBRARY;
+    const ck_collective c = (ck_collective)k->coll;
     k->cand = calloc((size_t)ckp_nalgs[c] + (size_t)ckp_lib_nalgs(c) + 1, sizeof *k->cand);
-    if (!k->cand) {
-        free(k);
-        return NULL;
-    }
+    if (!k->cand) return -1;
     k->cand[k->ncand++] = (tune_cand){.col = CKP_LIBRARY, .alive = 1};
     for (int a = 0; a < ckp_nalgs[c]; a++) {
         if (!(ckp_tune_cfg.allowed[c] & (1u << a))) continue;
-        if (ckp_fallback_reason(ckp_algs[c][a], c, info, bytes, m->rcount, m->rtype, m->op, m->root) >= 0)
+        if (ckp_fallback_reason(ckp_algs[c][a], c, info, k->bytes, m->rcount, m->rtype, m->op, m->root) >= 0)
             continue;
         k->cand[k->ncand++] = (tune_cand){.col = a, .alive = 1};
     }
@@ -222,37 +212,22 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
      * past the result block (MPI leaves that part of the buffer undefined;
      * the library's default keeps it), so the program could see a change
      * the default never makes. */
-    const int lib_ok = !ckp_multi_threaded && !(c == CK_REDUCE_SCATTER && in_place);
+    const int lib_ok = !ckp_multi_threaded && !(c == CK_REDUCE_SCATTER && k->in_place);
     for (int i = 0; i < ckp_lib_nalgs(c) && lib_ok; i++)
         if (ckp_tune_cfg.allowed_lib[c] & (1u << i)) k->cand[k->ncand++] = (tune_cand){.col = CKP_LIB_COL(i), .alive = 1};
-    k->alpha = ckp_tune_cfg.alpha;
-    /* A race state to continue first; else, where rules to start from
-     * match, the class starts settled on them. */
-    ckp_race *race = ckp_tune_cfg.from && ckp_cfg.races.n ? race_of(k) : NULL;
-    if (ckp_tune_cfg.from && !race) {
-        for (size_t i = 0; i < ckp_cfg.nrules; i++) {
-            const ckp_rule *r = &ckp_cfg.rules[i];
-            if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
-            int col = r->alg < 0 ? CKP_LIBRARY : r->alg;
-            /* A rule whose algorithm cannot run this call keeps the library, as under COLLKIT_RULES. */
-            /* the library's own algorithms decide for themselves what they can run */
-            int ok = col >= CKP_LIBRARY;
-            for (int j = 0; j < k->ncand && !ok; j++) ok = k->cand[j].col == col;
-            if (!ok && ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op,
-                                           m->root) < 0)
-                ok = 1;
-            k->from_rules = 1;
-            settle(k, ok ? col : CKP_LIBRARY, "from the rules");
-            return k;
-        }
-    }
+    return 0;
+}
+
+/* The race from its first stage, or from a race state's. */
+static void start_race(tune_class *k, ckp_race *race)
+{
     if (k->ncand == 1) {
         settle(k, CKP_LIBRARY, "no other candidate");
-        return k;
+        return;
     }
     if (!race && (long)k->ncand * FIRST_STAGE > ckp_tune_cfg.max_calls) {
         settle(k, CKP_LIBRARY, "COLLKIT_AUTOTUNE_CALLS too few for one stage");
-        return k;
+        return;
     }
     /* Samples per candidate at the looks: 4, 8, 16, ...; at least two
      * candidates share the calls until the last look. */
@@ -275,18 +250,70 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
     k->pending = malloc(pending_len((size_t)k->ncand * (size_t)stage));
     if (!k->order || !k->pending) {
         settle(k, CKP_LIBRARY, "out of memory");
-        return k;
+        return;
     }
     /* From values equal on every rank only (not the handles, not the order
      * in which this rank met its classes). */
-    const uint64_t mix[] = {(uint64_t)c, (uint64_t)bytes, (uint64_t)(int64_t)root, (uint64_t)in_place,
-                            (uint64_t)k->p};
+    const uint64_t mix[] = {(uint64_t)k->coll, (uint64_t)k->bytes, (uint64_t)(int64_t)k->root,
+                            (uint64_t)k->in_place, (uint64_t)k->p};
     uint64_t h = CK_FNV1A_BASIS;
     for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) h = ck_fnv1a_u64(h, mix[i]);
     k->offset = (long)(h % (uint64_t)k->ncand);
     k->state = EXPLORING;
     if (race) continue_race(k, race);
     begin_stage(k, stage);
+}
+
+/* A class at its first call: its key; in a race at once where a race state
+ * of COLLKIT_AUTOTUNE_FROM continues it (race states name their
+ * candidates); else settled where a rule of it matches; else the library,
+ * untimed, until its call past COLLKIT_AUTOTUNE_AFTER, where its candidates
+ * and first stage are made (ckp_autotune_begin). Most classes of a program
+ * are called a few times and never get that far: their first call costs a
+ * key and a count, not the candidates' checks and buffers (hpcc: some 30
+ * such classes, 8-15 us of working time each while they were made at once). */
+static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *info, const ck_mpi_args *m,
+                              size_t bytes, int root, MPI_Datatype dt, MPI_Op op, int in_place)
+{
+    tune_class *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->coll = (int)c;
+    k->comm = info->tune_key;
+    k->bytes = bytes;
+    k->root = root;
+    k->dt = dt;
+    k->op = op;
+    k->in_place = in_place;
+    k->p = info->size;
+    k->world = comm == MPI_COMM_WORLD;
+    k->choice = CKP_LIBRARY;
+    k->alpha = ckp_tune_cfg.alpha;
+    k->state = EXPLORING;
+    if (ckp_tune_cfg.from && ckp_cfg.races.n) {
+        if (add_candidates(k, info, m) != 0) {
+            settle(k, CKP_LIBRARY, "out of memory");
+            return k;
+        }
+        ckp_race *race = race_of(k);
+        if (race) {
+            start_race(k, race);
+            return k;
+        }
+    }
+    /* A rule's libcollkit algorithm where it can run the calls (as under
+     * COLLKIT_RULES), else the library; the library's own algorithms decide
+     * for themselves what they can run. */
+    for (size_t i = 0; ckp_tune_cfg.from && i < ckp_cfg.nrules; i++) {
+        const ckp_rule *r = &ckp_cfg.rules[i];
+        if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
+        const int col = r->alg < 0 ? CKP_LIBRARY : r->alg;
+        const int ok = col >= CKP_LIBRARY ||
+                       ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) < 0;
+        k->from_rules = 1;
+        settle(k, ok ? col : CKP_LIBRARY, "from the rules");
+        return k;
+    }
+    if (k->cand) start_race(k, NULL); /* its candidates made for the race states already */
     return k;
 }
 
@@ -381,6 +408,10 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
     if (!k) return; /* out of memory: the library, untimed */
     tc->cls = k;
     k->calls++;
+    if (!k->cand && k->state == EXPLORING && k->calls > ckp_tune_cfg.after) {
+        if (add_candidates(k, info, m) != 0) settle(k, CKP_LIBRARY, "out of memory");
+        else start_race(k, NULL);
+    }
     if (k->state == PAUSED && k->calls > k->resume_at) k->state = EXPLORING;
     if (k->state != EXPLORING || k->calls <= ckp_tune_cfg.after) {
         tc->col = k->choice;
@@ -506,7 +537,7 @@ void ckp_autotune_close(void)
     ckp_comm closing = *world;
     closing.dup = MPI_COMM_NULL;
     for (tune_class *k = all_classes; k; k = k->created) {
-        if (k->comm != world->tune_key || k->state != EXPLORING || k->in_stage < k->alive) continue;
+        if (k->comm != world->tune_key || k->state != EXPLORING || !k->cand || k->in_stage < k->alive) continue;
         /* The looks' own communicator, so that they never meet a message of the program's. */
         if (closing.dup == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_WORLD, &closing.dup) != MPI_SUCCESS) return;
         /* Whole rounds only (each a call of every candidate in the race), so
