@@ -7,9 +7,9 @@
  * collectives evicts (hpcc: a 4-byte allreduce 0.09 us slower than under the
  * plain preload; tests/preload/overhead.c's cold mode shows the same).
  *
- * Here, a call that repeats the arguments of the last settled call of its
- * collective on its communicator finds its column in one line, keyed by all
- * of those arguments, and counts itself there; the dispatcher runs a library
+ * Here, a call that repeats every argument of a settled call kept in its
+ * slot (the slot a mix of those arguments picks, of 32) finds its column in
+ * that one line and counts itself there; the dispatcher runs a library
  * column at once. The counts reach the class (and the statistics) when the
  * line is taken by another call, when its communicator is freed, and before
  * anything reads them (ckp_autotune_close at MPI_Finalize, the test counters).
@@ -25,8 +25,9 @@
 
 #include <stdint.h>
 
-/* 16 lines: a few communicators times a few collectives, as programs go. */
-#define SLOTS 16
+/* 32 lines: a few communicators times a few collectives times a few
+ * argument lists, as programs go (2 KiB). */
+#define SLOTS 32
 
 typedef struct {
     _Alignas(64) MPI_Comm comm;
@@ -45,13 +46,22 @@ _Static_assert(CK_NUM_COLLECTIVES <= 64, "a collective fits a slot's six bits");
 
 static slot table[SLOTS];
 
-static unsigned slot_of(MPI_Comm comm, ck_collective c)
+/* The slot of a call: a mix of all it is keyed by but the datatypes' kind
+ * of use, so that calls of one collective on one communicator with other
+ * arguments (hpcc: a 4-byte allreduce with max, then one with sum) take other
+ * slots instead of evicting each other. Open MPI's handles are aligned
+ * pointers, MPICH's integers counting up from a kind prefix: multiplied by
+ * odd constants and folded down, both spread. */
+static unsigned slot_of(ck_collective c, const ck_mpi_args *m)
 {
-    /* Open MPI's handles are aligned pointers, MPICH's integers counting up
-     * from a kind prefix; 7 is odd, so one communicator's collectives take
-     * distinct slots. */
-    const uintptr_t h = (uintptr_t)comm;
-    return (unsigned)((h ^ (h >> 4) ^ (h >> 12) ^ ((uintptr_t)c * 7u)) & (SLOTS - 1));
+    uint64_t h = (uint64_t)(uintptr_t)m->comm * 0x9E3779B97F4A7C15u;
+    h ^= (uint64_t)(uintptr_t)m->op * 0xC2B2AE3D27D4EB4Fu;
+    h ^= (uint64_t)(uintptr_t)m->rtype * 0x165667B19E3779F9u;
+    h ^= ((uint64_t)(uint32_t)m->rcount << 32 | (uint32_t)m->scount) * 0x85EBCA77C2B2AE63u;
+    h ^= ((uint64_t)(uint32_t)m->root << 8 | (uint64_t)c) * 0x27D4EB2F165667C5u;
+    h ^= h >> 29;
+    h ^= h >> 17;
+    return (unsigned)(h & (SLOTS - 1));
 }
 
 static uint8_t coll_in_place(ck_collective c, const ck_mpi_args *m)
@@ -83,7 +93,7 @@ static void forget(MPI_Comm comm)
 
 int ckp_settled_col(ck_collective c, const ck_mpi_args *m, size_t *bytes)
 {
-    slot *s = &table[slot_of(m->comm, c)];
+    slot *s = &table[slot_of(c, m)];
     if (!s->cls || s->comm != m->comm || s->coll_in_place != coll_in_place(c, m) || s->scount != m->scount ||
         s->rcount != m->rcount || s->stype != m->stype || s->rtype != m->rtype || s->op != m->op ||
         s->root != m->root)
@@ -114,7 +124,7 @@ void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles 
     if (reduction && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL)) return;
     if (!named(ro->block_from_send ? m->stype : m->rtype)) return;
     ckp_comm_forget = forget;
-    slot *s = &table[slot_of(m->comm, c)];
+    slot *s = &table[slot_of(c, m)];
     hand_on(s);
     s->comm = m->comm;
     s->stype = m->stype;

@@ -215,8 +215,8 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
  * duplicate of comm) and decide. */
 void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, double exit);
 /* A settled class's call in one cache line (autotune_settled.c): the column
- * of a call that repeats every argument of its collective's last settled call
- * on its communicator, with its block bytes, counted there; -1 otherwise.
+ * of a call that repeats every argument of a settled call kept in its slot,
+ * with its block bytes, counted there; -1 otherwise.
  * After a call of the general path, ckp_settled_note keeps it when it may be
  * repeated so. A call the column sends to the library (the dispatcher runs it
  * at once, uncounted when no report times it) is counted there for the
