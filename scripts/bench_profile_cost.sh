@@ -12,7 +12,8 @@
 # MODE (default passthrough) "comms" makes a communicator per call instead
 # (tests/preload/overhead.c): the cost per new communicator (issue #50);
 # "alternate" goes round four communicators, "cold" reads 4 MiB between
-# calls (a program's computation), each call timed alone.
+# calls (a program's computation), each call timed alone; "classes" makes
+# every call an allreduce of a new count (a new autotuner class).
 #
 #   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH] [SETTINGS] [MODE]   (default 5 1000 1000 "off profile" passthrough)
 #
@@ -20,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5} BATCHES=${2:-1000} PER=${3:-1000} SETTINGS=${4:-off profile} MODE=${5:-passthrough}
-[[ $MODE =~ ^(passthrough|comms|alternate|cold)$ ]] || { echo "MODE: passthrough, comms, alternate or cold, not $MODE" >&2; exit 2; }
+[[ $MODE =~ ^(passthrough|comms|alternate|cold|classes)$ ]] || { echo "MODE: passthrough, comms, alternate, cold or classes, not $MODE" >&2; exit 2; }
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 

@@ -16,7 +16,10 @@
  *       communicators call them;
  *   cold: 4 MiB of memory is read between calls (untimed; each call timed
  *       alone), so the call finds the caches as a program's computation
- *       leaves them.
+ *       leaves them;
+ *   classes: each call an allreduce of a count no call before it had (a new
+ *       class for the autotuner, each call timed alone): what a program's
+ *       first call of each kind costs.
  * Batches of the two alternate (A, B, A, B, ...) so drift hits both alike;
  * the result is the median of per-call times and of the paired differences. */
 #define _POSIX_C_SOURCE 200809L
@@ -69,9 +72,10 @@ int main(int argc, char **argv)
     const int comms = argc > 1 && strcmp(argv[1], "comms") == 0;
     const int alternate = argc > 1 && strcmp(argv[1], "alternate") == 0;
     const int cold = argc > 1 && strcmp(argv[1], "cold") == 0;
+    const int classes = argc > 1 && strcmp(argv[1], "classes") == 0;
     const int batches = argc > 2 ? atoi(argv[2]) : 200, per = argc > 3 ? atoi(argv[3]) : 200;
     if (!dlsym(RTLD_DEFAULT, "collkit_preload_calls") || batches < 1 || per < 1) {
-        if (rank == 0) fprintf(stderr, "usage: run under libcollkit-preload: ck_preload_overhead passthrough|forced|comms|alternate|cold [BATCHES] [CALLS]\n");
+        if (rank == 0) fprintf(stderr, "usage: run under libcollkit-preload: ck_preload_overhead passthrough|forced|comms|alternate|cold|classes [BATCHES] [CALLS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm dup;
@@ -82,7 +86,11 @@ int main(int argc, char **argv)
     double *junk = calloc(njunk, sizeof(double));
     double *a = malloc(sizeof(double) * (size_t)batches), *b = malloc(sizeof(double) * (size_t)batches);
     double *d = malloc(sizeof(double) * (size_t)batches);
-    if (!a || !b || !d || !junk) MPI_Abort(MPI_COMM_WORLD, 1);
+    /* classes: counts 2, 3, ... on each side (1 is the warm-up's) */
+    const size_t nbig = classes ? (size_t)batches * (size_t)per + 2 : 1;
+    double *bx = calloc(nbig, sizeof(double)), *by = calloc(nbig, sizeof(double));
+    long next_count[2] = {2, 2};
+    if (!a || !b || !d || !junk || !bx || !by) MPI_Abort(MPI_COMM_WORLD, 1);
     double x = rank, y = 0;
     for (int w = 0; w < 2000; w++) { /* warm-up of both paths (and the shim's duplicates) */
         MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, ring[w % 4]);
@@ -97,6 +105,12 @@ int main(int argc, char **argv)
                     ck_allreduce_recursive_doubling(&x, &y, 1, MPI_DOUBLE, MPI_SUM, dup);
                 } else if (comms) {
                     comm_call(shim, &x, &y);
+                } else if (classes) {
+                    const int n = (int)next_count[shim]++;
+                    double t = MPI_Wtime();
+                    if (shim) MPI_Allreduce(bx, by, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                    else PMPI_Allreduce(bx, by, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                    alone += MPI_Wtime() - t;
                 } else if (cold) {
                     evict(junk, njunk);
                     double t = MPI_Wtime();
@@ -109,7 +123,7 @@ int main(int argc, char **argv)
                     else PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, c);
                 }
             }
-            double per_call = (cold ? alone : MPI_Wtime() - t0) / per * 1e6;
+            double per_call = (cold || classes ? alone : MPI_Wtime() - t0) / per * 1e6;
             if (shim) b[i] = per_call;
             else a[i] = per_call;
         }
@@ -131,6 +145,8 @@ int main(int argc, char **argv)
     free(b);
     free(d);
     free(junk);
+    free(bx);
+    free(by);
     for (int r = 1; r < 4; r++) MPI_Comm_free(&ring[r]);
     MPI_Comm_free(&dup);
     MPI_Finalize();
