@@ -124,6 +124,7 @@ void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles 
     if (reduction && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL)) return;
     if (!named(ro->block_from_send ? m->stype : m->rtype)) return;
     ckp_comm_forget = forget;
+    ckp_stats_pending = ckp_settled_count;
     slot *s = &table[slot_of(c, m)];
     hand_on(s);
     s->comm = m->comm;

@@ -224,7 +224,7 @@ void ckp_autotune_end(ckp_tune_call *tc, const ckp_comm *info, double arrival, d
 int ckp_settled_col(ck_collective c, const ck_mpi_args *m, size_t *bytes);
 void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles *ro, const ckp_comm *info,
                       const ckp_tune_call *tc, size_t bytes);
-void ckp_settled_count(void); /* the counts so far to the classes and statistics */
+void ckp_settled_count(void); /* the counts so far to the classes and statistics (ckp_stats_pending) */
 void ckp_settled_flush(void); /* the same, and the table emptied */
 /* After the set-up agreement, every rank: the clock's offset to world rank
  * 0's (clock.c), for the arrivals and exits. ckp_autotune_now: that clock, s. */
@@ -357,11 +357,17 @@ void ckp_profile_call(MPI_Comm comm, const ckp_call_key *k, uint64_t t0, uint64_
  * (collective), then DIR/rank-R.json, atomically. */
 void ckp_profile_finish(void);
 
-/* Statistics (report.c). */
+/* Statistics (stats.c; the report, report.c). */
 void ckp_stat_call(ck_collective c, int col, size_t bytes, double seconds);
 /* n untimed calls of bytes each at once (the settled calls' counts, autotune_settled.c). */
 void ckp_stat_calls(ck_collective c, int col, long n, size_t bytes);
+/* Set by a part that holds counts back (autotune_settled.c): asked to hand
+ * them on before the test counters below are read mid-run. */
+extern void (*ckp_stats_pending)(void);
 void ckp_stat_fallback(ck_collective c, int alg, ckp_reason r);
+/* A column's calls so far (the held-back ones handed on first), its bytes and seconds. */
+long ckp_stat_read(ck_collective c, int col, double *bytes, double *seconds);
+long ckp_stat_fallbacks(ck_collective c, int alg, ckp_reason r);
 int ckp_report_write(void);
 
 /* Counters for tests: calls that ran algorithm `alg` of `coll` (alg = -1: the
