@@ -17,6 +17,10 @@
 #
 #   scripts/bench_profile_cost.sh [RUNS] [BATCHES] [CALLS_PER_BATCH] [SETTINGS] [MODE]   (default 5 1000 1000 "off profile" passthrough)
 #
+# PRELOAD_DIR, when set, is a directory holding openmpi/libcollkit-preload.so
+# and mpich/libcollkit-preload.so: another build of the shim than the test
+# trees' (scripts/bench_autotune_ab.sh).
+#
 # Needs the test trees of scripts/setup.sh --tests (build/openmpi, build/mpich).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +30,9 @@ DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 
 run() {  # run <mpi> <setting: off|profile|autotune>
-    local mpi=$1 setting=$2 bin=build/$1/tests/preload/ck_preload_overhead lib=build/$1/preload/libcollkit-preload.so
+    local mpi=$1 setting=$2 bin=build/$1/tests/preload/ck_preload_overhead
+    local lib=build/$1/preload/libcollkit-preload.so
+    [[ -z ${PRELOAD_DIR:-} ]] || lib=$PRELOAD_DIR/$1/libcollkit-preload.so
     local -a vars=()
     case $setting in
         off) ;;
