@@ -21,7 +21,7 @@ from collkit.analysis import stats
 from collkit.campaign import per_rank as side
 from collkit.campaign import spec
 from collkit.campaign.points import Point
-from collkit.campaign.record import Record
+from collkit.campaign.record import Record, current
 from collkit.common.errors import UserError
 
 
@@ -50,7 +50,8 @@ def run(tmp_path, granularity: str | None, env=None):
     (tmp_path / "spec.toml").write_text(text)
     res = collkit("run", "spec.toml", "--out", "c", env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
-    stored = [json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
+    # the record that stands for each point (one marked unstable under load is measured again)
+    stored = list(current([json.loads(s) for s in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]).values())
     points = "".join(line + "\n" for line in (tmp_path / "c" / "raw" / "launch-0001.points").read_text().splitlines()
                      if not line.startswith("#"))     # the round's comment line
     return res, stored, points
