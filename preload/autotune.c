@@ -324,11 +324,6 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
  * of its calls is checked again (ckp_autotune_begin). */
 static int predefined_op(MPI_Op op) { return ck_op_of(op) != NULL; }
 
-static int named_type(MPI_Datatype dt)
-{
-    int ni, na, nd, comb;
-    return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
-}
 
 /* A communicator as the classes key it: its group, the world ranks of its
  * members in order, so that communicators a program makes and frees per
@@ -380,7 +375,7 @@ static tune_class *find_class(ck_collective c, MPI_Comm comm, ckp_comm *info, co
     tune_class *k = ckp_multi_threaded ? NULL : info->tune_last;
     if (k && same_key(k, (int)c, info->tune_key, bytes, root, dt, op, in_place)) return k;
     if (red && !predefined_op(op)) op = MPI_OP_NULL;
-    if (red && !named_type(dt)) dt = MPI_DATATYPE_NULL;
+    if (red && !ckp_type_named(dt)) dt = MPI_DATATYPE_NULL;
     if (k && same_key(k, (int)c, info->tune_key, bytes, root, dt, op, in_place)) return k;
     if (ckp_multi_threaded) pthread_mutex_lock(&table_lock);
     size_t h = hash_key((int)c, info->tune_key, bytes, root, dt, op, in_place);

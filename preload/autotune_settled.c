@@ -103,13 +103,6 @@ int ckp_settled_col(ck_collective c, const ck_mpi_args *m, size_t *bytes)
     return s->col;
 }
 
-static int named(MPI_Datatype t)
-{
-    int ni, na, nd, comb;
-    return t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-           comb == MPI_COMBINER_NAMED;
-}
-
 void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles *ro, const ckp_comm *info,
                       const ckp_tune_call *tc, size_t bytes)
 {
@@ -122,7 +115,7 @@ void ckp_settled_note(ck_collective c, const ck_mpi_args *m, const ck_mpi_roles 
     if (tc->col < CKP_LIBRARY && (!reduction || info->dup == MPI_COMM_NULL)) return;
     /* The loose classes (a user op, a derived datatype) check each call. */
     if (reduction && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL)) return;
-    if (!named(ro->block_from_send ? m->stype : m->rtype)) return;
+    if (!ckp_type_named(ro->block_from_send ? m->stype : m->rtype)) return;
     ckp_comm_forget = forget;
     ckp_stats_pending = ckp_settled_count;
     slot *s = &table[slot_of(c, m)];

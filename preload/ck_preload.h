@@ -196,6 +196,8 @@ int ckp_fallback_reason(const ck_algorithm *a, ck_collective c, const ckp_comm *
 /* A datatype's size and whether its elements lie end to end from the
  * buffer's address, without gaps (datatypes.c). MPI's error code. */
 int ckp_type_info(MPI_Datatype t, int *size, int *contiguous);
+/* Whether t is a named (predefined) datatype: MPI never frees one (datatypes.c). */
+int ckp_type_named(MPI_Datatype t);
 
 /* One call as the autotuner sees it: the column it runs (an algorithm index,
  * or CKP_LIBRARY) and, while its class explores, what to time. */

@@ -13,3 +13,10 @@ int ckp_type_info(MPI_Datatype t, int *size, int *contiguous)
     *contiguous = (lb == 0 && tlb == 0 && extent == *size && textent == *size);
     return MPI_SUCCESS;
 }
+
+int ckp_type_named(MPI_Datatype t)
+{
+    int ni, na, nd, comb;
+    return t != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+           comb == MPI_COMBINER_NAMED;
+}

@@ -31,9 +31,8 @@ typedef struct {
 static void read_reduction(ckp_call_facts *f, void *ctx)
 {
     const reduction_args *r = ctx;
-    int ni, na, nd, comb, size, contig;
-    f->datatype_ok = PMPI_Type_get_envelope(r->dt, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-                     comb == MPI_COMBINER_NAMED && ckp_type_info(r->dt, &size, &contig) == MPI_SUCCESS && contig;
+    int size, contig;
+    f->datatype_ok = ckp_type_named(r->dt) && ckp_type_info(r->dt, &size, &contig) == MPI_SUCCESS && contig;
     if (!f->datatype_ok) return;
     f->op_known = r->op != MPI_OP_NULL && PMPI_Op_commutative(r->op, &f->commutative) == MPI_SUCCESS;
     f->integer = integer_type(r->dt);

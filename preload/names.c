@@ -39,7 +39,7 @@ const char *ckp_op_name(MPI_Op op)
 void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)
 {
     char name[MPI_MAX_OBJECT_NAME] = "";
-    int len = 0, ni, na, nd, comb;
+    int len = 0;
     /* A spec names the datatype of reductions only (profile_file.py: dtype). */
     e->dtype = op != MPI_OP_NULL ? spec_dtype(dt) : NULL;
     e->op_name = ckp_op_name(op);
@@ -49,8 +49,7 @@ void ckp_profile_names(ckp_class *e, MPI_Datatype dt, MPI_Op op)
     }
     if (PMPI_Type_get_name(dt, name, &len) != MPI_SUCCESS || len == 0) {
         /* An unnamed type: derived unless MPI says it is a named one. */
-        int named = PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
-        strcpy(e->datatype, named ? "named" : "derived");
+        strcpy(e->datatype, ckp_type_named(dt) ? "named" : "derived");
         return;
     }
     /* Cut to the table's width (MPI_MAX_OBJECT_NAME is 64 or 128). */
