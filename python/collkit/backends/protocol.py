@@ -135,7 +135,7 @@ class MPIBackend(ABC):
         return bool(self.tuning_format) and tuning_file_library == self.tuning_format
 
     def _no_tuning_files(self) -> UserError:
-        return UserError(f"{self.family or 'this MPI'} reads no tuning file collkit knows; "
+        return UserError(f"{self.family or 'this MPI'} reads no tuning file collkit writes; "
                          "use an Open MPI or MPICH library (collkit mpis)")
 
     def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
@@ -199,7 +199,7 @@ class DefaultOnlyBackend(MPIBackend):
 # own environment variables, which change what the tools report (priorities,
 # a dynamic rules file, the device-collectives setting).
 _CACHE: dict[tuple, LibraryOffer] = {}
-_ENV_PREFIXES = ("OMPI_MCA_", "MPIR_CVAR_", "MPIR_PARAM_", "MPICH_")
+_ENV_PREFIXES = ("OMPI_MCA_", "MPIR_CVAR_", "MPIR_PARAM_", "MPICH_", "I_MPI_")
 
 
 def clear_cache() -> None:

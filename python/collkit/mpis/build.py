@@ -251,6 +251,17 @@ def _same_mpi(k: known.KnownMPI, ident: Identity) -> bool:
             and Path(k.mpicc).resolve() == Path(ident.mpicc).resolve()) if k.mpicc else False
 
 
+def wrapper_env(mpicc: Path, env: dict[str, str] | None) -> dict[str, str] | None:
+    """The environment Intel MPI's wrappers need: they find the library through
+    I_MPI_ROOT, which its module or env/vars.sh sets and a wheel installed with pip
+    does not (its mpigcc then looks in a placeholder directory and finds no mpi.h).
+    Told by Intel's own tool beside the wrapper; an I_MPI_ROOT already set is kept."""
+    base = env if env is not None else os.environ
+    if "I_MPI_ROOT" in base or not (mpicc.parent / "impi_info").is_file():
+        return env
+    return {**base, "I_MPI_ROOT": str(mpicc.absolute().parent.parent)}
+
+
 def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpirun_arg: str | None,
           replace: bool = False, jobs: int | None = None, env: dict[str, str] | None = None,
           nccl: bool = False) -> Result:
@@ -260,6 +271,7 @@ def build(name: str | None, mpicc_arg: str | None, prefix_arg: str | None, mpiru
     search = (env if env is not None else os.environ).get("PATH")
     mpicc = resolve_mpicc(mpicc_arg, prefix_arg, search)
     mpirun = resolve_mpirun(mpirun_arg, search)
+    env = wrapper_env(mpicc, env)
     if name is not None:
         check_name(name)
     root = writable_cache(known.cache_root())

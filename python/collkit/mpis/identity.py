@@ -4,7 +4,7 @@ The string is MPI_Get_library_version's, read by collkit-mpi-probe
 (tools/mpi_probe.c), which MPI lets run before MPI_Init, so without a
 launcher. From it come the default name of the MPI (``collkit build --mpi``
 may give another), its family (whose algorithm forcing applies: Open MPI's
-MCA variables, MPICH's CVARs) and, with the compiler and collkit's version,
+MCA variables, MPICH's CVARs, Intel MPI's I_MPI_ADJUST variables) and, with the compiler and collkit's version,
 the key a build is kept under."""
 
 from __future__ import annotations
@@ -18,16 +18,21 @@ from pathlib import Path
 
 from collkit.common.errors import UserError
 
-# (name, family, marker in the version string), most specific first: Cray
-# MPICH, Intel MPI and MVAPICH also say "MPICH" in theirs.
+# The one list of MPI kinds collkit tells apart: (name, family, marker in the
+# version string), most specific first (Cray MPICH, Intel MPI and MVAPICH also
+# say "MPICH" in theirs). The family is the backend whose knobs the library
+# really reads (backends/families.py has one backend per family): Intel MPI
+# ignores MPICH's CVARs and has its own (I_MPI_ADJUST_<COLL>); Cray MPICH and
+# MVAPICH are MPICH's, forced where MPICH's mpivars is found beside their
+# launcher (their default only otherwise, with the reason).
 KINDS: tuple[tuple[str, str, str], ...] = (
     ("cray-mpich", "mpich", "CRAY MPICH"),
-    ("intel-mpi", "mpich", "Intel(R) MPI"),
+    ("intel-mpi", "impi", "Intel(R) MPI"),
     ("mvapich", "mpich", "MVAPICH"),
     ("openmpi", "openmpi", "Open MPI"),
     ("mpich", "mpich", "MPICH"),
 )
-FAMILIES = ("openmpi", "mpich")
+FAMILIES = tuple(dict.fromkeys(family for _, family, _ in KINDS))
 UNKNOWN_KIND = "mpi"
 
 # A name reaches file names (the cache), batch scripts and spec files.

@@ -1,0 +1,143 @@
+"""Intel MPI: the presets its I_MPI_ADJUST_<COLL> variables select, and how to force one.
+
+Intel MPI is built on MPICH but does not read MPICH's algorithm CVARs: it chooses each
+collective's algorithm from ``I_MPI_ADJUST_<COLL>=<presetid>[:<conditions>];...`` (read
+at MPI_Init), else from its tuning file for the machine and fabric (``I_MPI_DEBUG=5``
+names it: ``tuning_<cpu>_<fabric>.dat`` under ``opt/mpi/etc``).
+
+Names. Up to release 2021.12 Intel's developer reference numbered the algorithms of each
+collective (allreduce 1 "Recursive doubling" ... 12); from 2021.13 it says "presets are
+algorithmic derivatives; the number of presets surpasses the number of algorithms" and
+lists the algorithms without numbers. 2021.19's ``impi_info`` gives allreduce the range
+0-32, bcast 0-22: more ids than named algorithms, and no document maps an id to one. So
+collkit names each id ``impi_preset_<N>``, a name no other library uses, and promises no
+message schedule by it (docs/algorithms.md, name parity). ``impi_info -v
+I_MPI_ADJUST_<COLL>`` gives the range; 0 is the library's own choice.
+
+What forcing does, checked here on 2021.19 (shm): a user-defined op that logs its calls
+shows each preset's reductions (tests/python/test_impi.py). At 4 ranks and 1024 ints,
+presets 1, 2 and 8 (numbered recursive doubling, Rabenseifner's and ring up to 2021.12)
+make 2 reductions of 1024, 512 then 256, and 3 of 256 on every rank: those schedules'
+shapes; 5 and 6 reduce on ranks 0 and 2 only, 10-12 on rank 0 only. Medians of 100 1 MiB
+allreduces at 2 ranks ran 163-781 us by preset against the default's 338. An id past the
+range (33) makes MPI_Init print "Incorrect algorithm: ALLREDUCE=33, will be ignored" and
+run the default, so collkit refuses such ids before anything launches.
+``I_MPI_ADJUST_FAILURE_ON_COLL_FALLBACK=1``, which should turn a preset that cannot run a
+call into an error, aborts MPI_Init on this machine's own tuning file ("BARRIER: algo #7
+has fallback"): unusable, so a preset outside its conditions may run another one without
+a word, as Open MPI's tuned does.
+
+Forcing is per launch (the environment); :data:`RUNTIME_SWITCH` says why not per call."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
+from collkit.backends.protocol import RuntimeSwitch, ToolBackend
+from collkit.common.errors import UserError
+from collkit.common.tool import run_tool
+from collkit.library.registry import COLLECTIVES
+from collkit.mpis.install import MPIInstall
+
+# The variable stem of each collkit collective: collkit-bench's reduce_scatter calls
+# MPI_Reduce_scatter_block.
+STEM = {"bcast": "BCAST", "reduce": "REDUCE", "gather": "GATHER", "scatter": "SCATTER",
+        "allgather": "ALLGATHER", "reduce_scatter": "REDUCE_SCATTER_BLOCK", "allreduce": "ALLREDUCE",
+        "alltoall": "ALLTOALL"}
+PREFIX = "impi_preset_"
+# An id larger than this is not a preset count any release has shown (2021.19: 32)
+MAX_PRESETS = 256
+
+_RANGE = re.compile(r"^\s*range:\s*(\d+)\s*-\s*(\d+)\s*$", re.MULTILINE)
+_VERSION = re.compile(r"Intel\(R\) MPI Library[^,]*, Version (\S+)")
+
+NOTE = ("Intel's reference names no preset id (2021.13 on); a preset outside its conditions runs "
+        "another one without a word")
+
+
+def variable(collective: str) -> str:
+    return f"I_MPI_ADJUST_{STEM[collective]}"
+
+
+def parse_range(text: str, what: str) -> int:
+    """The largest preset id in `impi_info -v I_MPI_ADJUST_<COLL>`'s output."""
+    m = _RANGE.search(text)
+    if m is None:
+        raise UserError(f"impi_info printed no range for {what} (got {text.strip()[:120]!r})")
+    low, high = int(m.group(1)), int(m.group(2))
+    if low != 0 or not 0 <= high <= MAX_PRESETS:
+        raise UserError(f"impi_info gave {what} the range {low}-{high}, not 0-N with N <= {MAX_PRESETS}")
+    return high
+
+
+def parse_version(text: str) -> str:
+    m = _VERSION.search(text)
+    return m.group(1) if m else ""
+
+
+def build_offer(ranges: dict[str, int], version: str = "", tool: str = "") -> LibraryOffer:
+    """The offer from the preset ranges (collective -> largest id)."""
+    algorithms = []
+    for coll in COLLECTIVES:
+        for n in range(1, ranges.get(coll, 0) + 1):
+            algorithms.append(LibraryAlgorithm(
+                collective=coll, name=f"{PREFIX}{n}", native=f"preset {n}", native_id=str(n),
+                env={variable(coll): str(n)}, readback=()))
+    library = f"Intel MPI {version}" if version else "Intel MPI"
+    defaults = {c: f"the library's own choice ({variable(c)}=0: its tuning file for this CPU and fabric); {NOTE}"
+                for c in COLLECTIVES}
+    excluded = tuple(Excluded(c, "preset 0", "0 is the library's own choice (the default point)", "0")
+                     for c in COLLECTIVES if c in ranges)
+    return LibraryOffer(mpi="impi", library=library, algorithms=tuple(algorithms), defaults=defaults,
+                        default_native={c: ("auto", "0") for c in ranges}, excluded=excluded, tool=tool)
+
+
+def find_tool(mpi: MPIInstall) -> Path:
+    """impi_info in the bin directory of the install's launcher."""
+    run = Path(mpi.mpirun)
+    tried = []
+    for folder in dict.fromkeys([run.parent, run.resolve().parent]):
+        cand = folder / "impi_info"
+        tried.append(cand)
+        if cand.is_file():
+            return cand
+    raise UserError(f"cannot find impi_info next to {run} (looked for {', '.join(str(t) for t in tried)})")
+
+
+def discover(mpi: MPIInstall, tool: Path) -> LibraryOffer:
+    env = mpi.environment()
+    ranges = {c: parse_range(run_tool([str(tool), "-v", variable(c)], env=env), variable(c)) for c in COLLECTIVES}
+    version = ""
+    launcher = Path(mpi.mpirun)
+    try:
+        version = parse_version(run_tool([str(launcher), "--version"], env=env, timeout=30))
+    except UserError:
+        pass  # the offer is whole without it; the build's identity has the version string
+    return build_offer(ranges, version=version, tool=str(tool))
+
+
+RUNTIME_SWITCH = RuntimeSwitch(
+    per_call=False, new_communicators=False,
+    how="I_MPI_ADJUST_<COLL> in the environment, read at MPI_Init: one preset per launch",
+    evidence=("impi_info lists I_MPI_ADJUST_<COLL> among the library's variables; collkit writes it only "
+              "before MPI_Init (docs/install.md, Intel MPI)"))
+
+
+class IntelMPIBackend(ToolBackend):
+    """Intel MPI: presets forced through I_MPI_ADJUST_<COLL>, one launch each."""
+
+    family = "impi"
+    forcing_knobs = "I_MPI_ADJUST presets"
+    runtime_switch = RUNTIME_SWITCH
+    own_variables = re.compile(r"I_MPI_[A-Z0-9_]{1,96}")
+
+    def find_tool(self, install: MPIInstall) -> Path:
+        return find_tool(install)
+
+    def read_offer(self, install: MPIInstall, tool: Path) -> LibraryOffer:
+        return discover(install, tool)
+
+    def listing(self, install: MPIInstall) -> str:
+        return run_tool([str(find_tool(install)), "-a"], env=install.environment())
