@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collkit.backends import gpu_mpi
+from collkit.backends import ompi_components
 from collkit.backends import ompi_rules
 from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.backends.parameters import ompi_parameter
@@ -486,6 +487,12 @@ class OpenMPIBackend(ToolBackend):
 
     def default_readback(self, collective: str) -> tuple[str, ...]:
         return default_readback(collective)
+
+    def serving_components(self, install: MPIInstall, ranks: int, env: dict[str, str],
+                           program: Path) -> dict[str, str]:
+        # Not an MPI_T variable: Open MPI exposes the choice only in coll_base_verbose
+        # output, so it takes a launch of its own (backends/ompi_components.py).
+        return ompi_components.probe(install, ranks, env, program)
 
     def parameter_variable(self, name: str) -> str:
         # Open MPI reads an MCA parameter from the environment as OMPI_MCA_<name>.

@@ -16,6 +16,9 @@ A backend answers:
   process, SMPI from SimGrid; `forcing_source(install)` says where it came from for
   `collkit mpis`; `listing(install)` is the tool's full output for metadata.json;
 * `default_readback(collective)`: the MPI_T variables an unforced point records;
+* `serving_components(install, ranks, env, program)`: which of the library's own
+  components serves each collective on MPI_COMM_WORLD under that launch (Open MPI's
+  coll framework; {} where the library has no such choice or cannot say);
 * `parameter_variable(name)`: the environment variable that sets a library parameter
   (``[parameters.NAME]``);
 * `env_flags(env)`: the launcher's flags that give every rank these variables;
@@ -106,6 +109,13 @@ class MPIBackend(ABC):
     def default_readback(self, collective: str) -> tuple[str, ...]:
         """MPI_T variables to record for an unforced point, so records show the defaults."""
         return ()
+
+    def serving_components(self, install: MPIInstall, ranks: int, env: dict[str, str],
+                           program: Path) -> dict[str, str]:
+        """Collective -> the library component whose function MPI_COMM_WORLD calls, in a
+        launch of `program` at `ranks` ranks with `env`; {} where the library has no
+        components to choose between, or does not say which it chose."""
+        return {}
 
     # ---------------------------------------------------------- parameters and launching
     def parameter_variable(self, name: str) -> str:
