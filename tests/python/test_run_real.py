@@ -50,6 +50,10 @@ def test_forced_openmpi_algorithms_differ_in_their_effective_settings(tmp_path):
     assert ring["effective"]["coll_tuned_use_dynamic_rules"] == "true"
     assert default["effective"]["coll_tuned_allreduce_algorithm"] == "ignore"
     assert ring["cvars"]["coll_tuned_allreduce_algorithm"] == ring["native"] == "4"
+    # coll/tuned serves both the default and the forced points (1 rank would be coll/self);
+    # libcollkit's points run on point-to-point and name no component
+    assert ring["component"] == rd["component"] == default["component"] == "tuned"
+    assert "component" not in recs[("openmpi", "collkit", "ring", 4096)]
     # one launch for the default, libcollkit's ring and both forced algorithms (dynamic
     # rules for the launch, each id set for its point and read on a fresh communicator)
     assert ring["env"] == rd["env"] == default["env"] == {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}

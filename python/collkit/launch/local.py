@@ -15,11 +15,16 @@ from collkit.campaign.spec import Measure
 from collkit.campaign.store import Campaign
 from collkit.common.progress import Progress
 from collkit.launch import watch
+from collkit.launch.components import Components
 from collkit.launch.protocol import Launcher
 
 
 class LocalLauncher(Launcher):
     """mpirun here, one launch group after the other."""
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self._components = Components()
 
     @classmethod
     def serves(cls, platform: Platform) -> bool:
@@ -35,4 +40,6 @@ class LocalLauncher(Launcher):
                                     ["--points", str(files.points), "--out", str(files.out)])
             return watch.Launch(files.number, watch.start(cmd, env, log=files.err), files.out, files.err)
 
-        watch.run_group(campaign, pm.name, points, measure, progress, start, repeat=repeat)
+        # a group shares its rank count and environment (launch/schedule.py)
+        annotate = self._components.annotate(pm, points[0]) if points else None
+        watch.run_group(campaign, pm.name, points, measure, progress, start, annotate=annotate, repeat=repeat)
