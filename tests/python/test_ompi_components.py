@@ -58,8 +58,8 @@ def test_a_component_serves_only_what_it_implements():
     assert oc.serving(enabled, "reduce_scatter") == "tuned"
     assert oc.serving(["basic", "sm"], "bcast") == "sm"
     assert oc.serving(["basic", "sm"], "gather") == "basic"
-    # a component collkit has no table for is named, not skipped
-    assert oc.serving(["basic", "tuned", "ucc"], "alltoall") == "ucc"
+    # a component collkit has no table for is named, marked unsure, not skipped
+    assert oc.serving(["basic", "tuned", "ucc"], "alltoall") == "ucc?"
     assert oc.serving(["libnbc"], "bcast") == ""
     assert oc.serving_all("no selection lines") == {}
 
@@ -76,3 +76,9 @@ def test_live_open_mpi_4_1_says_which_component_serves(ranks, expected):
     if expected == "tuned":
         served = backend.serving_components(pm.install, ranks, {"OMPI_MCA_coll": "^tuned"}, pm.bench)
         assert served == {c: "basic" for c in COLLECTIVES}
+
+
+def test_a_component_without_a_table_is_named_with_a_question_mark():
+    """ucc above tuned may serve allreduce or hand it down: collkit cannot tell, and says so."""
+    assert oc.serving(["basic", "tuned", "ucc"], "allreduce") == "ucc?"
+    assert oc.serving(["basic", "tuned", "sync"], "allreduce") == "tuned"

@@ -85,14 +85,17 @@ def enabled_on_world(text: str) -> list[str]:
 
 def serving(enabled: list[str], collective: str) -> str:
     """The component whose function MPI_COMM_WORLD calls for `collective`: the
-    last enabled one that implements it. A component collkit has no table for is
-    named as serving everything (it may serve less: the name then says where to
-    look); "" when none of them implements it."""
+    last enabled one that implements it. A component collkit has no table for
+    (hcoll, ucc, xhc, ...) ends the search with its name and a "?": it may serve
+    the collective or hand it to one below, which collkit cannot tell; "" when
+    none of them implements it."""
     func = FUNCTION.get(collective, collective)
     for name in reversed(enabled):
         if name in WRAPPERS:
             continue
-        if func in IMPLEMENTS.get(name, _EVERY):
+        if name not in IMPLEMENTS:
+            return f"{name}?"
+        if func in IMPLEMENTS[name]:
             return name
     return ""
 
