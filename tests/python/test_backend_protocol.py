@@ -57,7 +57,7 @@ def test_an_unknown_family_gets_the_documented_default(tmp_path):
     backend = backends.backend_for(lam)
     assert isinstance(backend, DefaultOnlyBackend) and backends.backend_for("") is backend
     offer = backend.discover(lam)
-    assert offer.algorithms == () and "not an Open MPI or MPICH derivative" in offer.unforceable
+    assert offer.algorithms == () and "not of an MPI family collkit knows" in offer.unforceable
     assert backend.forcing_source(lam).startswith("default only: ")
     assert backend.listing(lam) == "# not available: collkit reads no parameter listing of lam\n"
     assert backend.default_readback("bcast") == ()

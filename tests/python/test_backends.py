@@ -284,18 +284,18 @@ def test_default_readback():
 
 def test_an_mpi_of_no_known_family_offers_its_default_only(tmp_path):
     offer = backends.discover(MPIInstall("lam", tmp_path / "mpirun", kind="mpi"))
-    assert offer.algorithms == () and "not an Open MPI or MPICH derivative" in offer.unforceable
+    assert offer.algorithms == () and "not of an MPI family collkit knows" in offer.unforceable
     assert "no forcing" in offer.defaults["bcast"]
 
 
 def test_a_derivative_without_its_family_tool_offers_its_default_only(tmp_path):
-    """Cray MPICH is of the MPICH family, but has no mpivars: default only, with the reason;
-    so is an Intel MPI whose impi_info is missing."""
+    """Cray MPICH is of the MPICH family, but has no mpivars: default only, with the reason.
+    Intel MPI is a family of its own: without impi_info it is a broken installation."""
     _script(tmp_path / "mpirun", "exit 0\n")
     offer = backends.discover(MPIInstall("cray-mpich", tmp_path / "mpirun", family="mpich", kind="cray-mpich"))
     assert offer.algorithms == () and "cannot find mpivars" in offer.unforceable
-    offer = backends.discover(MPIInstall("intel-mpi", tmp_path / "mpirun", family="impi", kind="intel-mpi"))
-    assert offer.algorithms == () and "cannot find impi_info" in offer.unforceable
+    with pytest.raises(UserError, match="cannot find impi_info"):
+        backends.discover(MPIInstall("intel-mpi", tmp_path / "mpirun", family="impi", kind="intel-mpi"))
     # MPICH itself without mpivars is a broken installation: an error.
     with pytest.raises(UserError, match="cannot find mpivars"):
         backends.discover(MPIInstall("mpich", tmp_path / "mpirun"))

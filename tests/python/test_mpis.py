@@ -207,3 +207,12 @@ def test_an_mpi_collkit_cannot_force_runs_its_default_with_the_reason(tmp_path):
                                                                                    'mpi = ["default", "ring"]'))
     got = {(p.mpi, p.algorithm): p.skip_reason for p in plans._mpi_points(both, {"lam": lam, "openmpi": ompi})}
     assert got[("openmpi", "ring")] == "" and "runs its default only" in got[("lam", "ring")]
+
+
+@pytest.mark.parametrize("kind, family, borrowed", [
+    ("cray-mpich", "mpich", True), ("mvapich", "mpich", True), ("intel-mpi", "impi", False),
+    ("mpich", "mpich", False), ("openmpi", "openmpi", False), ("mpi", "", False)])
+def test_a_derivative_is_a_kind_forced_through_another_librarys_knobs(kind, family, borrowed):
+    assert identity.kind_of({"cray-mpich": "CRAY MPICH", "mvapich": "MVAPICH", "intel-mpi": "Intel(R) MPI",
+                             "mpich": "MPICH", "openmpi": "Open MPI", "mpi": "LAM"}[kind]) == (kind, family)
+    assert identity.derivative(kind, family) is borrowed

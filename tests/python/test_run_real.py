@@ -116,3 +116,28 @@ def test_mpich_algorithm_outside_its_conditions_is_skipped_with_the_reason(tmp_p
     recs = [json.loads(line) for line in (tmp_path / "c" / "records.jsonl").read_text().splitlines()]
     skipped = [r for r in recs if r["status"] == "skipped"]
     assert len(skipped) == 1 and "count >= the largest power of two" in skipped[0]["reason"]
+
+
+@needs.impi
+def test_forced_intel_mpi_presets_run_one_launch_each_with_their_variable(tmp_path):
+    out, recs = run(tmp_path, ["impi"], ["default", "impi_preset_1", "impi_preset_8"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert len(recs) == 8 and all(r["status"] == "ok" for r in recs.values())
+    p1, p8 = recs[("impi", "mpi", "impi_preset_1", 4096)], recs[("impi", "mpi", "impi_preset_8", 4096)]
+    default = recs[("impi", "mpi", "default", 4096)]
+    assert p1["env"] == {"I_MPI_ADJUST_ALLREDUCE": "1"} and p8["env"] == {"I_MPI_ADJUST_ALLREDUCE": "8"}
+    assert "I_MPI_ADJUST_ALLREDUCE" not in default["env"]
+    # read at MPI_Init: each preset its own launch, none shared with the default's
+    assert len({p1["launch"], p8["launch"], default["launch"]}) == 3
+
+
+@needs.openmpi5
+def test_forced_open_mpi_5_algorithms_are_tuneds_with_han_set_aside(tmp_path):
+    out, recs = run(tmp_path, ["openmpi5"], ["default", "ring", "recursive_doubling"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert len(recs) == 8 and all(r["status"] == "ok" for r in recs.values())
+    ring = recs[("openmpi5", "mpi", "ring", 4096)]
+    assert ring["effective"]["coll_tuned_allreduce_algorithm"] == "ring"
+    # han outranks tuned in 5.0 (ompi_info): forcing tuned's algorithm sets it aside
+    assert ring["env"]["OMPI_MCA_coll"] == "^han"
+    assert ring["component"] == recs[("openmpi5", "mpi", "default", 4096)]["component"] == "tuned"

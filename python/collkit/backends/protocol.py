@@ -44,6 +44,7 @@ from typing import ClassVar
 from collkit.backends.gpu_mpi import CudaAware
 from collkit.backends.offer import LibraryAlgorithm, LibraryOffer, default_only
 from collkit.common.errors import UserError
+from collkit.mpis.identity import derivative
 from collkit.mpis.install import MPIInstall
 
 
@@ -200,8 +201,8 @@ class DefaultOnlyBackend(MPIBackend):
         return True
 
     def discover(self, install: MPIInstall) -> LibraryOffer:
-        return default_only(install, f"{install.kind or install.name} is not an Open MPI or MPICH derivative "
-                                     "collkit knows how to force")
+        return default_only(install, f"{install.kind or install.name} is not of an MPI family "
+                                     "collkit knows how to force (Open MPI, MPICH and its derivatives, Intel MPI)")
 
 
 # Discovery runs one short program (~0.1-0.3 s here), so an in-memory cache per
@@ -218,7 +219,7 @@ def clear_cache() -> None:
 
 class ToolBackend(MPIBackend):
     """A library that lists what it can be forced to run through a tool of its own,
-    found next to its launcher. A derivative (Intel MPI, Cray MPICH: kind != family)
+    found next to its launcher. A derivative (Cray MPICH, MVAPICH: identity.derivative)
     whose tool is missing or unreadable offers its default only, with the reason; the
     family's own library without its tool is an error (a broken installation)."""
 
@@ -231,11 +232,11 @@ class ToolBackend(MPIBackend):
         """Run the tool and read the offer from its output."""
 
     def discover(self, install: MPIInstall) -> LibraryOffer:
-        derivative = bool(install.kind) and install.kind != install.family
+        borrowed = derivative(install.kind, install.family)
         try:
             tool = self.find_tool(install)
         except UserError as exc:
-            if derivative:
+            if borrowed:
                 return default_only(install, str(exc))
             raise
         key = _cache_key(install, tool)
@@ -243,7 +244,7 @@ class ToolBackend(MPIBackend):
             try:
                 _CACHE[key] = self.read_offer(install, tool)
             except UserError as exc:
-                if derivative:
+                if borrowed:
                     return default_only(install, str(exc))
                 raise
         return _CACHE[key]

@@ -10,6 +10,7 @@ from collkit.common.errors import UserError
 from collkit.common.table import render
 from collkit.mpis import build as builder
 from collkit.mpis import known
+from collkit.mpis.identity import derivative
 
 
 def _forcing(k: known.KnownMPI) -> str:
@@ -17,11 +18,13 @@ def _forcing(k: known.KnownMPI) -> str:
     if k.build is None:
         return "-"
     if not k.family:
-        return f"default only: {k.kind} is not an Open MPI or MPICH derivative collkit can force"
+        return f"default only: {k.kind} is not of a family collkit can force (Open MPI, MPICH, Intel MPI)"
     if not k.mpirun:
         return "default only: no launcher known"
     from collkit.backends import forcing_source
-    return forcing_source(k.install())
+    source = forcing_source(k.install())
+    # a derivative (Cray MPICH, MVAPICH) is forced through its family's knobs: say whose
+    return f"{k.family}'s knobs: {source}" if derivative(k.kind, k.family) else source
 
 
 def _row(k: known.KnownMPI) -> dict:

@@ -33,6 +33,13 @@ KINDS: tuple[tuple[str, str, str], ...] = (
     ("mpich", "mpich", "MPICH"),
 )
 FAMILIES = tuple(dict.fromkeys(family for _, family, _ in KINDS))
+
+
+def derivative(kind: str, family: str) -> bool:
+    """Whether a library of `kind` is forced through another library's knobs: its family
+    is named after another kind (Cray MPICH and MVAPICH read MPICH's); Intel MPI's
+    family is its own."""
+    return bool(family) and kind != family and any(name == family for name, _, _ in KINDS)
 UNKNOWN_KIND = "mpi"
 
 # A name reaches file names (the cache), batch scripts and spec files.
