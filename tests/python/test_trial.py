@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -382,7 +383,12 @@ def test_bad_choice_and_check_options_are_one_line_exit_2(mpis, capsys, tmp_path
     empty = tmp_path / "empty.rules"
     empty.write_text("# nothing\n")
     one_line_error(collkit_trial(capsys, "--runs", "5", "--rules", empty, "--", SH), "holds no rules")
-    one_line_error(collkit_trial(capsys, "--runs", "5", "--", SH), "--rules FILE, --algorithm C=NAME or --autotune")
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--", SH),
+                   "--rules FILE, --algorithm C=NAME, --autotune or --library-autotuner")
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--mpi", "mpich", "--library-autotuner", "--", SH),
+                   "mpich has no autotuner of its own")
+    one_line_error(collkit_trial(capsys, "--runs", "5", "--library-autotuner", "--rules", rules, "--", SH),
+                   "--library-autotuner is the choice by itself")
 
 
 def test_an_unknown_algorithm_in_the_rules_is_refused_before_any_run(mpis, capsys, tmp_path):
@@ -420,3 +426,83 @@ def test_the_command_writes_the_json_and_exits_1_on_changed_output(mpis, monkeyp
     assert res.returncode == 0 and "output: unchanged" in res.stdout
     doc = json.loads(doc_path.read_text())
     assert doc["status"] == "complete" and len(doc["runs"]) == 8 and len(doc["comparisons"]) == 2
+
+
+# ------------------------------------------------------------------ the library's autotuner
+class DumpingBackend:
+    """A library whose autotuner leaves its mark in the dumped tuning state, or not."""
+
+    def __init__(self, tunes: bool):
+        self.tunes = tunes
+
+    def tuning_dump_env(self, dump):
+        return {"DUMP": str(dump)}
+
+    def autotuner_env(self, dump):
+        return {"AUTO": "1", "DUMP": str(dump)}
+
+
+class DumpingProgram(FakeProgram):
+    """Writes the tuning state the library would: the same bytes without the autotuner,
+    other bytes with it when it tunes."""
+
+    def __init__(self, tunes: bool, **kw):
+        super().__init__(**kw)
+        self.tunes = tunes
+
+    def __call__(self, mpi, command, *, extra_env=None, **kw):
+        env = extra_env or {}
+        auto = "AUTO" in env
+        with open(env["DUMP"], "wb") as f:
+            f.write(b"tuned %d" % len(self.calls) if auto and self.tunes else b"plain")
+        return super().__call__(mpi, command, rules=Path("x") if auto else None, **kw)
+
+
+@pytest.mark.parametrize("tunes, changed, words", [(True, 4, "changed the library's tuning state in 4 of 4"),
+                                                   (False, 0, "it changed nothing")])
+def test_the_library_autotuner_is_told_from_a_tie_by_its_dumps(monkeypatch, tunes, changed, words):
+    monkeypatch.setattr(trial, "_backend", lambda mpi: DumpingBackend(tunes))
+    choice = choices.Choice(kind=choices.LIBRARY_AUTOTUNER, describe="the library's autotuner")
+    settings = _settings(runs=4, choice=choice)
+    result = _execute(settings, DumpingProgram(tunes))
+    assert result.status == trial.COMPLETE and result.autotuner_changed == changed
+    assert words in " ".join(trial.report(settings, result, width=200).split())
+    assert trial.to_json(settings, result)["autotuner_changed_runs"] == changed
+
+
+@needs.impi
+def test_intel_mpis_autotuner_runs_as_a_trials_choice(capsys, tmp_path):
+    """On this Intel Xeon VM Intel's autotuner changes its tuning state in every run."""
+    src = tmp_path / "loop.c"
+    src.write_text(LOOP_C)
+    exe = tmp_path / "loop"
+    from collkit.mpis.build import wrapper_env
+    mpicc = Path(known.find("impi").mpicc)
+    subprocess.run([str(mpicc), "-O1", "-o", str(exe), str(src)], check=True, env=wrapper_env(mpicc, None))
+    mpiexec = str(known.find("impi").mpirun)
+    out = tmp_path / "t.json"
+    res = collkit_trial(capsys, "--runs", "4", "--warmup", "0", "--mpi", "impi", "--library-autotuner",
+                        "--compare-regex", r"sum (\S+)", "--json", out, "--", mpiexec, "-n", "2", exe)
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = json.loads(out.read_text())
+    assert data["choice"]["kind"] == choices.LIBRARY_AUTOTUNER and data["autotuner_changed_runs"] == 4
+
+
+LOOP_C = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    double in[256], out[256], sum = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int i = 0; i < 256; i++) in[i] = i % 7;
+    for (int k = 0; k < 300; k++) {
+        MPI_Allreduce(in, out, 256, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        sum += out[128];
+    }
+    if (rank == 0) printf("sum %.1f\n", sum);
+    MPI_Finalize();
+    return 0;
+}
+"""

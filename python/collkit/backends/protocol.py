@@ -171,6 +171,20 @@ class MPIBackend(ABC):
         """A copy of a tuning file the library must refuse or fail with, once read."""
         raise self._no_tuning_files()
 
+    # ---------------------------------------------------------- the library's own autotuner
+    autotuner: ClassVar[str] = ""          # the library's run-time autotuner, in words ("" where none)
+
+    def autotuner_env(self, dump: Path) -> dict[str, str]:
+        """The environment that runs the library's own autotuner on the program's calls
+        and has it write its tuning state to `dump` at MPI_Finalize."""
+        raise UserError(f"{self.family or 'this MPI'} has no autotuner of its own that collkit can start "
+                        "(Intel MPI's, I_MPI_TUNING_MODE=auto, is the one it knows)")
+
+    def tuning_dump_env(self, dump: Path) -> dict[str, str]:
+        """The environment that has the library write its tuning state to `dump` without
+        its autotuner: what a default run's dump is compared with."""
+        return {}
+
     # ---------------------------------------------------------- switching while running
     def switch_setting(self, offer: LibraryOffer, algorithm: LibraryAlgorithm) -> tuple[str, int] | None:
         """The MPI_T control variable, and the integer to write to it, that select

@@ -112,6 +112,9 @@ class TrialResult:
     comparisons: list[Comparison] = field(default_factory=list)
     prediction: Prediction | None = None
     reference_values: int = 0         # how many values the output check compares per run
+    # --library-autotuner: how many measured choice runs dumped a tuning state other than
+    # the default runs' (None: another choice, or no dump to compare)
+    autotuner_changed: int | None = None
 
     def measured(self, variant: str, attr: str) -> list[float]:
         return [getattr(r, attr) for r in self.runs if r.variant == variant and not r.warmup]
@@ -130,11 +133,36 @@ def _tail(f) -> str:
     return " ".join(f.read().decode("utf-8", "replace").split())[-STDERR_TAIL:]
 
 
-def _variant_args(settings: TrialSettings, variant: str) -> dict:
+def _variant_args(settings: TrialSettings, variant: str, dump: Path | None = None) -> dict:
+    """The run's choice; with `dump`, the library's tuning state is written there (its
+    autotuner runs under the choice)."""
+    if dump is not None:
+        backend = _backend(settings.mpi)
+        env = backend.tuning_dump_env(dump) if variant == DEFAULT else backend.autotuner_env(dump)
+        return {"extra_env": env}
     if variant == DEFAULT:
         return {}
     c = settings.choice
     return {"algorithms": c.algorithms, "rules": c.rules, "extra_env": dict(c.extra_env) or None}
+
+
+def _backend(mpi: str):
+    from collkit import backends
+    return backends.backend_for(known.find(mpi).family)
+
+
+def _autotuner_changed(dumps: Path, runs: list[RunRecord]) -> int | None:
+    """How many measured choice runs dumped a tuning state unlike every measured
+    default run's; None when a run wrote none (nothing to tell from)."""
+    def read(r: RunRecord) -> bytes | None:
+        path = dumps / f"{r.index}.dump"
+        return path.read_bytes() if path.is_file() else None
+    measured = [r for r in runs if not r.warmup]
+    plain = [read(r) for r in measured if r.variant == DEFAULT]
+    tuned = [read(r) for r in measured if r.variant == CHOICE]
+    if not plain or not tuned or None in plain or None in tuned:
+        return None
+    return sum(t not in plain for t in tuned)
 
 
 def _predict(settings: TrialSettings, predict_fn: PredictFn, profile: profile_file.Profile) -> Prediction:
@@ -165,6 +193,18 @@ def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None
     watch.Interrupted is for SIGINT and SIGTERM) ends the trial with TIMED_OUT
     or INTERRUPTED, exit status 2, and the runs measured until then."""
     result = TrialResult()
+    dumps = None
+    if settings.choice.kind == choices.LIBRARY_AUTOTUNER:
+        dumps = Path(tempfile.mkdtemp(prefix="collkit-trial-dumps-"))
+    try:
+        return _execute(settings, run_fn, predict_fn, progress, result, dumps)
+    finally:
+        if dumps is not None:
+            shutil.rmtree(dumps, ignore_errors=True)
+
+
+def _execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None, progress: TextIO,
+             result: TrialResult, dumps: Path | None) -> TrialResult:
     where, variant = "the prediction before the first run", DEFAULT
     try:
         if settings.campaign is not None and settings.profile is not None:
@@ -177,7 +217,8 @@ def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None
             where = label = f"run {k} of {len(steps)} ({variant}{', warm-up' if warm else ''})"
             with tempfile.TemporaryFile() as err:
                 res = run_fn(settings.mpi, list(settings.command), stdout=subprocess.PIPE, stderr=err,
-                             timeout=settings.timeout, **_variant_args(settings, variant))
+                             timeout=settings.timeout,
+                             **_variant_args(settings, variant, dumps / f"{k}.dump" if dumps else None))
                 prof = getattr(res, "profile", None)
                 if res.exit_status != 0 or prof is None or not prof.complete:
                     why = (f"exit status {res.exit_status}" if res.exit_status != 0 else
@@ -235,6 +276,8 @@ def execute(settings: TrialSettings, run_fn: RunFn, predict_fn: PredictFn | None
         compare("time in collectives", result.measured(DEFAULT, "collective_time_s"),
                 result.measured(CHOICE, "collective_time_s")),
     ]
+    if dumps is not None:
+        result.autotuner_changed = _autotuner_changed(dumps, result.runs)
     return result
 
 
@@ -288,10 +331,24 @@ def report(settings: TrialSettings, result: TrialResult, width: int | None = Non
                                width, subsequent_indent="  ")
     else:
         lines.append("output: not checked (give --compare-regex or --compare-command)")
+    if settings.choice.kind == choices.LIBRARY_AUTOTUNER and result.comparisons:
+        lines += textwrap.wrap(_autotuner_line(settings, result), width, subsequent_indent="  ")
     verdict = result.comparisons[0].verdict if result.status == COMPLETE else result.status
     lines += textwrap.wrap(f"verdict: {verdict}" + (f" ({result.message})" if result.message else ""), width,
                            subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _autotuner_line(settings: TrialSettings, result: TrialResult) -> str:
+    """Whether the library's autotuner did anything: a tie between runs it did not
+    change is not a tie between two tunings."""
+    n = len(result.measured(CHOICE, "wall_s"))
+    if result.autotuner_changed is None:
+        return "autotuner: the library wrote no tuning state to compare; whether its autotuner ran is not known"
+    if result.autotuner_changed == 0:
+        return (f"autotuner: it changed nothing (each of the {n} choice runs dumped the tuning state the default "
+                "runs did): it did not tune here, and the comparison is of the same tuning, not a tie of two")
+    return f"autotuner: it changed the library's tuning state in {result.autotuner_changed} of {n} choice runs"
 
 
 def _median(xs: list[float | None]) -> float | None:
@@ -330,6 +387,7 @@ def to_json(settings: TrialSettings, result: TrialResult) -> dict:
         # the profile predicted from: --profile, or the one the campaign's spec was written
         # from; null with a prediction: the first default run's
         "prediction_profile": None if settings.profile is None else str(settings.profile),
+        "autotuner_changed_runs": result.autotuner_changed,
     }
 
 
@@ -359,7 +417,8 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
     check = output_check.from_options(ns.compare_regex, ns.compare_command, ns.compare_rtol,
                                       ns.compare_unordered)
     from collkit.apply.preload import autotune_from
-    choice = choices.from_options(mpi, ns.rules, ns.algorithm, autotune_from(ns))
+    choice = choices.from_options(mpi, ns.rules, ns.algorithm, autotune_from(ns),
+                                  getattr(ns, "library_autotuner", False))
     campaign = profile = None
     if ns.profile is not None and ns.campaign is None:
         raise UserError("--profile is the profile the prediction uses; give --campaign DIR too")
@@ -369,6 +428,9 @@ def settings_from(ns: argparse.Namespace) -> TrialSettings:
     for p in waiting_from:
         profile_file.load(p, need_complete=True)
     if ns.campaign is not None:
+        if choice.kind == choices.LIBRARY_AUTOTUNER:
+            raise UserError("--campaign predicts collkit rules and forced algorithms; the library's autotuner "
+                            "chooses inside the library: leave out --campaign")
         if choice.kind == choices.AUTOTUNE:
             raise UserError("--campaign predicts a choice known before the run; the autotuner's is known after "
                             "it: predict its rules with `collkit trial --rules FILE --campaign DIR`")
@@ -449,6 +511,9 @@ def add_parser(sub) -> None:
                    help="a collkit rules file, or an Open MPI rules / MPICH JSON tuning file for --mpi")
     p.add_argument("--algorithm", action="append", metavar="C=NAME",
                    help="force algorithm NAME for collective C (repeatable)")
+    p.add_argument("--library-autotuner", action="store_true",
+                   help="the choice is the library's own autotuner (Intel MPI: I_MPI_TUNING_MODE=auto); "
+                        "the trial also says whether it changed the library's tuning")
     from collkit.apply.preload import add_autotune_arguments
     add_autotune_arguments(p)
     p.add_argument("--compare-regex", metavar="RE",

@@ -12,7 +12,10 @@ Four kinds, all run under libcollkit-preload (which always profiles):
   backends/protocol.py), so that the trial measures what the campaign measured;
 * the autotuner (`--autotune`, docs/preload.md "Autotune"): every choice run
   explores and decides on its own and writes its rules to --autotune-out (each
-  run overwrites them: the file holds the last run's).
+  run overwrites them: the file holds the last run's);
+* the library's own autotuner (`--library-autotuner`: Intel MPI's), the preload
+  only profiling; every run dumps the library's tuning state, so the trial can
+  tell whether the autotuner did anything (trial.py).
 
 Which of the two a --rules file is follows from its content: a tuning file holds
 only integers or a JSON object, a collkit rules file always has words."""
@@ -32,11 +35,13 @@ ALGORITHMS = "algorithms"
 COLLKIT_RULES = "collkit-rules"
 TUNING_FILE = "tuning-file"
 AUTOTUNE = "autotune"
+LIBRARY_AUTOTUNER = "library-autotuner"
 
 
 @dataclass(frozen=True)
 class Choice:
-    kind: str                                   # ALGORITHMS | COLLKIT_RULES | TUNING_FILE | AUTOTUNE
+    kind: str                                   # ALGORITHMS | COLLKIT_RULES | TUNING_FILE | AUTOTUNE |
+                                                # LIBRARY_AUTOTUNER
     describe: str                               # one line for the table and the JSON
     algorithms: tuple[tuple[str, str], ...] = ()
     rules: Path | None = None                   # a collkit rules file: the preload reads it
@@ -57,12 +62,21 @@ def forced_rules_text(algorithms: tuple[tuple[str, str], ...]) -> str:
 
 
 def from_options(mpi: str, rules: str | None, algorithms: list[str] | None,
-                 autotune: Autotune | None = None) -> Choice:
+                 autotune: Autotune | None = None, library_autotuner: bool = False) -> Choice:
+    if library_autotuner:
+        if autotune is not None or rules or algorithms:
+            raise UserError("--library-autotuner is the choice by itself: leave out --rules, --algorithm "
+                            "and --autotune")
+        from collkit import backends
+        backend = backends.backend_for(known.find(mpi).family)
+        backend.autotuner_env(Path("probe"))    # one line where the library has none
+        return Choice(kind=LIBRARY_AUTOTUNER, describe=backend.autotuner)
     if autotune is not None:      # apply/preload.autotune_from refused --rules and --algorithm beside it
         return Choice(kind=AUTOTUNE, describe=f"autotune (budget {autotune.budget_pct:g} %, rules to "
                                               f"{autotune.out.name})", extra_env=autotune.environment())
     if bool(rules) == bool(algorithms):
-        raise UserError("give the choice to try: --rules FILE, --algorithm C=NAME or --autotune (one of them)")
+        raise UserError("give the choice to try: --rules FILE, --algorithm C=NAME, --autotune or "
+                        "--library-autotuner (one of them)")
     if algorithms:
         forced = tuple(parse_algorithm(t) for t in algorithms)
         colls = [c for c, _ in forced]
