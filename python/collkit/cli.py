@@ -395,7 +395,8 @@ def _add_tune_commands(sub) -> None:
     t.add_argument("--format", required=True, metavar="F", help="openmpi, mpich or collkit")
     t.add_argument("--out", required=True, type=nonempty_path("--out"), metavar="FILE",
                    help="the tuning file to write (never overwritten); FILE.provenance.json beside it")
-    t.add_argument("--mpi", metavar="NAME", help="--format collkit: the known MPI whose default is the baseline")
+    t.add_argument("--mpi", metavar="NAME", help="the known MPI whose default is the baseline and (openmpi, mpich) "
+                   "that runs --validate, e.g. openmpi5 (default: the one named like the format's family)")
     t.add_argument("--validate", action="store_true",
                    help="then run a validation campaign with the file loaded and report regret per point")
     t.add_argument("--repeats", type=int, metavar="N",

@@ -225,6 +225,17 @@ def each_mpi() -> list:
     return [pytest.param(m, marks=mpi(m)) for m in ("openmpi", "mpich")]
 
 
+def each_open_mpi() -> list:
+    """Debian's Open MPI 4.1 and Open MPI 5 (.openmpi5) as parameters of a test,
+    each with its marker: the same backend, two libraries whose tuned differs."""
+    return [pytest.param(m, marks=mpi(m)) for m in ("openmpi", "openmpi5")]
+
+
+def each_library() -> list:
+    """openmpi, openmpi5 and mpich as parameters of a test, each with its marker."""
+    return [*each_open_mpi(), pytest.param("mpich", marks=mpi("mpich"))]
+
+
 def fortran(name: str) -> pytest.MarkDecorator:
     return mark(name, f"fortran-{name}")
 

@@ -39,7 +39,8 @@ def _record(backend, mpi, alg, p, n, median, status="ok", seed=0):
             "stats_us": {"median": float(np.median(times))} if status == "ok" else {}}
 
 
-def make_campaign(path: Path, backend="collkit", with_default=True, failed=False, sizes=SIZES) -> Path:
+def make_campaign(path: Path, backend="collkit", with_default=True, failed=False, sizes=SIZES,
+                  mpi="openmpi") -> Path:
     path.mkdir()
     (path / "spec.toml").write_text('name = "synthetic"\ncollectives = ["allgather"]\nsizes = ["64B"]\n'
                                     'ranks = [2]\ndtype = "int32"\n\n[measure]\nmin_iterations = 30\n')
@@ -50,12 +51,12 @@ def make_campaign(path: Path, backend="collkit", with_default=True, failed=False
         for n in sizes:
             for alg in TRUE:
                 seed += 1
-                recs.append(_record(backend, "openmpi", alg, p, n, _time(alg, p, n),
+                recs.append(_record(backend, mpi, alg, p, n, _time(alg, p, n),
                                     status="failed" if failed else "ok", seed=seed))
             if with_default:
                 seed += 1
                 best = min(_time(a, p, n) for a in TRUE)
-                recs.append(_record("mpi", "openmpi", "default", p, n, 1.5 * best, seed=seed))
+                recs.append(_record("mpi", mpi, "default", p, n, 1.5 * best, seed=seed))
     (path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     return path
 
@@ -318,7 +319,8 @@ def _fake_validation(tmp_path, monkeypatch, stop_at=None):
         return 0
 
     monkeypatch.setattr(runner, "run", fake_run)
-    monkeypatch.setattr(proof, "check", lambda fmt, path, ranks: proof.Proof(True, ("proof: ok",)))
+    # the proof runs in the target's own MPI (openmpi5's file in openmpi5): another fails it
+    monkeypatch.setattr(proof, "check", lambda fmt, path, ranks, mpi: proof.Proof(mpi == "openmpi", ("proof: ok",)))
     R = decide.Rule
     rules = [R("allgather", p, 0, None, "ring", "measured", at_bytes=[64, 1024]) for p in (2, 4, 6, 8)]
     target = Target("openmpi", "openmpi", "mpi", {}, "Open MPI test")
@@ -383,13 +385,17 @@ def test_lg():
     assert costs.lg(8) == 3 and math.isclose(costs.terms("allgather", "ring", 4).b, 3)
 
 
-@pytest.mark.parametrize("fmt", needs.each_mpi())
-def test_library_reads_the_file_and_rejects_a_broken_copy(tmp_path, fmt):
+@pytest.mark.parametrize("name", needs.each_library())
+def test_library_reads_the_file_and_rejects_a_broken_copy(tmp_path, name):
     """A generated file runs the whole correctness matrix in the library; a broken
-    copy fails it: the file is parsed and consulted (tune/proof.py)."""
+    copy fails it: the file is parsed and consulted (tune/proof.py). openmpi5: Open
+    MPI 5.0.11 reads the same classic file 4.1.4 does (docs/tuning-files.md)."""
+    from collkit.mpis.known import find
     from collkit.tune import proof
     from collkit.tune.command import _library_target
-    target = _library_target(fmt)
+    fmt = find(name).family
+    target = _library_target(fmt, name)
+    assert target.mpi == name
     cands = {c: v for c, v in target.candidates.items() if c in ("allreduce", "bcast", "allgather")}
     pick = {c: next(x for x in v if decide._allowed(x, 3)) for c, v in cands.items()}
     R = decide.Rule
@@ -402,10 +408,40 @@ def test_library_reads_the_file_and_rejects_a_broken_copy(tmp_path, fmt):
         path.write_text(ompi_writer.write(rules, cands, target.extra, ["test"]))
     else:
         path.write_text(mpich_writer.write(rules, cands, target.extra[0], []))
-    shown = proof.check(fmt, path, 3, timeout=240)
+    shown = proof.check(fmt, path, 3, timeout=240, mpi=name)
     assert shown.ok, "\n".join(shown.lines)
+    assert shown.lines[0].startswith(f"{name} with t."), shown.lines[0]     # proven in that very MPI
 
 
+
+
+@needs.openmpi5
+def test_open_mpi_5_campaign_tuned_and_proven_in_open_mpi_5(tmp_path, capsys):
+    """A campaign of openmpi5 alone gives a rules file for Open MPI 5 without --mpi
+    (not for the MPI named openmpi), and the file is proven in 5.0.11 itself: the
+    matrix passes with it and fails with its broken copy (what --validate runs first)."""
+    from collkit.tune import proof
+    camp = make_campaign(tmp_path / "c", backend="mpi", mpi="openmpi5")
+    out = tmp_path / "t.rules"
+    tuned = in_process(capsys, "tune", camp, "--format", "openmpi", "--out", out)
+    assert tuned.returncode == 0, tuned.stderr
+    assert "# for Open MPI 5.0.11;" in out.read_text()
+    assert json.loads((tmp_path / "t.rules.provenance.json").read_text())["baseline"] == "openmpi5:default"
+    assert "ring" in tuned.stdout                      # a rule chose the library's ring somewhere
+    shown = proof.check("openmpi", out, 3, timeout=240, mpi="openmpi5")
+    assert shown.ok and shown.lines[0].startswith("openmpi5 with t.rules"), "\n".join(shown.lines)
+
+
+@pytest.mark.parametrize("name", [pytest.param("impi", marks=needs.impi), pytest.param("mpich", marks=needs.mpich)])
+def test_an_open_mpi_rules_file_for_a_library_that_does_not_read_it_is_refused(tmp_path, capsys, name):
+    """Intel MPI and MPICH would ignore an Open MPI rules file: tuning or validating one
+    for them would prove nothing."""
+    camp = make_campaign(tmp_path / "c", backend="mpi")
+    for extra in ([], ["--validate"]):
+        one_line_error(in_process(capsys, "tune", camp, "--format", "openmpi", "--mpi", name,
+                                  "--out", tmp_path / "x.rules", *extra),
+                       f"--mpi {name} is of the {name} family, which does not read an Open MPI rules file")
+    assert not (tmp_path / "x.rules").exists()
 
 
 @needs.openmpi

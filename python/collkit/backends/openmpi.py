@@ -512,8 +512,12 @@ class OpenMPIBackend(ToolBackend):
         return tuned_readback(collective)
 
     def proof_env(self, path: Path) -> dict[str, str]:
+        # Every collective's id at 0 ("ignore"), as in tuned_env: Open MPI 5.0 consults a
+        # forced id before the file (coll_tuned_decision_dynamic.c; 4.1 the other way
+        # round), so a forcing left in the caller's environment would hide the file.
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve())}
+                "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path.resolve()),
+                **{f"OMPI_MCA_coll_tuned_{tuned_param(c)}_algorithm": "0" for c in COLLECTIVES}}
 
     def broken_copy(self, text: str) -> str:
         return broken_rules(text)

@@ -80,12 +80,53 @@ class Target:
     extra: object = None                  # the writer's library_state (tune/writers/__init__.py)
 
 
-def _library_target(fmt: str) -> Target:
+def library_mpi(fmt: str, mpi: str | None) -> str:
+    """The known MPI a file of format `fmt` is tuned for and proven in: `--mpi NAME`
+    when given (e.g. openmpi5, an Open MPI 5 beside Debian's 4.1: both read the classic
+    rules file), else the one of the format's family (known.find_family). One line,
+    exit 2, for an MPI that does not read the format (Intel MPI, MPICH for an Open MPI
+    file): it would ignore the file, and its proof would prove nothing."""
+    from collkit.mpis import known
+    backend = backends.for_format(fmt)
+    if mpi is None:
+        return known.find_family(backend.family).name
+    family = known.find(mpi).family
+    if not backends.backend_for(family).reads(fmt):
+        raise UserError(f"--mpi {mpi} is of the {family or 'unknown'} family, which does not read "
+                        f"{backend.tuning_file_kind}; give --mpi NAME of the {backend.family} family "
+                        "(collkit mpis) or another --format")
+    return mpi
+
+
+def _measured_mpi(points, fmt: str) -> str | None:
+    """Without --mpi: the one known MPI reading `fmt` whose default the campaigns
+    measured (a campaign of openmpi5 alone is tuned for openmpi5, not for the MPI
+    named like the family), else None (library_mpi's choice)."""
+    from collkit.mpis import known
+    found = known.known()
+    names = {m.mpi for m in points if m.algorithm == DEFAULT and m.mpi in found
+             and backends.backend_for(found[m.mpi].family).reads(fmt)}
+    return names.pop() if len(names) == 1 else None
+
+
+def _provenance_mpi(out: Path) -> str | None:
+    """The MPI an earlier tune wrote `out` for: its sidecar's baseline, NAME:default."""
+    import json
+    try:
+        baseline = json.loads(sidecar.path(out).read_text()).get("baseline", "")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(baseline, str):
+        return None
+    return baseline.rpartition(":")[0] or None
+
+
+def _library_target(fmt: str, mpi_name: str | None = None) -> Target:
     """A library's own algorithms as candidates, those its tuning file can name."""
     from collkit.mpis import known
     backend = backends.for_format(fmt)
     writer = writers.for_format(fmt)
-    mpi = known.find_family(backend.family).install()
+    mpi = known.find(library_mpi(fmt, mpi_name)).install()
     offer = backend.discover(mpi)
     state = writer.library_state(mpi)
     cands: dict[str, list[Candidate]] = {}
@@ -139,7 +180,7 @@ def table(rules: list[Rule]) -> str:
                   rows, right={1, 6})
 
 
-def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
+def _resume(fmt: str, out: Path, validate: bool, repeats: int | None, mpi: str | None = None) -> int:
     """--validate --resume: FILE stays as written; its validation goes on (tune/validate.py)."""
     from collkit.tune import validate as v
     if not validate or fmt == COLLKIT:
@@ -148,7 +189,9 @@ def _resume(fmt: str, out: Path, validate: bool, repeats: int | None) -> int:
     if not out.is_file() or not sidecar.path(out).is_file():
         raise UserError(f"--resume: {out} or {sidecar.path(out).name} is missing; give the --out of the "
                         "validation to resume")
-    return v.resume(out, _library_target(fmt), v.check_repeats(v.REPEATS if repeats is None else repeats))
+    # the MPI the validation began with, unless --mpi says otherwise
+    mpi = mpi or _provenance_mpi(out)
+    return v.resume(out, _library_target(fmt, mpi), v.check_repeats(v.REPEATS if repeats is None else repeats))
 
 
 def with_variants(target: Target, points) -> Target:
@@ -209,7 +252,7 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
                         f"floating-point results may differ across ranks; --format {fmt} names only the "
                         "library's own algorithms: drop it or use --format collkit")
     if resume:
-        return _resume(fmt, out, validate, repeats)
+        return _resume(fmt, out, validate, repeats, mpi)
     if repeats is not None and not validate:
         raise UserError(f"--repeats {repeats} sets how often --validate relaunches; add --validate or drop --repeats")
     if validate:
@@ -223,11 +266,13 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
             raise UserError(f"{path} already exists; choose another --out (tune never overwrites a tuning file)")
     if not out.parent.is_dir():
         raise UserError(f"--out {out}: the directory {out.parent} does not exist; create it first")
+    if fmt != COLLKIT:
+        library_mpi(fmt, mpi)      # before the campaigns are read: a wrong --mpi is the user's first fault
     camp = data.load(dirs)
-    if fmt != COLLKIT and mpi not in (None, fmt):
-        raise UserError(f"--mpi {mpi} with --format {fmt}: the file is for {fmt}; drop --mpi")
+    if fmt != COLLKIT and mpi is None:
+        mpi = _measured_mpi(camp.points, fmt)
     target = (_collkit_target(camp.points, mpi, allow_fp_rank_variant) if fmt == COLLKIT
-              else _library_target(fmt))
+              else _library_target(fmt, mpi))
     target = with_variants(target, camp.points)
     rules, models, owned = decide_rules(camp, target)
     environment = mpich_device.environment(owned)

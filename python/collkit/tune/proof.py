@@ -41,8 +41,10 @@ def _labels() -> list[str]:
     return [f"{c}/{n}" for c, n in out.items()]
 
 
-def _matrix(backend: backends.MPIBackend, path: Path, ranks: int, timeout: float) -> tuple[int, str]:
-    target = known.find_family(backend.family)
+def _matrix(backend: backends.MPIBackend, path: Path, ranks: int, timeout: float,
+            mpi: str | None) -> tuple[int, str]:
+    # The MPI the file was tuned for (openmpi5 beside openmpi: the same format, other libraries)
+    target = known.find(mpi) if mpi else known.find_family(backend.family)
     mpi = target.install()
     prog = target.part("matrix_library")
     args = [x for lab in _labels() for x in ("--algorithm", lab)] + ["--level", "quick", "--no-invalid"]
@@ -62,19 +64,20 @@ def _matrix(backend: backends.MPIBackend, path: Path, ranks: int, timeout: float
     return proc.returncode, summary
 
 
-def check(fmt: str, path: Path, ranks: int, timeout: float = 600.0) -> Proof:
-    """Run the matrix with the file of format `fmt` at `path`, then with a broken copy."""
+def check(fmt: str, path: Path, ranks: int, timeout: float = 600.0, mpi: str | None = None) -> Proof:
+    """Run the matrix with the file of format `fmt` at `path`, then with a broken copy,
+    under the known MPI `mpi` (default: the one of the format's family)."""
     backend = backends.for_format(fmt)
-    rc, summary = _matrix(backend, path, ranks, timeout)
-    lines = [f"{fmt} with {path.name} at {ranks} ranks: correctness matrix (every collective) "
+    rc, summary = _matrix(backend, path, ranks, timeout, mpi)
+    lines = [f"{mpi or fmt} with {path.name} at {ranks} ranks: correctness matrix (every collective) "
              f"{'passes' if rc == 0 else f'FAILS (exit {rc})'}: {summary}"]
     broken = path.with_name(path.name + ".broken")
     broken.write_text(backend.broken_copy(path.read_text()))
     try:
-        rc2, summary2 = _matrix(backend, broken, ranks, timeout)
+        rc2, summary2 = _matrix(backend, broken, ranks, timeout, mpi)
     finally:
         broken.unlink(missing_ok=True)
-    lines.append(f"{fmt} with a broken copy ({backend.broken_how}): "
+    lines.append(f"{mpi or fmt} with a broken copy ({backend.broken_how}): "
                  f"{'fails as it must' if rc2 != 0 else 'PASSES: the file is not consulted'} "
                  f"(exit {rc2}: {summary2[:120]})")
     return Proof(rc == 0 and rc2 != 0, tuple(lines))

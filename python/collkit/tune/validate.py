@@ -270,7 +270,7 @@ def _repeat(vdir: Path, specs: dict[str, Path], start: int, repeats: int, tuned:
             proof_ranks: int) -> int:
     from collkit.launch import runner
     from collkit.tune import proof
-    shown = proof.check(target.fmt, tuned, proof_ranks)
+    shown = proof.check(target.fmt, tuned, proof_ranks, mpi=target.mpi)
     print("\n".join(shown.lines), flush=True)
     rc, complete = 0, start
     try:
