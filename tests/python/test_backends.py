@@ -436,13 +436,13 @@ def test_mpivars_runs_without_stale_algorithm_variables(tmp_path):
 
 # --- live: the installed libraries -------------------------------------------------------
 
-@pytest.mark.parametrize("name", needs.each_mpi())
+@pytest.mark.parametrize("name", needs.each_library())
 def test_live_discovery(name):
     offer = backends.discover(find(name))
     for coll in backends.COLLECTIVES:
         assert offer.for_collective(coll), coll
         assert coll in offer.defaults
-    ring = offer.force("allreduce", "ring" if name == "openmpi" else "mpich_ring")
+    ring = offer.force("allreduce", "ring" if find(name).family == "openmpi" else "mpich_ring")
     assert ring.env and ring.cvars
     fixture = ompi_offer() if name == "openmpi" else mpich_offer()
     if offer.library == fixture.library:  # the capture came from this very install
@@ -556,7 +556,7 @@ PATTERNS = {
 }
 
 
-@pytest.mark.parametrize("name", needs.each_mpi())
+@pytest.mark.parametrize("name", needs.each_library())
 @pytest.mark.parametrize("algorithm", sorted(PATTERNS))
 @pytest.mark.parametrize("mpit", [False, True], ids=["environment", "mpit"])
 def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, mpit, fingerprint):
@@ -564,7 +564,7 @@ def test_live_forced_allreduce_is_the_one_that_runs(name, algorithm, mpit, finge
     # Open MPI's own Rabenseifner keeps its own name (test_parity.py).
     # MPICH's ring cuts other blocks (mpich_ring; the same op calls here).
     forced = {("openmpi", "rabenseifner"): "redscat_allgather",
-              ("mpich", "ring"): "mpich_ring"}.get((name, algorithm), algorithm)
+              ("mpich", "ring"): "mpich_ring"}.get((mpi.family, algorithm), algorithm)
     alg = backends.discover(mpi).force("allreduce", forced)
     if alg.unusable(ranks=4, count=1024):
         pytest.skip(alg.unusable(ranks=4, count=1024))
@@ -600,9 +600,9 @@ def test_live_mpich_rabenseifner_allreduce_in_the_environment_aborts_mpi_init(fi
     assert "not usable" in proc.stderr or "cannot be applied" in proc.stderr
 
 
-@needs.openmpi
-def test_live_ompi_silent_substitution_matches_the_requirement(fingerprint):
-    mpi = find("openmpi")
+@pytest.mark.parametrize("name", needs.each_open_mpi())
+def test_live_ompi_silent_substitution_matches_the_requirement(name, fingerprint):
+    mpi = find(name)
     ring = backends.discover(mpi).force("allreduce", "ring")
     assert ring.unusable(ranks=4, count=2)
     proc, got = _fingerprint(mpi, fingerprint(mpi), ring, ["user", "2", "allreduce"])

@@ -192,9 +192,9 @@ def check_recorded(tmp_path, recs, name):
     return tuned
 
 
-@needs.openmpi
-def test_open_mpi_campaign_with_a_rules_file(tmp_path):
-    out, recs = run(tmp_path, "openmpi", RULES)
+@pytest.mark.parametrize("name", needs.each_open_mpi())
+def test_open_mpi_campaign_with_a_rules_file(tmp_path, name):
+    out, recs = run(tmp_path, name, RULES)
     assert out.returncode == 0, out.stderr
     assert all(r["status"] == "ok" for r in recs)
     for r in check_recorded(tmp_path, recs, RULES.name):
@@ -232,9 +232,9 @@ def test_mpich_campaign_with_a_selection_file_and_a_corrupted_copy(tmp_path):
     assert "unknown key colour=blue" in stderr
 
 
-def _ompi_traffic(tmp_path):
+def _ompi_traffic(tmp_path, name):
     from collkit.backends import discover, ompi_monitoring
-    pm = platforms.detect().mpi("openmpi")
+    pm = platforms.detect().mpi(name)
     offer = discover(pm.install)
 
     def with_file(name: str, alg: int):
@@ -243,22 +243,22 @@ def _ompi_traffic(tmp_path):
         return openmpi.tuned_env(offer, str(path))
 
     def traffic(env, label="x"):
-        return ompi_monitoring.run_point(pm, ompi_monitoring.allreduce_point(4, 65536, label), env)
+        return ompi_monitoring.run_point(pm, ompi_monitoring.allreduce_point(4, 65536, label, name), env)
 
     return offer, with_file, traffic
 
 
-@needs.openmpi
-def test_open_mpi_consults_the_file_an_invented_algorithm_id_fails_the_call(tmp_path):
-    _, with_file, traffic = _ompi_traffic(tmp_path)
+@pytest.mark.parametrize("name", needs.each_open_mpi())
+def test_open_mpi_consults_the_file_an_invented_algorithm_id_fails_the_call(tmp_path, name):
+    _, with_file, traffic = _ompi_traffic(tmp_path, name)
     assert traffic(with_file("ok.rules", 4)).record["status"] == "ok"
     bad = traffic(with_file("bad.rules", 99)).record
     assert bad["status"] == "failed" and "MPI_ERR_ARG" in bad["reason"]
 
 
-@needs.openmpi
-def test_open_mpi_sends_the_chosen_algorithms_messages(tmp_path):
-    offer, with_file, traffic = _ompi_traffic(tmp_path)
+@pytest.mark.parametrize("name", needs.each_open_mpi())
+def test_open_mpi_sends_the_chosen_algorithms_messages(tmp_path, name):
+    offer, with_file, traffic = _ompi_traffic(tmp_path, name)
     ring = offer.force("allreduce", "ring")
     rd = offer.force("allreduce", "recursive_doubling")
     backend = backends.backend_for("openmpi")

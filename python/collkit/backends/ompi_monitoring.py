@@ -63,8 +63,10 @@ def parse_prof(text: str) -> dict[tuple[int, int], tuple[int, int]]:
 def run_point(pm, point: Point, env: dict[str, str], timeout: float = 120.0) -> Traffic:
     """Run one point of collkit-bench under Open MPI (`pm`: a PlatformMPI) with
     `env` (forcing or a rules file) and monitoring on; its per-peer traffic."""
-    if pm.name != "openmpi":
-        raise UserError(f"pml monitoring is an Open MPI component; {pm.name} has none")
+    # By family: Open MPI 5 (openmpi5) ships the same component beside Debian's 4.1
+    if pm.install.family != "openmpi":
+        raise UserError(f"pml monitoring is an Open MPI component; {pm.name} "
+                        f"({pm.install.family or 'no known family'}) has none")
     with tempfile.TemporaryDirectory(prefix="collkit-monitor-") as tmp:
         folder = Path(tmp)
         points = folder / "one.points"
@@ -95,9 +97,10 @@ def run_point(pm, point: Point, env: dict[str, str], timeout: float = 120.0) -> 
         return Traffic(internal, record)
 
 
-def allreduce_point(ranks: int, nbytes: int, label: str) -> Point:
-    """An int32 sum allreduce point for run_point (label: the record's algorithm)."""
-    return Point(collective="allreduce", backend="mpi", mpi="openmpi", algorithm=label, ranks=ranks,
+def allreduce_point(ranks: int, nbytes: int, label: str, mpi: str = "openmpi") -> Point:
+    """An int32 sum allreduce point for run_point (label: the record's algorithm; mpi: the
+    known MPI's name the record carries)."""
+    return Point(collective="allreduce", backend="mpi", mpi=mpi, algorithm=label, ranks=ranks,
                  count=nbytes // 4, bytes=nbytes, dtype="int32", op="sum", root=0, in_place=False)
 
 
