@@ -1,6 +1,7 @@
 """The format of Open MPI's classic coll/tuned rules file
-(`coll_tuned_dynamic_rules_filename`), as Open MPI 4.1's parser reads it
-(ompi/mca/coll/tuned/coll_tuned_dynamic_file.c; docs/tuning-files.md): rows of
+(`coll_tuned_dynamic_rules_filename`), as Open MPI 4.1's parser reads it, and 5.0's
+for a file without a version line (ompi/mca/coll/tuned/coll_tuned_dynamic_file.c;
+docs/tuning-files.md, "Open MPI 5.0"): rows of
 integers, `#` comments, the nesting collectives -> communicator sizes -> message
 rules `size algorithm fan-in/out segment-size`. campaign/tuning.py tells a file's
 library by its content and checks it here; backends/openmpi.py reads its ids."""

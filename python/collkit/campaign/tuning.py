@@ -157,7 +157,7 @@ def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
     tokens = ompi_rules.tokens(text)
     if tokens is None:
         if "rule-file-version" in text:
-            raise UserError(f"{where}: rules-file versions above 1 are read only by Open MPI >= 4.1.8 "
+            raise UserError(f"{where}: rules-file versions above 1 are read only by Open MPI >= 4.1.8 and 5.0.7 "
                             "(older ones fall back to their fixed rules); write the version 1 format")
         raise UserError(f"{where}: neither an Open MPI rules file nor an MPICH JSON selection file; "
                         f"{_FIX_FORMAT}")

@@ -1,5 +1,8 @@
 """The Open MPI classic dynamic rules file, version 1 (what Open MPI 4.1.4's
-coll/tuned parser reads; ../shared/REFERENCE.md, "Tuning files, in detail").
+coll/tuned parser reads; ../shared/REFERENCE.md, "Tuning files, in detail"). Open MPI
+5.0.11 reads it too, the same way: 5.0's ompi_coll_tuned_read_rules_config_file only adds
+an optional `rule-file-version-2` first line and a fifth column, which 4.1.4 would not
+read, and no JSON (that is 6.0); docs/tuning-files.md, "Open MPI 5.0".
 
 Layout: number of collectives; per collective its id and number of comm sizes; per
 comm size the size and number of message rules; per rule MSGSIZE ALG FANINOUT SEGSIZE.
