@@ -81,6 +81,7 @@ static struct {
     long calls;
     double seconds;
     char marker[1024];    /* "" when the hook applies to every launch */
+    int used;             /* a point of this launch was slowed */
 } slow_start;
 
 /* COLLKIT_BENCH_TEST_SLOW_START="COLLECTIVE/BACKEND:ALGORITHM=CALLS:MICROSECONDS[@FILE]".
@@ -100,9 +101,11 @@ void steady_test_begin(void)
     if (!(us > 0.0 && us < 1e7)) return;
     if (*end == '@') {
         snprintf(slow_start.marker, sizeof slow_start.marker, "%s", end + 1);
-        /* Only while the marker exists: the first launch consumes it
-         * (steady_test_end), so a later launch of the same points runs at
-         * full speed. Every rank looks before any rank can remove it. */
+        /* Only while the marker exists: the first launch that runs the
+         * point consumes it (steady_test_end), so a later launch of the same
+         * points runs at full speed; a launch without that point (collkit's
+         * component probe, other points) leaves it. Every rank looks before
+         * any rank can remove it. */
         if (slow_start.marker[0] == '\0' || access(slow_start.marker, F_OK) != 0) return;
     } else if (*end != '\0') {
         return;
@@ -114,7 +117,7 @@ void steady_test_begin(void)
 
 void steady_test_end(int rank)
 {
-    if (rank == 0 && slow_start.active && slow_start.marker[0] != '\0') (void)unlink(slow_start.marker);
+    if (rank == 0 && slow_start.used && slow_start.marker[0] != '\0') (void)unlink(slow_start.marker);
 }
 
 void steady_test_ramp(const bench_point *pt, long *calls, double *seconds)
@@ -126,6 +129,7 @@ void steady_test_ramp(const bench_point *pt, long *calls, double *seconds)
     snprintf(have, sizeof have, "%s/%s:%s=", ck_collective_name(pt->coll), backend_name(pt->backend),
              pt->algorithm);
     if (strcmp(have, slow_start.want) != 0) return;
+    slow_start.used = 1;
     *calls = slow_start.calls;
     *seconds = slow_start.seconds;
 }
