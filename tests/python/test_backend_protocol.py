@@ -44,7 +44,7 @@ def test_each_family_has_one_backend_and_every_install_of_it_gets_it(tmp_path):
     # an install is its family's, whatever its name (a derivative, a second MPICH)
     cray = MPIInstall("cray-mpich", tmp_path / "mpirun", family="mpich", kind="cray-mpich")
     assert backends.backend_for(cray) is mpi_ch
-    assert backends.tuning_formats() == ("openmpi", "mpich")
+    assert backends.tuning_formats() == ("openmpi", "mpich", "impi")
     assert backends.for_format("openmpi") is ompi and backends.for_format("mpich") is mpi_ch
     with pytest.raises(UserError, match="no MPI library reads tuning files of format 'collkit'"):
         backends.for_format("collkit")
@@ -64,7 +64,7 @@ def test_an_unknown_family_gets_the_documented_default(tmp_path):
     assert backend.parameter_variable("X_Y") == "X_Y"
     assert backend.env_flags({"A": "1"}) == ["-genv", "A", "1"]
     assert not backend.reads("openmpi") and not backend.reads("mpich") and not backend.tuning_format
-    for call in (lambda: backend.tuned_env(offer, "/f"), lambda: backend.proof_env(tmp_path / "f"),
+    for call in (lambda: backend.tuned_env(offer, "/f"), lambda: backend.proof_env(tmp_path / "f", 2),
                  lambda: backend.broken_copy("1\n"), lambda: backend.cuda_aware(lam)):
         with pytest.raises(UserError):
             call()
@@ -115,7 +115,7 @@ def test_open_mpi_answers(tmp_path):
     assert env["OMPI_MCA_coll_tuned_allreduce_algorithm"] == "0"      # the file decides, nothing forced
     assert b.tuned_readback("bcast")[-1] == "coll_tuned_dynamic_rules_filename"
     path = tmp_path / "t.rules"
-    proof = b.proof_env(path)
+    proof = b.proof_env(path, 4)
     assert proof["OMPI_MCA_coll_tuned_use_dynamic_rules"] == "1"
     assert proof["OMPI_MCA_coll_tuned_dynamic_rules_filename"] == str(path.resolve())
     # Open MPI 5.0 takes a forced id before the file: nothing is forced in the proof
@@ -155,7 +155,7 @@ def test_mpich_answers(tmp_path):
     assert env["MPIR_CVAR_DEVICE_COLLECTIVES"] == "percoll"              # the file's companion kept
     assert b.tuned_readback("bcast")[-1] == "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
     path = tmp_path / "t.json"
-    assert b.proof_env(path) == {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path.resolve()),
+    assert b.proof_env(path, 4) == {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path.resolve()),
                                  "MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
     tree = {"collective=bcast": {"algorithm=MPIR_Bcast_intra_binomial": {}},
             "collective=allreduce": {"algorithm=MPIR_Allreduce_intra_ring": {}}}

@@ -68,11 +68,11 @@ def test_the_content_tells_the_library():
 
 
 @pytest.mark.parametrize("content, message", [
-    ("hello world\n", "neither an Open MPI rules file nor an MPICH JSON selection file"),
+    ("hello world\n", "not an Open MPI rules file, an MPICH JSON selection file or Intel MPI"),
     ("rule-file-version-2\n1\n2\n1\n1\n1\n0 4 0 0 0\n", "write the version 1 format"),
     ("{\"collective=allreduce\": \n", "not valid JSON"),
     ("{\"allreduce\": {}}\n", "top-level key 'allreduce' is not 'collective=NAME'"),
-    ("[1, 2]\n", "neither an Open MPI rules file"),
+    ("[1, 2]\n", "not an Open MPI rules file"),
     ("# only a comment\n", "holds no rules"),
     ("1\n2\n1\n1\n1\n64 4 0 0\n", "starts at 64 B; Open MPI rejects the whole file unless it starts at 0"),
     ("1\n2\n1\n1\n1\n0 010 0 0\n", "leading zero, which Open MPI reads as octal"),

@@ -27,13 +27,18 @@ call into an error, aborts MPI_Init on this machine's own tuning file ("BARRIER:
 has fallback"): unusable, so a preset outside its conditions may run another one without
 a word, as Open MPI's tuned does.
 
-Forcing is per launch (the environment); :data:`RUNTIME_SWITCH` says why not per call."""
+Forcing is per launch (the environment); :data:`RUNTIME_SWITCH` says why not per call.
+
+Tuning file (`collkit tune --format impi`): lines of I_MPI_ADJUST_<COLL> settings with
+size conditions, per process count (backends/impi_adjust.py says why that shape); a
+`tuned:FILE` launch of p ranks gets the lines that hold at p in its environment."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from collkit.backends import impi_adjust
 from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.backends.protocol import RuntimeSwitch, ToolBackend
 from collkit.common.errors import UserError
@@ -52,6 +57,19 @@ MAX_PRESETS = 256
 
 _RANGE = re.compile(r"^\s*range:\s*(\d+)\s*-\s*(\d+)\s*$", re.MULTILINE)
 _VERSION = re.compile(r"Intel\(R\) MPI Library[^,]*, Version (\S+)")
+
+# Intel's "message size" of a call, in collkit-bench's bytes (a reduction's vector, one
+# rank's block of reduce_scatter), as the size conditions of I_MPI_ADJUST_<COLL> read
+# it. Shown on 2021.19 at 4 ranks (tests/python/test_impi.py, the logging op): allreduce
+# and reduce count*typesize (4096 B for 1024 ints ran the preset of 4096-4096, not of
+# 16384), reduce_scatter_block recvcount*typesize (1024 B for 256 ints a rank).
+# bcast: every rank passes the same count*typesize, the only size its call has; not
+# shown by a run (no user op). allgather, alltoall, gather, scatter: per-rank block or
+# total is not shown here, so a tuning file does not name their presets.
+MESSAGE_SIZE_IS_COLLKIT_BYTES = ("allreduce", "reduce", "reduce_scatter", "bcast")
+# A preset id past every collective's range (MAX_PRESETS): MPI_Init prints
+# "Incorrect algorithm: ALLREDUCE=999, will be ignored" (tune/proof.py's broken copy)
+BROKEN_PRESET = 999
 
 NOTE = ("Intel's reference names no preset id (2021.13 on); a preset outside its conditions runs "
         "another one without a word")
@@ -132,6 +150,12 @@ class IntelMPIBackend(ToolBackend):
     forcing_knobs = "I_MPI_ADJUST presets"
     runtime_switch = RUNTIME_SWITCH
     own_variables = re.compile(r"I_MPI_[A-Z0-9_]{1,96}")
+    tuning_format = impi_adjust.FORMAT
+    tuning_file_kind = "an Intel MPI I_MPI_ADJUST file"
+    broken_how = f"every preset id set to {BROKEN_PRESET}"
+    # Intel MPI runs its own choice past a bad id, so the broken copy is seen in its
+    # warning, not in an exit status
+    refusal_sign = "Incorrect algorithm"
 
     def find_tool(self, install: MPIInstall) -> Path:
         return find_tool(install)
@@ -154,3 +178,50 @@ class IntelMPIBackend(ToolBackend):
 
     def tuning_dump_env(self, dump: Path) -> dict[str, str]:
         return {"I_MPI_TUNING_BIN_DUMP": str(dump)}
+
+    def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
+        check_presets(tf, offer)
+
+    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
+                  ranks: int | None = None) -> dict[str, str]:
+        settings = impi_adjust.read(_text(path), path)
+        return {**(companion or {}), **impi_adjust.environment(settings, ranks, path)}
+
+    def proof_env(self, path: Path, ranks: int) -> dict[str, str]:
+        return proof_env(impi_adjust.read(_text(str(path)), str(path)), ranks)
+
+    def broken_copy(self, text: str) -> str:
+        return impi_adjust.broken(text, BROKEN_PRESET)
+
+
+def _text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read the Intel MPI tuning file {path} ({exc})") from None
+
+
+def check_presets(tf, offer: LibraryOffer) -> None:
+    """Intel MPI warns about a preset id past a collective's range and runs its own
+    choice: refuse it first (the ranges impi_info gave). `tf`: campaign/tuning.py's
+    TuningFile."""
+    top: dict[str, int] = {}
+    for a in offer.algorithms:
+        top[variable(a.collective)] = max(top.get(variable(a.collective), 0), int(a.native_id))
+    for setting in impi_adjust.read(tf.data.decode("utf-8"), tf.source):
+        high = top.get(setting.variable, MAX_PRESETS)
+        bad = next((i.preset for i in setting.items if i.preset > high), None)
+        if bad is not None:
+            raise UserError(f"{tf.source}: {setting.variable} names preset {bad}, past {offer.library}'s range "
+                            f"0-{high} (impi_info), which it would ignore; use 0-{high}")
+
+
+def proof_env(settings: tuple[impi_adjust.Setting, ...], ranks: int) -> dict[str, str]:
+    """Every variable of the file, as set at `ranks` processes or else at the first
+    count it has a line for: the proof runs one rank count, and must load all of
+    them (any preset runs correctly at any count; outside its conditions Intel MPI
+    substitutes another)."""
+    env: dict[str, str] = {}
+    for s in sorted(settings, key=lambda s: not s.holds(ranks)):
+        env.setdefault(s.variable, s.value())
+    return env

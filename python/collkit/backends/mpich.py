@@ -409,13 +409,14 @@ class MPICHBackend(ToolBackend):
     def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
         check_coverage(tf, collectives)
 
-    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None) -> dict[str, str]:
-        return tuned_env(offer, path, companion)
+    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
+                  ranks: int | None = None) -> dict[str, str]:
+        return tuned_env(offer, path, companion)     # one file for every process count
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:
         return tuned_readback(collective)
 
-    def proof_env(self, path: Path) -> dict[str, str]:
+    def proof_env(self, path: Path, ranks: int) -> dict[str, str]:
         # the MPIR-level tree of the file selects (no device collective), and an
         # algorithm it names that cannot run the call is an error, not a substitute
         return {TUNING_CVAR: str(path.resolve()), **FORCE_ENV}

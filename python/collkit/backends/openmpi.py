@@ -505,13 +505,14 @@ class OpenMPIBackend(ToolBackend):
     def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
         check_ids(tf, offer)
 
-    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None) -> dict[str, str]:
-        return tuned_env(offer, path, companion)
+    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
+                  ranks: int | None = None) -> dict[str, str]:
+        return tuned_env(offer, path, companion)     # one file for every process count
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:
         return tuned_readback(collective)
 
-    def proof_env(self, path: Path) -> dict[str, str]:
+    def proof_env(self, path: Path, ranks: int) -> dict[str, str]:
         # Every collective's id at 0 ("ignore"), as in tuned_env: Open MPI 5.0 consults a
         # forced id before the file (coll_tuned_decision_dynamic.c; 4.1 the other way
         # round), so a forcing left in the caller's environment would hide the file.

@@ -25,8 +25,9 @@ A backend answers:
 * tuning files: `tuning_format` (its `collkit tune --format` name, "" where the library
   reads none), `reads(format)`, `tuning_file_kind`, `check_tuning_file` (what the library would not report
   itself), `tuned_env` / `tuned_readback` (a campaign's `tuned:FILE` point and `collkit
-  trial --rules FILE`), `proof_env` / `broken_copy` / `broken_how` (tune/proof.py:
-  the file is shown read by a run that must fail with a broken copy);
+  trial --rules FILE`), `proof_env` / `broken_copy` / `broken_how` / `refusal_sign`
+  (tune/proof.py: the file is shown read by a run that must fail, or warn, with a
+  broken copy);
 * `cuda_aware(install)`: whether the library takes device buffers (backends/gpu_mpi.py);
 * `runtime_switch`: whether an algorithm can be changed while the program runs, per call
   or per new communicator (:class:`RuntimeSwitch`; the self-tuning preload of issue #42
@@ -81,6 +82,9 @@ class MPIBackend(ABC):
     # (FILE.provenance.json's "environment") may set and nothing else may
     own_variables: ClassVar[re.Pattern | None] = None
     broken_how: ClassVar[str] = ""         # how broken_copy breaks a file, in words
+    # a line of a proof run's output that shows the library refused a broken copy where
+    # it goes on and exits 0 (Intel MPI); "": only a failing exit status shows it
+    refusal_sign: ClassVar[str] = ""
 
     # ---------------------------------------------------------- choosing
     @classmethod
@@ -147,24 +151,28 @@ class MPIBackend(ABC):
 
     def _no_tuning_files(self) -> UserError:
         return UserError(f"{self.family or 'this MPI'} reads no tuning file collkit writes; "
-                         "use an Open MPI or MPICH library (collkit mpis)")
+                         "use an Open MPI, MPICH or Intel MPI library (collkit mpis)")
 
     def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
         """Refuse, before any launch, a file the library would misread where it would not
         say so itself. `tf`: campaign/tuning.py's TuningFile."""
         raise self._no_tuning_files()
 
-    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None) -> dict[str, str]:
-        """The environment that makes the library read its tuning file `path` and decide."""
+    def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
+                  ranks: int | None = None) -> dict[str, str]:
+        """The environment that makes the library read its tuning file `path` and decide,
+        in a launch of `ranks` processes (None: not known to collkit; Intel MPI's file
+        has lines per process count)."""
         raise self._no_tuning_files()
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:
         """MPI_T variables of a point run under a tuning file."""
         return self.default_readback(collective)
 
-    def proof_env(self, path: Path) -> dict[str, str]:
-        """The environment of tune/proof.py's runs: the file loaded, and nothing else
-        allowed to choose (an algorithm the file names that cannot run is an error)."""
+    def proof_env(self, path: Path, ranks: int) -> dict[str, str]:
+        """The environment of tune/proof.py's runs at `ranks` processes: the file
+        loaded, and nothing else allowed to choose (an algorithm the file names that
+        cannot run is an error)."""
         raise self._no_tuning_files()
 
     def broken_copy(self, text: str) -> str:

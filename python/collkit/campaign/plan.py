@@ -190,9 +190,10 @@ def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None)
     backend = backends.backend_for(offer.mpi)
     backend.check_tuning_file(tf, offer, spec.collectives)
     path = str(tunings.copy_path(tf, campaign_dir) if campaign_dir is not None else tf.source)
-    env = tuple(sorted(backend.tuned_env(offer, path, dict(tf.companion)).items()))
     out = []
     for ranks in spec.ranks:
+        # per rank count: Intel MPI's file has lines per process count
+        env = tuple(sorted(backend.tuned_env(offer, path, dict(tf.companion), ranks).items()))
         for coll in spec.collectives:
             for size in spec.sizes:
                 out.append(Point(backend="mpi", mpi=mpi, algorithm=tf.algorithm, env=env,

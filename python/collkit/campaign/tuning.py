@@ -1,11 +1,13 @@
 """Tuning files measured in place: `[backends] mpi = ["default", "tuned:FILE"]`.
 
 A tuning file is one a library reads to choose its algorithms itself: Open MPI's
-classic coll/tuned rules file (`coll_tuned_dynamic_rules_filename`) or MPICH's JSON
-selection file (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`). Which library a file is
-for is told by its content, never its name: rows of integers are an Open MPI rules
-file, a JSON object whose keys are `collective=...` an MPICH one, anything else is
-refused. A file is measured only under the library it is for; the spec's other
+classic coll/tuned rules file (`coll_tuned_dynamic_rules_filename`), MPICH's JSON
+selection file (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`), or Intel MPI's
+I_MPI_ADJUST_<COLL> settings (backends/impi_adjust.py: Intel MPI reads no such file
+itself, the launch sets them). Which library a file is for is told by its content,
+never its name: rows of integers are an Open MPI rules file, a JSON object whose keys
+are `collective=...` an MPICH one, lines that set I_MPI_ADJUST_<COLL> an Intel MPI one,
+anything else is refused. A file is measured only under the library it is for; the spec's other
 libraries get no point for it (docs/tuning-files.md).
 
 The file is read once, when the spec is loaded; the campaign keeps that copy
@@ -29,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.backends import mpich_selection, ompi_rules
+from collkit.backends import impi_adjust, mpich_selection, ompi_rules
 from collkit.backends.families import for_format
 from collkit.common.errors import UserError
 
@@ -39,14 +41,15 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 MAX_BYTES = 16 << 20     # far above any real rules file; a larger file is a mistake
 
 _FIX_FORMAT = ("write an Open MPI rules file (rows of integers: collectives, then per collective its id "
-               "and rules) or an MPICH JSON selection file ({\"collective=allreduce\": ...})")
+               "and rules), an MPICH JSON selection file ({\"collective=allreduce\": ...}) or Intel MPI "
+               "settings (I_MPI_ADJUST_ALLREDUCE=8:0-4095;2:4096-2147483647)")
 
 
 @dataclass(frozen=True)
 class TuningFile:
     name: str                 # basename: points are recorded as algorithm "tuned:<name>"
     source: str               # the path the spec named, resolved
-    library: str              # "openmpi" | "mpich"
+    library: str              # "openmpi" | "mpich" | "impi" (the format, backends/families.for_format)
     sha256: str
     collectives: tuple[str, ...]   # what the file has rules for (the library's names)
     data: bytes = field(repr=False, compare=False)
@@ -134,11 +137,12 @@ def companion(path: Path, library: str) -> tuple[tuple[str, str], ...]:
 
 
 def is_library_file(text: str) -> bool:
-    """Whether `text` claims to be a library's tuning file (a JSON object, or rows of
-    integers only) rather than something else, e.g. a collkit rules file, whose
-    rows always hold words; read() then checks the claim."""
+    """Whether `text` claims to be a library's tuning file (a JSON object, rows of
+    integers only, or I_MPI_ADJUST_ settings) rather than something else, e.g. a
+    collkit rules file, whose rows start with a collective's name; read() then
+    checks the claim."""
     stripped = text.strip()
-    return stripped.startswith("{") or bool(ompi_rules.tokens(text))
+    return stripped.startswith("{") or bool(ompi_rules.tokens(text)) or impi_adjust.is_adjust_file(text)
 
 
 def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
@@ -154,12 +158,15 @@ def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
             raise UserError(f"{where}: a JSON file that is not an object of 'collective=NAME' keys; "
                             f"{_FIX_FORMAT}")
         return "mpich", covered
+    if impi_adjust.is_adjust_file(text):
+        return impi_adjust.FORMAT, impi_adjust.collectives(impi_adjust.read(text, where))
     tokens = ompi_rules.tokens(text)
     if tokens is None:
         if "rule-file-version" in text:
             raise UserError(f"{where}: rules-file versions above 1 are read only by Open MPI >= 4.1.8 and 5.0.7 "
                             "(older ones fall back to their fixed rules); write the version 1 format")
-        raise UserError(f"{where}: neither an Open MPI rules file nor an MPICH JSON selection file; "
+        raise UserError(f"{where}: not an Open MPI rules file, an MPICH JSON selection file or Intel MPI "
+                        "I_MPI_ADJUST settings; "
                         f"{_FIX_FORMAT}")
     if not tokens:
         raise UserError(f"{where}: the file holds no rules; {_FIX_FORMAT}")

@@ -5,8 +5,8 @@ Four kinds, all run under libcollkit-preload (which always profiles):
 * forced algorithms (`--algorithm C=NAME`, as `collkit preload` checks them): the
   preload runs them;
 * a collkit rules file (docs/preload.md): the preload reads it;
-* a library's own tuning file (an Open MPI rules file or an MPICH JSON selection
-  file, told apart by content in campaign/tuning.py): the preload only profiles
+* a library's own tuning file (an Open MPI rules file, an MPICH JSON selection
+  file or Intel MPI I_MPI_ADJUST settings, told apart by content in campaign/tuning.py): the preload only profiles
   and the library reads the file, with the environment a campaign's
   `tuned:FILE` points run under (the family's backend, `MPIBackend.tuned_env`,
   backends/protocol.py), so that the trial measures what the campaign measured;
@@ -18,7 +18,8 @@ Four kinds, all run under libcollkit-preload (which always profiles):
   tell whether the autotuner did anything (trial.py).
 
 Which of the two a --rules file is follows from its content: a tuning file holds
-only integers or a JSON object, a collkit rules file always has words."""
+only integers, a JSON object or I_MPI_ADJUST_ settings, a collkit rules file starts
+its rows with a collective's name."""
 
 from __future__ import annotations
 
@@ -132,4 +133,6 @@ def _library_env(mpi: str, tf: tuning.TuningFile) -> dict[str, str]:
     # hold for every collective (an Open MPI id this library lacks fails the call,
     # not the file's parse)
     backend.check_tuning_file(tf, offer, ())
-    return backend.tuned_env(offer, tf.source, dict(tf.companion))
+    # the program's process count is its launcher's: a file with lines per count
+    # (Intel MPI's) is refused in one line there
+    return backend.tuned_env(offer, tf.source, dict(tf.companion), None)

@@ -184,8 +184,8 @@ def _resume(fmt: str, out: Path, validate: bool, repeats: int | None, mpi: str |
     """--validate --resume: FILE stays as written; its validation goes on (tune/validate.py)."""
     from collkit.tune import validate as v
     if not validate or fmt == COLLKIT:
-        raise UserError("--resume goes on with an interrupted --validate of an Open MPI or MPICH file: "
-                        "add --validate (and --format openmpi or mpich)")
+        raise UserError("--resume goes on with an interrupted --validate of a library's own tuning file: "
+                        f"add --validate (and --format {' or '.join(backends.tuning_formats())})")
     if not out.is_file() or not sidecar.path(out).is_file():
         raise UserError(f"--resume: {out} or {sidecar.path(out).name} is missing; give the --out of the "
                         "validation to resume")
@@ -259,8 +259,9 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
         from collkit.tune import validate as v
         repeats = v.check_repeats(v.REPEATS if repeats is None else repeats)
     if validate and fmt == COLLKIT:
-        raise UserError("--validate runs a library with its own tuning file loaded: give --format openmpi or "
-                        "mpich (a collkit rules file is run by `collkit preload --rules FILE`)")
+        raise UserError("--validate runs a library with its own tuning file loaded: give --format "
+                        f"{' or '.join(backends.tuning_formats())} (a collkit rules file is run by "
+                        "`collkit preload --rules FILE`)")
     for path in (out, sidecar.path(out)):
         if path.exists():
             raise UserError(f"{path} already exists; choose another --out (tune never overwrites a tuning file)")

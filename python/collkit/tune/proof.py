@@ -12,7 +12,11 @@ tests/matrix.c calling MPI_* instead of libcollkit) runs twice at one rank count
   every algorithm id set to 99, which its parser accepts and its calls then reject
   (release builds report nothing about a malformed file, so a run that still passed
   would mean the file was never consulted). MPICH: one chosen algorithm renamed to a
-  name MPICH does not know, which its JSON loader refuses.
+  name MPICH does not know, which its JSON loader refuses. Intel MPI: every preset id
+  set to 999, which MPI_Init reports ("Incorrect algorithm: ALLREDUCE=999, will be
+  ignored") before running its own choice and exiting 0: there the backend's
+  `refusal_sign` in the output is the failure, and the same sign in the run with the
+  file fails the proof too (the library did not take what the file says).
 """
 
 from __future__ import annotations
@@ -42,42 +46,47 @@ def _labels() -> list[str]:
 
 
 def _matrix(backend: backends.MPIBackend, path: Path, ranks: int, timeout: float,
-            mpi: str | None) -> tuple[int, str]:
+            mpi: str | None) -> tuple[int, bool, str]:
+    """(exit status, whether the output shows the library refusing the file, the telling line)."""
     # The MPI the file was tuned for (openmpi5 beside openmpi: the same format, other libraries)
     target = known.find(mpi) if mpi else known.find_family(backend.family)
     mpi = target.install()
     prog = target.part("matrix_library")
     args = [x for lab in _labels() for x in ("--algorithm", lab)] + ["--level", "quick", "--no-invalid"]
     env = mpi.environment()
-    env.update(backend.proof_env(path))
+    env.update(backend.proof_env(path, ranks))
     try:
         proc = subprocess.run(mpi.launch(ranks, prog, args), env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return 124, "timed out"
+        return 124, False, "timed out"
     text = [ln.strip() for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip().strip("-")]
-    if proc.returncode == 0:
+    refused = bool(backend.refusal_sign) and any(backend.refusal_sign in ln for ln in text)
+    if proc.returncode == 0 and not refused:
         summary = next((ln for ln in reversed(text) if "passed" in ln), "no summary")
     else:
-        signs = ("Abort", "Assertion", "FAIL", "error", "signal")     # the most telling first
+        signs = tuple(s for s in (backend.refusal_sign, "Abort", "Assertion", "FAIL", "error", "signal")
+                      if s)    # the most telling first
         summary = next((ln for s in signs for ln in text if s in ln), text[-1] if text else "no output")
-    return proc.returncode, summary
+    return proc.returncode, refused, summary
 
 
 def check(fmt: str, path: Path, ranks: int, timeout: float = 600.0, mpi: str | None = None) -> Proof:
     """Run the matrix with the file of format `fmt` at `path`, then with a broken copy,
     under the known MPI `mpi` (default: the one of the format's family)."""
     backend = backends.for_format(fmt)
-    rc, summary = _matrix(backend, path, ranks, timeout, mpi)
+    rc, refused, summary = _matrix(backend, path, ranks, timeout, mpi)
+    read_ok = rc == 0 and not refused
     lines = [f"{mpi or fmt} with {path.name} at {ranks} ranks: correctness matrix (every collective) "
-             f"{'passes' if rc == 0 else f'FAILS (exit {rc})'}: {summary}"]
+             f"{'passes' if read_ok else f'FAILS (exit {rc})'}: {summary}"]
     broken = path.with_name(path.name + ".broken")
     broken.write_text(backend.broken_copy(path.read_text()))
     try:
-        rc2, summary2 = _matrix(backend, broken, ranks, timeout, mpi)
+        rc2, refused2, summary2 = _matrix(backend, broken, ranks, timeout, mpi)
     finally:
         broken.unlink(missing_ok=True)
+    failed = rc2 != 0 or refused2
     lines.append(f"{mpi or fmt} with a broken copy ({backend.broken_how}): "
-                 f"{'fails as it must' if rc2 != 0 else 'PASSES: the file is not consulted'} "
+                 f"{'fails as it must' if failed else 'PASSES: the file is not consulted'} "
                  f"(exit {rc2}: {summary2[:120]})")
-    return Proof(rc == 0 and rc2 != 0, tuple(lines))
+    return Proof(read_ok and failed, tuple(lines))
