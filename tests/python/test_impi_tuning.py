@@ -297,3 +297,42 @@ def test_the_proof_sees_intel_mpi_read_the_file_and_warn_on_a_broken_copy(tmp_pa
     shown = proof.check("impi", path, 4, timeout=240)
     assert shown.ok, "\n".join(shown.lines)
     assert "Incorrect algorithm" in shown.lines[1], shown.lines
+
+
+def _campaign(path: Path) -> Path:
+    """A campaign as measured under Intel MPI: preset 8 twice as fast as the default
+    at 64 B, preset 2 at 64 KiB, the default best at 4 KiB (30 iterations each)."""
+    import numpy as np
+    path.mkdir()
+    (path / "spec.toml").write_text('name = "impi"\ncollectives = ["allreduce"]\nsizes = ["64B"]\nranks = [2]\n'
+                                    'dtype = "int32"\nmpi = ["impi"]\n\n[measure]\nmin_iterations = 30\n')
+    (path / "resolved.json").write_text(json.dumps({"requested": {}, "points": [], "skipped": [],
+                                                    "platform": {"name": "local"}}))
+    medians = {64: {"default": 10, "impi_preset_8": 5, "impi_preset_2": 20},
+               4096: {"default": 50, "impi_preset_8": 80, "impi_preset_2": 90},
+               65536: {"default": 400, "impi_preset_8": 900, "impi_preset_2": 200}}
+    recs, rng = [], np.random.default_rng(1)
+    for p in (2, 4):
+        for n, algs in medians.items():
+            for alg, med in algs.items():
+                times = list(med * p * (1 + 0.01 * rng.standard_normal(30)))
+                recs.append({"id": f"allreduce/mpi/impi/{alg}/p{p}/{n}B", "collective": "allreduce", "backend": "mpi",
+                             "mpi": "impi", "algorithm": alg, "ranks": p, "count": n // 4, "bytes": n,
+                             "dtype": "int32", "op": "sum", "root": 0, "in_place": False, "status": "ok",
+                             "reason": "", "iterations": 30, "times_us": times,
+                             "stats_us": {"median": float(np.median(times))}})
+    (path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+@needs.impi
+def test_collkit_tune_writes_an_intel_file_from_an_intel_campaign(tmp_path):
+    camp = _campaign(tmp_path / "c")
+    out = collkit("tune", camp, "--format", "impi", "--out", tmp_path / "t.impi")
+    assert out.returncode == 0, out.stderr
+    settings = impi_adjust.read((tmp_path / "t.impi").read_text(), "t")
+    assert [(s.variable, s.procs) for s in settings] == [("I_MPI_ADJUST_ALLREDUCE", (2, 2)),
+                                                         ("I_MPI_ADJUST_ALLREDUCE", (4, 4))]
+    for s in settings:
+        assert [impi_adjust.chosen(s.items, n) for n in (64, 4096, 65536)] == [8, 0, 2], s.line()
+    assert tuning.load(tmp_path / "t.impi", "t", "fix").library == "impi"
