@@ -5,10 +5,14 @@ only (``@4 I_MPI_ADJUST_ALLREDUCE=...``). A `tuned:FILE` launch of p ranks puts 
 settings that hold at p into the environment of every rank (backends/impi.py);
 docs/tuning-files.md, "Intel MPI".
 
-Why a file of variables: Intel MPI 2021.19 reads no tuning file collkit could write.
-Its I_MPI_TUNING_BIN takes only the binary ``tuning_*.dat`` of its autotuner and
-mpitune; the JSON file of 2019's I_MPI_TUNING is gone from impi_info's variables.
-The variables are its documented way to give a choice per message size.
+Why a file of variables: they are what Intel documents for a user's choice, and
+what the task of this format asked for. Intel MPI 2021.19 does read a JSON tree itself
+(I_MPI_TUNING=FILE, mpitune's output format: coll=Allreduce -> ppn=-1 -> comm_size=N
+-> comm_id=-1 -> msg_size=<upper bound> -> ALLREDUCE=<preset>; checked here: its size
+thresholds and comm sizes are followed, and a malformed file is ignored without a
+word); a writer of that tree is not built yet (docs/tuning-files.md, "Intel MPI").
+I_MPI_TUNING_BIN takes only the binary ``tuning_*.dat`` (a JSON file there: "was not
+loaded").
 
 Why the process count stands before the variable and not in Intel's ``@<p>-<q>``:
 checked on 2021.19 (shm, 4 ranks, the logging op of tests/python/test_impi.py), a
