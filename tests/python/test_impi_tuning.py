@@ -336,3 +336,24 @@ def test_collkit_tune_writes_an_intel_file_from_an_intel_campaign(tmp_path):
     for s in settings:
         assert [impi_adjust.chosen(s.items, n) for n in (64, 4096, 65536)] == [8, 0, 2], s.line()
     assert tuning.load(tmp_path / "t.impi", "t", "fix").library == "impi"
+
+
+@needs.openmpi
+def test_trial_refuses_an_intel_file_for_open_mpi_in_one_line(tmp_path):
+    from collkit.program import trial_choice
+    (tmp_path / "t.impi").write_text(GOOD)
+    with pytest.raises(UserError, match=r"a tuning file for impi, but the program runs on openmpi") as err:
+        trial_choice.from_options("openmpi", str(tmp_path / "t.impi"), None)
+    assert "\n" not in str(err.value)
+
+
+@needs.impi
+def test_trial_refuses_per_count_lines_it_cannot_choose_between(tmp_path):
+    from collkit.program import trial_choice
+    (tmp_path / "t.impi").write_text(GOOD)
+    with pytest.raises(UserError, match="per process count") as err:
+        trial_choice.from_options("impi", str(tmp_path / "t.impi"), None)
+    assert "\n" not in str(err.value)
+    (tmp_path / "all.impi").write_text("I_MPI_ADJUST_BCAST=3\n")
+    choice = trial_choice.from_options("impi", str(tmp_path / "all.impi"), None)
+    assert choice.extra_env == {"I_MPI_ADJUST_BCAST": "3"}
