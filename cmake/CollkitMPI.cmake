@@ -8,6 +8,9 @@ check_symbol_exists(OPEN_MPI "mpi.h" COLLKIT_HAVE_OPEN_MPI)
 check_symbol_exists(MPICH_VERSION "mpi.h" COLLKIT_HAVE_MPICH)
 # SimGrid's SMPI (smpicc): its mpi.h includes smpi.h, whose guard is SMPI_H.
 check_symbol_exists(SMPI_H "mpi.h" COLLKIT_HAVE_SMPI)
+# Intel MPI defines MPICH_VERSION too (MPICH ABI, hydra's -genv): flavour
+# mpich, but its Fortran binding is its own (tests/preload).
+check_symbol_exists(I_MPI_VERSION "mpi.h" COLLKIT_HAVE_INTEL_MPI)
 unset(CMAKE_REQUIRED_INCLUDES)
 if(COLLKIT_HAVE_SMPI)
   # launched by smpirun only (collkit.launch.simgrid), never by ctest
