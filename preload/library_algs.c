@@ -7,8 +7,8 @@
  * (coll/tuned copies its forced algorithm when a communicator is created):
  * its CVARs have other names, nothing is found here, and no library
  * algorithm is offered. Nor under Intel MPI 2021: its switch is the string
- * CVAR MPIR_CVAR_USE_<COLL> (alias I_MPI_ADJUST_<COLL>, a preset id), not
- * shown to take effect when written at run time (docs/preload.md).
+ * CVAR MPIR_CVAR_USE_<COLL> (alias I_MPI_ADJUST_<COLL>, a preset id), which
+ * a write at run time leaves without effect (docs/preload.md).
  *
  * MPICH's MPI_T gives these CVARs as plain integers without an enumeration;
  * the names are the lines "name - what it does" of the CVAR's description, in

@@ -165,3 +165,74 @@ def test_collkit_mpis_says_where_intel_mpis_forcing_comes_from(collkit):
     assert out.returncode == 0, out.stderr
     row = next(r for r in json.loads(out.stdout)["mpis"] if r["name"] == "impi")
     assert "I_MPI_ADJUST presets" in row["forcing"] and "impi_info" in row["forcing"]
+
+
+SWITCH_C = r"""
+#include <mpi.h>
+#include <stdio.h>
+static int ncalls, lens[64];
+static void sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+    if (ncalls < 64) lens[ncalls] = *len;
+    ncalls++;
+}
+static void run(MPI_Comm comm, MPI_Op op, int rank, const char *what) {
+    int s[1024], r[1024];
+    for (int i = 0; i < 1024; i++) s[i] = 1;
+    ncalls = 0;
+    int rc = MPI_Allreduce(s, r, 1024, MPI_INT, op, comm);
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s rank %d rc %d bad %d lens", what, rank, rc, r[5] != 4);
+    for (int i = 0; i < ncalls && i < 64; i++) n += snprintf(line + n, sizeof line - n, " %d", lens[i]);
+    printf("%s\n", line);
+    fflush(stdout);
+}
+int main(int argc, char **argv) {
+    int provided, rank, idx, count;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Op op;
+    MPI_Op_create(sum, 1, &op);
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index("MPIR_CVAR_USE_ALLREDUCE", &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS || MPI_T_cvar_write(h, argv[1]) != MPI_SUCCESS) {
+        printf("rank %d cannot write MPIR_CVAR_USE_ALLREDUCE\n", rank);
+        return 1;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    run(MPI_COMM_WORLD, op, rank, "world");
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    run(dup, op, rank, "dup");
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@needs.impi
+def test_intel_mpis_switch_written_while_running_changes_nothing(tmp_path):
+    """Why IntelMPIBackend.runtime_switch is False: MPI_T takes the write, the library
+    keeps the preset it read at MPI_Init, on old and new communicators."""
+    assert not backends.backend_for("impi").runtime_switch.per_call
+    src, exe = tmp_path / "switch.c", tmp_path / "switch"
+    src.write_text(SWITCH_C)
+    mpi = known.find("impi")
+    from collkit.mpis.build import wrapper_env
+    subprocess.run([mpi.mpicc, "-O1", "-o", str(exe), str(src)], check=True, capture_output=True, timeout=120,
+                   env=wrapper_env(Path(mpi.mpicc), None))
+    install = mpi.install()
+
+    def shapes(value: str, env: dict[str, str]) -> dict[tuple[str, int], list[int]]:
+        proc = subprocess.run(install.launch(4, exe, [value]), env={**install.environment(), **env},
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        found = re.findall(r"(world|dup) rank (\d+) rc 0 bad 0 lens((?: \d+)*)", proc.stdout)
+        return {(where, int(rank)): [int(x) for x in lens.split()] for where, rank, lens in found}
+
+    ring = {(w, r): [256, 256, 256] for w in ("world", "dup") for r in range(4)}
+    default = {(w, r): [1024, 1024] for w in ("world", "dup") for r in range(4)}
+    assert shapes("8", {}) == default                               # ring written: the default still runs
+    assert shapes("1", {"I_MPI_ADJUST_ALLREDUCE": "8"}) == ring     # ring from the start: ring, whatever is written

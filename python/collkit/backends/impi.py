@@ -139,8 +139,12 @@ def discover(mpi: MPIInstall, tool: Path) -> LibraryOffer:
 RUNTIME_SWITCH = RuntimeSwitch(
     per_call=False, new_communicators=False,
     how="I_MPI_ADJUST_<COLL> in the environment, read at MPI_Init: one preset per launch",
-    evidence=("impi_info lists I_MPI_ADJUST_<COLL> among the library's variables; collkit writes it only "
-              "before MPI_Init (docs/install.md, Intel MPI)"))
+    evidence=("MPI_T exposes I_MPI_ADJUST_<COLL> as the string control variable MPIR_CVAR_USE_<COLL> (none of "
+              "MPICH's <COLL>_INTRA_ALGORITHM variables exist); a write after MPI_Init is accepted and reads "
+              "back, but changes nothing. Checked on 2021.19 at 4 ranks with a logging op (1024 ints): after "
+              "writing 8 (ring's 3 reductions of 256) or 2 (512, 256) the next allreduce on MPI_COMM_WORLD and "
+              "on a communicator made after the write still reduced 1024 twice, the default's; 8 from the "
+              "environment gave 3 of 256 from the first call (tests/python/test_impi.py)"))
 
 
 class IntelMPIBackend(ToolBackend):
