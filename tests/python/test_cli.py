@@ -152,6 +152,15 @@ def test_check_passes_a_subset_under_mpich(collkit):
     assert out.stdout.strip().endswith(" 0 failed")
 
 
+@pytest.mark.parametrize("mpi", [pytest.param("impi", marks=needs.impi),
+                                 pytest.param("openmpi5", marks=needs.openmpi5)])
+def test_check_passes_every_collective_under_the_wheels_mpis(collkit, mpi):
+    out = collkit("check", "--mpi", mpi, "-n", "4", "-n", "5", "--level", "quick")
+    assert out.returncode == 0, out.stdout + out.stderr
+    passed, failed = out.stdout.strip().splitlines()[-1].split(" passed, ")
+    assert int(passed) > 10000 and failed == "0 failed"
+
+
 def test_list_shows_the_fp_rank_variant_trait(collkit):
     out = collkit("list", "--backend", "collkit", "--collective", "allreduce")
     assert out.returncode == 0, out.stderr
