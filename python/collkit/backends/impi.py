@@ -27,6 +27,10 @@ call into an error, aborts MPI_Init on this machine's own tuning file ("BARRIER:
 has fallback"): unusable, so a preset outside its conditions may run another one without
 a word, as Open MPI's tuned does.
 
+No MPI_T readback: MPIR_CVAR_USE_<COLL>, the variable MPI_T lists for the preset, reads
+"" in a launch whose I_MPI_ADJUST_<COLL> is 8 (checked: a campaign's records), so records
+of forced presets show their environment only; the logging op above is the evidence.
+
 Forcing is per launch (the environment); :data:`RUNTIME_SWITCH` says why not per call.
 
 Tuning file (`collkit tune --format impi`): lines of I_MPI_ADJUST_<COLL> settings with
