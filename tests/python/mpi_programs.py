@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from collkit.mpis import known
+from collkit.mpis.build import wrapper_env
 
 
 def builder(tmp_path_factory, source: Path) -> Callable[[str], Path]:
@@ -17,7 +18,10 @@ def builder(tmp_path_factory, source: Path) -> Callable[[str], Path]:
     def get(mpi: str) -> Path:
         if mpi not in built:
             exe = tmp_path_factory.mktemp(f"{source.stem}-{mpi}") / source.stem
-            subprocess.run([known.find(mpi).mpicc, "-O1", "-o", str(exe), str(source), "-lm"], check=True)
+            mpicc = Path(known.find(mpi).mpicc)
+            # Intel MPI's wrapper finds its library through I_MPI_ROOT (collkit build sets it too)
+            subprocess.run([str(mpicc), "-O1", "-o", str(exe), str(source), "-lm"], check=True,
+                           env=wrapper_env(mpicc, None))
             built[mpi] = exe
         return built[mpi]
 

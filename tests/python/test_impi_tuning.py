@@ -8,13 +8,12 @@ MPI's warning (docs/tuning-files.md, "Intel MPI")."""
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import needs
+import op_log
 from cli_runner import collkit, one_line_error
 from collkit import backends
 from collkit.backends import impi, impi_adjust, openmpi
@@ -196,69 +195,20 @@ def test_only_collectives_whose_message_size_is_known_are_written():
 
 # ------------------------------------------------------------------ in the library
 
-OP_LOG_C = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-static int ncalls, lens[64];
-static void sum(void *in, void *inout, int *len, MPI_Datatype *dt) {
-    (void)dt;
-    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
-    if (ncalls < 64) lens[ncalls] = *len;
-    ncalls++;
-}
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank, p, count = atoi(argv[2]);   /* allreduce: the vector; reduce_scatter_block: one block */
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    MPI_Op op;
-    MPI_Op_create(sum, 1, &op);
-    int *s = malloc((size_t)count * p * sizeof(int)), *r = malloc((size_t)count * p * sizeof(int));
-    for (int i = 0; i < count * p; i++) s[i] = rank + i;
-    int rc = strcmp(argv[1], "allreduce") ? MPI_Reduce_scatter_block(s, r, count, MPI_INT, op, MPI_COMM_WORLD)
-                                          : MPI_Allreduce(s, r, count, MPI_INT, op, MPI_COMM_WORLD);
-    char line[1024];
-    int n = snprintf(line, sizeof line, "rank %d rc %d lens", rank, rc);
-    for (int i = 0; i < ncalls && i < 64; i++) n += snprintf(line + n, sizeof line - n, " %d", lens[i]);
-    printf("%s\n", line);
-    fflush(stdout);
-    MPI_Finalize();
-    return 0;
-}
-"""
-
-
 @pytest.fixture(scope="module")
-def op_log(tmp_path_factory):
-    from collkit.mpis import known
-    from collkit.mpis.build import wrapper_env
-    out = tmp_path_factory.mktemp("impi_tuning") / "op_log"
-    out.with_suffix(".c").write_text(OP_LOG_C)
-    mpi = known.find("impi")
-    subprocess.run([mpi.mpicc, "-O1", "-o", str(out), str(out.with_suffix(".c"))], check=True,
-                   capture_output=True, timeout=120, env=wrapper_env(Path(mpi.mpicc), None))
-    return out
+def op_log_program(tmp_path_factory):
+    return op_log.program(tmp_path_factory)("impi")
 
 
-def _lens(program: Path, coll: str, count: int, env: dict[str, str]) -> dict[int, list[int]]:
-    from collkit.mpis import known
-    mpi = known.find("impi").install()
-    proc = subprocess.run(mpi.launch(4, program, [coll, str(count)]), env={**mpi.environment(), **env},
-                          capture_output=True, text=True, timeout=120)
+def _lens(program: Path, coll: str, count: int, env: dict[str, str]) -> dict[tuple[str, int], list[int]]:
+    proc, calls = op_log.run(program, "impi", 4, [coll, str(count)], env)
     assert proc.returncode == 0 and "Incorrect" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    calls = {}
-    # hydra may forward one rank's line in pieces, between another's: match records, not lines
-    for rank, rc, lens in re.findall(r"rank (\d+) rc (\d+) lens((?: \d+)*)", proc.stdout):
-        assert rc == "0", proc.stdout
-        calls[int(rank)] = [int(x) for x in lens.split()]
     assert len(calls) == 4, proc.stdout
     return calls
 
 
 @needs.impi
-def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log):
+def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log_program):
     """Intel's message size is collkit-bench's bytes: allreduce's vector (4096 B is 1024
     ints, not 4 x 1024), reduce_scatter_block's one block (1024 B is 256 ints a rank). The
     file's launch environment at 4 ranks runs, at every measured size, the schedule the
@@ -274,13 +224,13 @@ def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log):
             continue
         for nbytes in r.at_bytes:
             count = nbytes // 4
-            tuned = _lens(op_log, stems[r.collective], count, env)
-            default = _lens(op_log, stems[r.collective], count, {})
+            tuned = _lens(op_log_program, stems[r.collective], count, env)
+            default = _lens(op_log_program, stems[r.collective], count, {})
             if r.choice == DEFAULT:
                 assert tuned == default, (r, tuned)
             else:
                 preset = r.choice.removeprefix("impi_preset_")
-                forced = _lens(op_log, stems[r.collective], count, {impi.variable(r.collective): preset})
+                forced = _lens(op_log_program, stems[r.collective], count, {impi.variable(r.collective): preset})
                 # the chosen preset's schedule differs from the default's there, so the match means something
                 assert forced != default and tuned == forced, (r, tuned, forced, default)
             checked += 1
