@@ -176,6 +176,9 @@ def test_ompi_silent_substitutions_make_a_point_unusable():
     rab = offer.force("allreduce", "redscat_allgather")
     assert rab.unusable(ranks=6, count=4) is None and rab.unusable(ranks=6, count=3)
     assert offer.force("alltoall", "two_proc").unusable(ranks=4, count=1)
+    # one rank: coll/self serves it (test_ompi_components.py), so no tuned algorithm runs
+    assert all("coll/self serves one rank" in a.unusable(ranks=1, count=64) for a in offer.algorithms)
+    assert rd.unusable(ranks=2, count=1) is None
 
 
 def test_ompi_readback_values_decode():

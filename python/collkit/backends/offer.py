@@ -28,6 +28,9 @@ REQUIREMENTS = {
     "count_ge_pow2": "count >= the largest power of two not above the number of ranks",
     "in_place": "MPI_IN_PLACE",
     "one_rank_per_node": "at most one rank per node",
+    # Open MPI: coll/self serves a one-rank communicator whatever tuned is told
+    # (backends/ompi_components.py), so a forced tuned algorithm would not run there
+    "several_ranks": "two or more ranks (coll/self serves one rank, not tuned)",
 }
 
 
@@ -50,6 +53,8 @@ def met(requirement: str, ranks: int, count: int, in_place: bool, ranks_per_node
         return in_place
     if requirement == "one_rank_per_node":
         return ranks_per_node <= 1
+    if requirement == "several_ranks":
+        return ranks >= 2
     raise ValueError(f"unknown requirement {requirement!r}")
 
 

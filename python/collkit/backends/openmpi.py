@@ -374,6 +374,7 @@ def build_offer(info: OmpiInfo, tool: str = "") -> LibraryOffer:
                 cvars[seg_param] = str(seg)
                 readback.append(seg_param)
             requires, note = REQUIRES.get((coll, native), ((), ""))
+            requires = ("several_ranks", *requires)
             algorithms.append(LibraryAlgorithm(
                 collective=coll, name=name, native=native, native_id=native_id, env=dict(common),
                 readback=tuple(readback + extra_readback), requires=requires, note=note, cvars=cvars,
