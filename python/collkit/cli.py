@@ -392,7 +392,7 @@ def _add_tune_commands(sub) -> None:
                                    "fitted models cross; unmeasured rank counts from the models. --validate runs "
                                    "the file in the library at held-out rank counts and sizes and reports regret.")
     t.add_argument("dir", type=Path, nargs="+", metavar="DIR", help=_DIR_HELP)
-    t.add_argument("--format", required=True, metavar="F", help="openmpi, mpich, impi or collkit")
+    t.add_argument("--format", required=True, metavar="F", help="openmpi, mpich, impi, impi-json or collkit")
     t.add_argument("--out", required=True, type=nonempty_path("--out"), metavar="FILE",
                    help="the tuning file to write (never overwritten); FILE.provenance.json beside it")
     t.add_argument("--mpi", metavar="NAME", help="the known MPI whose default is the baseline and (openmpi, mpich) "

@@ -44,7 +44,7 @@ def test_each_family_has_one_backend_and_every_install_of_it_gets_it(tmp_path):
     # an install is its family's, whatever its name (a derivative, a second MPICH)
     cray = MPIInstall("cray-mpich", tmp_path / "mpirun", family="mpich", kind="cray-mpich")
     assert backends.backend_for(cray) is mpi_ch
-    assert backends.tuning_formats() == ("openmpi", "mpich", "impi")
+    assert backends.tuning_formats() == ("openmpi", "mpich", "impi", "impi-json")
     assert backends.for_format("openmpi") is ompi and backends.for_format("mpich") is mpi_ch
     with pytest.raises(UserError, match="no MPI library reads tuning files of format 'collkit'"):
         backends.for_format("collkit")

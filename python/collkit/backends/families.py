@@ -66,12 +66,12 @@ def default_readback(family: str, collective: str) -> tuple[str, ...]:
 
 def tuning_formats() -> tuple[str, ...]:
     """The libraries' own tuning-file formats (`collkit tune --format`), in family order."""
-    return tuple(b.tuning_format for b in BACKENDS if b.tuning_format)
+    return tuple(f for b in BACKENDS for f in b.tuning_formats())
 
 
 def for_format(fmt: str) -> MPIBackend:
     """The backend whose library reads tuning files of format `fmt`."""
-    found = next((b for b in BACKENDS if b.tuning_format and b.tuning_format == fmt), None)
+    found = next((b for b in BACKENDS if b.reads(fmt)), None)
     if found is None:
         raise UserError(f"no MPI library reads tuning files of format '{fmt}'; library formats: "
                         f"{', '.join(tuning_formats())}")

@@ -33,16 +33,18 @@ of forced presets show their environment only; the logging op above is the evide
 
 Forcing is per launch (the environment); :data:`RUNTIME_SWITCH` says why not per call.
 
-Tuning file (`collkit tune --format impi`): lines of I_MPI_ADJUST_<COLL> settings with
+Tuning files. `collkit tune --format impi`: lines of I_MPI_ADJUST_<COLL> settings with
 size conditions, per process count (backends/impi_adjust.py says why that shape); a
-`tuned:FILE` launch of p ranks gets the lines that hold at p in its environment."""
+`tuned:FILE` launch of p ranks gets the lines that hold at p in its environment.
+`--format impi-json`: Intel's own JSON tree, which the library reads itself through
+I_MPI_TUNING=FILE (backends/impi_tree.py: its shape and what 2021.19 does with it)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from collkit.backends import impi_adjust
+from collkit.backends import impi_adjust, impi_tree
 from collkit.backends.offer import Excluded, LibraryAlgorithm, LibraryOffer
 from collkit.backends.protocol import RuntimeSwitch, ToolBackend
 from collkit.common.errors import UserError
@@ -159,6 +161,9 @@ class IntelMPIBackend(ToolBackend):
     runtime_switch = RUNTIME_SWITCH
     own_variables = re.compile(r"I_MPI_[A-Z0-9_]{1,96}")
     tuning_format = impi_adjust.FORMAT
+    # Intel's own JSON tree, read through I_MPI_TUNING (backends/impi_tree.py); each
+    # method below tells the two formats apart by the file's content
+    other_tuning_formats = (impi_tree.FORMAT,)
     tuning_file_kind = "an Intel MPI I_MPI_ADJUST file"
     broken_how = f"every preset id set to {BROKEN_PRESET}"
     # Intel MPI runs its own choice past a bad id, so the broken copy is seen in its
@@ -187,19 +192,38 @@ class IntelMPIBackend(ToolBackend):
     def tuning_dump_env(self, dump: Path) -> dict[str, str]:
         return {"I_MPI_TUNING_BIN_DUMP": str(dump)}
 
+    def file_kind(self, fmt: str) -> str:
+        return "an Intel MPI JSON tuning tree" if fmt == impi_tree.FORMAT else self.tuning_file_kind
+
     def check_tuning_file(self, tf, offer: LibraryOffer, collectives: tuple[str, ...]) -> None:
         check_presets(tf, offer)
 
     def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
                   ranks: int | None = None) -> dict[str, str]:
-        settings = impi_adjust.read(_text(path), path)
+        text = _text(path)
+        if _is_tree(text):
+            impi_tree.read(text, path)
+            # the library reads the tree itself and chooses by comm_size: every rank count
+            return {**(companion or {}), **impi_tree.environment(str(Path(path).resolve()))}
+        settings = impi_adjust.read(text, path)
         return {**(companion or {}), **impi_adjust.environment(settings, ranks, path)}
 
     def proof_env(self, path: Path, ranks: int) -> dict[str, str]:
-        return proof_env(impi_adjust.read(_text(str(path)), str(path)), ranks)
+        text = _text(str(path))
+        if _is_tree(text):
+            impi_tree.read(text, str(path))
+            return impi_tree.environment(str(path.resolve()))
+        return proof_env(impi_adjust.read(text, str(path)), ranks)
 
     def broken_copy(self, text: str) -> str:
+        if _is_tree(text):
+            return impi_tree.broken(text, BROKEN_PRESET)
         return impi_adjust.broken(text, BROKEN_PRESET)
+
+
+def _is_tree(text: str) -> bool:
+    """Intel's JSON tree rather than I_MPI_ADJUST lines (impi_tree.read checks the claim)."""
+    return text.lstrip().startswith("{")
 
 
 def _text(path: str) -> str:
@@ -216,11 +240,15 @@ def check_presets(tf, offer: LibraryOffer) -> None:
     top: dict[str, int] = {}
     for a in offer.algorithms:
         top[variable(a.collective)] = max(top.get(variable(a.collective), 0), int(a.native_id))
-    for setting in impi_adjust.read(tf.data.decode("utf-8"), tf.source):
-        high = top.get(setting.variable, MAX_PRESETS)
-        bad = next((i.preset for i in setting.items if i.preset > high), None)
-        if bad is not None:
-            raise UserError(f"{tf.source}: {setting.variable} names preset {bad}, past {offer.library}'s range "
+    text = tf.data.decode("utf-8")
+    if _is_tree(text):
+        named = impi_tree.read(text, tf.source).presets()
+    else:
+        named = [(s.variable, i.preset) for s in impi_adjust.read(text, tf.source) for i in s.items]
+    for var, preset in named:
+        high = top.get(var, MAX_PRESETS)
+        if preset > high:
+            raise UserError(f"{tf.source}: {var} names preset {preset}, past {offer.library}'s range "
                             f"0-{high} (impi_info), which it would ignore; use 0-{high}")
 
 

@@ -10,7 +10,9 @@ what the task of this format asked for. Intel MPI 2021.19 does read a JSON tree 
 (I_MPI_TUNING=FILE, mpitune's output format: coll=Allreduce -> ppn=-1 -> comm_size=N
 -> comm_id=-1 -> msg_size=<upper bound> -> ALLREDUCE=<preset>; checked here: its size
 thresholds and comm sizes are followed, and a malformed file is ignored without a
-word); a writer of that tree is not built yet (docs/tuning-files.md, "Intel MPI").
+word): collkit writes it too, as the format `impi-json` (backends/impi_tree.py).
+Preset 0 is Intel's built-in choice, not always the .dat's: at 5 ranks and 4096 ints,
+I_MPI_ADJUST_ALLREDUCE=0 ran another schedule than a plain run (impi_tree.py).
 I_MPI_TUNING_BIN takes only the binary ``tuning_*.dat`` (a JSON file there: "was not
 loaded").
 

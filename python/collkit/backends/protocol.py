@@ -23,7 +23,8 @@ A backend answers:
   (``[parameters.NAME]``);
 * `env_flags(env)`: the launcher's flags that give every rank these variables;
 * tuning files: `tuning_format` (its `collkit tune --format` name, "" where the library
-  reads none), `reads(format)`, `tuning_file_kind`, `check_tuning_file` (what the library would not report
+  reads none) and `other_tuning_formats` (Intel MPI's JSON tree), `reads(format)`,
+  `tuning_file_kind` / `file_kind(format)`, `check_tuning_file` (what the library would not report
   itself), `tuned_env` / `tuned_readback` (a campaign's `tuned:FILE` point and `collkit
   trial --rules FILE`), `proof_env` / `broken_copy` / `broken_how` / `refusal_sign`
   (tune/proof.py: the file is shown read by a run that must fail, or warn, with a
@@ -76,6 +77,9 @@ class MPIBackend(ABC):
     forcing_knobs: ClassVar[str] = ""      # what forcing sets, for `collkit mpis` ("MCA variables")
     runtime_switch: ClassVar[RuntimeSwitch]
     tuning_format: ClassVar[str] = ""      # the library's own tuning-file format (`collkit tune --format`)
+    # further formats the same library reads (Intel MPI: its JSON tree beside the
+    # I_MPI_ADJUST settings); the methods below tell a file's format by its content
+    other_tuning_formats: ClassVar[tuple[str, ...]] = ()
     tuning_file_kind: ClassVar[str] = ""   # that file, in words ("an Open MPI rules file")
     tuning_file_variable: ClassVar[str] = ""   # the MPI_T control variable naming that file (records read it back)
     # the library's own environment variables, which a tuning file's companion settings
@@ -144,10 +148,18 @@ class MPIBackend(ABC):
         return flags
 
     # ---------------------------------------------------------- the library's tuning files
+    def tuning_formats(self) -> tuple[str, ...]:
+        """Every tuning-file format the library reads, its first one first."""
+        return (self.tuning_format, *self.other_tuning_formats) if self.tuning_format else ()
+
     def reads(self, tuning_file_library: str) -> bool:
         """Whether this library reads a tuning file of that format (campaign/tuning.py's
         `TuningFile.library`, told by the file's content)."""
-        return bool(self.tuning_format) and tuning_file_library == self.tuning_format
+        return tuning_file_library in self.tuning_formats()
+
+    def file_kind(self, fmt: str) -> str:
+        """A file of format `fmt`, in words, for messages."""
+        return self.tuning_file_kind
 
     def _no_tuning_files(self) -> UserError:
         return UserError(f"{self.family or 'this MPI'} reads no tuning file collkit writes; "

@@ -177,7 +177,7 @@ def _tuned_points(spec: Spec, offers: dict, campaign_dir: Path | None) -> list[P
         takers = [name for name, o in offers.items()
                   if backends.backend_for(o.mpi).reads(tf.library) and not o.unforceable]
         if not takers:
-            kind = backends.for_format(tf.library).tuning_file_kind
+            kind = backends.for_format(tf.library).file_kind(tf.library)
             raise UserError(f"backends.mpi 'tuned:{tf.name}' is {kind}, but the spec measures "
                             f"{', '.join(offers) or 'no MPI library'}, none of the {tf.library} family; add one "
                             f"to mpi = [...] (collkit mpis)")

@@ -2,11 +2,12 @@
 
 A tuning file is one a library reads to choose its algorithms itself: Open MPI's
 classic coll/tuned rules file (`coll_tuned_dynamic_rules_filename`), MPICH's JSON
-selection file (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`), or Intel MPI's
-I_MPI_ADJUST_<COLL> settings (backends/impi_adjust.py: Intel MPI reads no such file
-itself, the launch sets them). Which library a file is for is told by its content,
-never its name: rows of integers are an Open MPI rules file, a JSON object whose keys
-are `collective=...` an MPICH one, lines that set I_MPI_ADJUST_<COLL> an Intel MPI one,
+selection file (`MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE`), Intel MPI's
+I_MPI_ADJUST_<COLL> settings (backends/impi_adjust.py: the launch sets them) or Intel
+MPI's own JSON tree (backends/impi_tree.py: I_MPI_TUNING=FILE). Which library a file is
+for is told by its content, never its name: rows of integers are an Open MPI rules
+file, a JSON object whose keys are `collective=...` an MPICH one, a JSON object whose
+keys are `coll=...` Intel MPI's tree, lines that set I_MPI_ADJUST_<COLL> an Intel MPI one,
 anything else is refused. A file is measured only under the library it is for; the spec's other
 libraries get no point for it (docs/tuning-files.md).
 
@@ -31,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collkit.backends import impi_adjust, mpich_selection, ompi_rules
+from collkit.backends import impi_adjust, impi_tree, mpich_selection, ompi_rules
 from collkit.backends.families import for_format
 from collkit.common.errors import UserError
 
@@ -41,15 +42,16 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 MAX_BYTES = 16 << 20     # far above any real rules file; a larger file is a mistake
 
 _FIX_FORMAT = ("write an Open MPI rules file (rows of integers: collectives, then per collective its id "
-               "and rules), an MPICH JSON selection file ({\"collective=allreduce\": ...}) or Intel MPI "
-               "settings (I_MPI_ADJUST_ALLREDUCE=8:0-4095;2:4096-2147483647)")
+               "and rules), an MPICH JSON selection file ({\"collective=allreduce\": ...}), Intel MPI "
+               "settings (I_MPI_ADJUST_ALLREDUCE=8:0-4095;2:4096-2147483647) or Intel MPI's JSON tree "
+               "({\"coll=Allreduce\": {\"ppn=-1\": ...}})")
 
 
 @dataclass(frozen=True)
 class TuningFile:
     name: str                 # basename: points are recorded as algorithm "tuned:<name>"
     source: str               # the path the spec named, resolved
-    library: str              # "openmpi" | "mpich" | "impi" (the format, backends/families.for_format)
+    library: str              # "openmpi" | "mpich" | "impi" | "impi-json" (the format, backends/families.for_format)
     sha256: str
     collectives: tuple[str, ...]   # what the file has rules for (the library's names)
     data: bytes = field(repr=False, compare=False)
@@ -152,11 +154,15 @@ def _detect(text: str, where: str) -> tuple[str, tuple[str, ...]]:
             doc = json.loads(stripped)
         except ValueError as exc:
             # MPICH would silently load an empty tree from it and assert on the first collective.
-            raise UserError(f"{where}: not valid JSON ({exc}); an MPICH selection file must parse") from None
+            raise UserError(f"{where}: not valid JSON ({exc}); an MPICH selection file or an Intel MPI tree must "
+                            "parse (Intel MPI ignores one that does not without a word)") from None
+        if impi_tree.is_tree(doc):
+            # Intel MPI ignores a tree it cannot read without a word: check it all here
+            return impi_tree.FORMAT, impi_tree.read(stripped, where).collectives()
         covered = mpich_selection.structure(doc, where)
         if covered is None:
-            raise UserError(f"{where}: a JSON file that is not an object of 'collective=NAME' keys; "
-                            f"{_FIX_FORMAT}")
+            raise UserError(f"{where}: a JSON file that is neither an object of 'collective=NAME' keys (MPICH) "
+                            f"nor of 'coll=NAME' keys (Intel MPI's tree); {_FIX_FORMAT}")
         return "mpich", covered
     if impi_adjust.is_adjust_file(text):
         return impi_adjust.FORMAT, impi_adjust.collectives(impi_adjust.read(text, where))

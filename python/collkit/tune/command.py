@@ -93,7 +93,7 @@ def library_mpi(fmt: str, mpi: str | None) -> str:
     family = known.find(mpi).family
     if not backends.backend_for(family).reads(fmt):
         raise UserError(f"--mpi {mpi} is of the {family or 'unknown'} family, which does not read "
-                        f"{backend.tuning_file_kind}; give --mpi NAME of the {backend.family} family "
+                        f"{backend.file_kind(fmt)}; give --mpi NAME of the {backend.family} family "
                         "(collkit mpis) or another --format")
     return mpi
 

@@ -1,5 +1,6 @@
 """One writer per tuning-file format: openmpi.py (classic rules file, version 1),
-mpich.py (JSON selection file), impi.py (Intel MPI's I_MPI_ADJUST settings), collkit.py (the collkit rules format of docs/preload.md),
+mpich.py (JSON selection file), impi.py (Intel MPI's I_MPI_ADJUST settings), impi_json.py
+(Intel MPI's own JSON tree, I_MPI_TUNING), collkit.py (the collkit rules format of docs/preload.md),
 sidecar.py (the provenance of every rule, for all formats).
 
 The writers of the libraries' own formats share one interface, which `collkit tune`
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from collkit.tune.writers import impi, mpich, openmpi
+from collkit.tune.writers import impi, impi_json, mpich, openmpi
 
-LIBRARY_WRITERS: tuple[ModuleType, ...] = (openmpi, mpich, impi)
+LIBRARY_WRITERS: tuple[ModuleType, ...] = (openmpi, mpich, impi, impi_json)
 
 
 def for_format(fmt: str) -> ModuleType | None:
