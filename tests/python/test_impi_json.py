@@ -239,3 +239,24 @@ def test_minus_one_is_any_and_only_last():
     with pytest.raises(UserError, match="must be the last") as err:
         impi_tree.read(json.dumps(tree((-1, [(M, 10)]), (4, [(M, 8)]))), "t")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name, text, env", [
+    ("t.json", json.dumps(GOOD), lambda copy: {"I_MPI_TUNING": str(copy)}),
+    ("a.impi", "@4 I_MPI_ADJUST_ALLREDUCE=8\n", lambda copy: {"I_MPI_ADJUST_ALLREDUCE": "8"}),
+])
+def test_a_campaign_plans_intel_points_before_its_copy_exists(tmp_path, name, text, env):
+    """`collkit run` plans before store.py writes DIR/tuning/NAME: the environment comes
+    from the file as loaded, and the tree's variable names the copy."""
+    from collkit.campaign import plan as planner
+    from collkit.campaign import spec as specs
+    from test_impi_tuning import PLATFORM
+    (tmp_path / name).write_text(text)
+    (tmp_path / "spec.toml").write_text(
+        f"collectives = [\"allreduce\"]\nsizes = [\"64B\"]\nranks = [4]\nmpi = [\"impi\"]\n"
+        f"[backends]\nmpi = [\"default\", \"tuned:{name}\"]\n")
+    camp = tmp_path / "camp"
+    p = planner.build(specs.load(tmp_path / "spec.toml"), PLATFORM, [], discover=lambda pm: OFFERS[pm.name],
+                      campaign_dir=camp)
+    got = [dict(pt.env) for pt in p.points if pt.algorithm == f"tuned:{name}"]
+    assert got == [env(camp.resolve() / "tuning" / name)] and not (camp / "tuning").exists()

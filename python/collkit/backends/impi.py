@@ -199,8 +199,8 @@ class IntelMPIBackend(ToolBackend):
         check_presets(tf, offer)
 
     def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
-                  ranks: int | None = None) -> dict[str, str]:
-        text = _text(path)
+                  ranks: int | None = None, text: str | None = None) -> dict[str, str]:
+        text = _text(path) if text is None else text
         if _is_tree(text):
             impi_tree.read(text, path)
             # the library reads the tree itself and chooses by comm_size: every rank count

@@ -410,7 +410,7 @@ class MPICHBackend(ToolBackend):
         check_coverage(tf, collectives)
 
     def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
-                  ranks: int | None = None) -> dict[str, str]:
+                  ranks: int | None = None, text: str | None = None) -> dict[str, str]:
         return tuned_env(offer, path, companion)     # one file for every process count
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:

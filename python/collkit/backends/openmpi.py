@@ -507,7 +507,7 @@ class OpenMPIBackend(ToolBackend):
         check_ids(tf, offer)
 
     def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
-                  ranks: int | None = None) -> dict[str, str]:
+                  ranks: int | None = None, text: str | None = None) -> dict[str, str]:
         return tuned_env(offer, path, companion)     # one file for every process count
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:

@@ -171,10 +171,11 @@ class MPIBackend(ABC):
         raise self._no_tuning_files()
 
     def tuned_env(self, offer: LibraryOffer, path: str, companion: dict[str, str] | None = None,
-                  ranks: int | None = None) -> dict[str, str]:
+                  ranks: int | None = None, text: str | None = None) -> dict[str, str]:
         """The environment that makes the library read its tuning file `path` and decide,
         in a launch of `ranks` processes (None: not known to collkit; Intel MPI's file
-        has lines per process count)."""
+        has lines per process count). `text`: the file's content where the caller has it
+        (a campaign plans its points before it writes the copy `path` names)."""
         raise self._no_tuning_files()
 
     def tuned_readback(self, collective: str) -> tuple[str, ...]:

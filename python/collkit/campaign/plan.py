@@ -193,7 +193,9 @@ def _tuned_points_of(spec: Spec, tf, mpi: str, offer, campaign_dir: Path | None)
     out = []
     for ranks in spec.ranks:
         # per rank count: Intel MPI's file has lines per process count
-        env = tuple(sorted(backend.tuned_env(offer, path, dict(tf.companion), ranks).items()))
+        # the file's bytes as loaded: the copy `path` names is written after planning
+        env = tuple(sorted(backend.tuned_env(offer, path, dict(tf.companion), ranks,
+                                             tf.data.decode("utf-8")).items()))
         for coll in spec.collectives:
             for size in spec.sizes:
                 out.append(Point(backend="mpi", mpi=mpi, algorithm=tf.algorithm, env=env,
