@@ -213,8 +213,12 @@ static int add_candidates(tune_class *k, const ckp_comm *info, const ck_mpi_args
      * the library's default keeps it), so the program could see a change
      * the default never makes. */
     const int lib_ok = !ckp_multi_threaded && !(c == CK_REDUCE_SCATTER && k->in_place);
+    /* Under Open MPI each runs on a duplicate of the communicator
+     * (dispatch.c, lib_comm), made at its first call there. */
+    const MPI_Op op = is_reduction(c) ? m->op : MPI_OP_NULL;
     for (int i = 0; i < ckp_lib_nalgs(c) && lib_ok; i++)
-        if (ckp_tune_cfg.allowed_lib[c] & (1u << i)) k->cand[k->ncand++] = (tune_cand){.col = CKP_LIB_COL(i), .alive = 1};
+        if ((ckp_tune_cfg.allowed_lib[c] & (1u << i)) && ckp_lib_alg_can(c, i, k->p, op))
+            k->cand[k->ncand++] = (tune_cand){.col = CKP_LIB_COL(i), .alive = 1};
     return 0;
 }
 
@@ -307,8 +311,11 @@ static tune_class *make_class(ck_collective c, MPI_Comm comm, const ckp_comm *in
         const ckp_rule *r = &ckp_cfg.rules[i];
         if (r->coll != c || k->p < r->pmin || k->p > r->pmax || bytes < r->bmin || bytes > r->bmax) continue;
         const int col = r->alg < 0 ? CKP_LIBRARY : r->alg;
-        const int ok = col >= CKP_LIBRARY ||
-                       ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) < 0;
+        const int ok =
+            col == CKP_LIBRARY ? 1
+            : col > CKP_LIBRARY
+                ? ckp_lib_alg_can(c, col - CKP_LIB_COL(0), k->p, is_reduction(c) ? m->op : MPI_OP_NULL)
+                : ckp_fallback_reason(ckp_algs[c][col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) < 0;
         k->from_rules = 1;
         settle(k, ok ? col : CKP_LIBRARY, "from the rules");
         return k;
@@ -424,6 +431,12 @@ void ckp_autotune_begin(ck_collective c, MPI_Comm comm, const ckp_comm *info, co
      * reason reads only values equal on every rank). */
     if (tc->col < CKP_LIBRARY && (k->op == MPI_OP_NULL || k->dt == MPI_DATATYPE_NULL) && is_reduction(c) &&
         ckp_fallback_reason(ckp_algs[c][tc->col], c, info, bytes, m->rcount, m->rtype, m->op, m->root) >= 0) {
+        tc->col = CKP_LIBRARY;
+        tc->timed = 0;
+    }
+    /* The same for the library's algorithm under Open MPI (a non-commutative op). */
+    if (tc->col > CKP_LIBRARY && k->op == MPI_OP_NULL && is_reduction(c) &&
+        !ckp_lib_alg_can(c, tc->col - CKP_LIB_COL(0), info->size, m->op)) {
         tc->col = CKP_LIBRARY;
         tc->timed = 0;
     }

@@ -64,7 +64,7 @@ static int parse_candidates(const char *spec, char *err, size_t errlen)
         uint32_t mask = 0, lib = 0;
         char *save2 = NULL;
         for (char *name = strtok_r(eq + 1, ",", &save2); name; name = strtok_r(NULL, ",", &save2)) {
-            if (strcmp(name, "library:*") == 0) {   /* every one the library switches per call */
+            if (strcmp(name, "library:*") == 0) {   /* every one the library can switch */
                 lib = UINT32_MAX;
                 continue;
             }
@@ -76,7 +76,8 @@ static int parse_candidates(const char *spec, char *err, size_t errlen)
             if (col == -2) {
                 snprintf(err, errlen, "COLLKIT_AUTOTUNE_CANDIDATES: unknown %s algorithm '%s'; fix: a name "
                          "from `collkit algorithms --collective %s`, library, or library:NAME of an algorithm "
-                         "this MPI switches per call", item, name, item);
+                         "this MPI can switch (MPICH; Open MPI under coll_tuned_use_dynamic_rules=1)",
+                         item, name, item);
                 return -1;
             }
             if (col > CKP_LIBRARY) lib |= 1u << (col - CKP_LIB_COL(0));

@@ -24,8 +24,9 @@
 #define CKP_MAX_ALGS 32
 /* Stats column of the library's own collective, after the algorithms. */
 #define CKP_LIBRARY CKP_MAX_ALGS
-/* Columns after it: the library's own algorithms that can be switched per
- * call (library_algs.c; MPICH), "library:NAME" in rules and candidates. */
+/* Columns after it: the library's own algorithms that can be switched, per
+ * call (MPICH) or per communicator (Open MPI), library_algs.c: "library:NAME"
+ * in rules and candidates. */
 #define CKP_LIB_ALGS_MAX 32
 #define CKP_LIB_COL(i) (CKP_LIBRARY + 1 + (i))
 
@@ -65,9 +66,10 @@ void ckp_algs_index(void);
 /* The index of collective c's algorithm `name`, or -1. */
 int ckp_alg_find(ck_collective c, const char *name);
 
-/* The library's algorithms switchable per call (library_algs.c): found at
- * MPI_Init through MPI_T (MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM; none
- * under Open MPI); ckp_lib_select before a call runs algorithm i of c, and
+/* The library's algorithms that can be switched (library_algs.c): found at
+ * MPI_Init through MPI_T (MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM; Open
+ * MPI's coll_tuned_<coll>_algorithm under coll_tuned_use_dynamic_rules);
+ * under MPICH ckp_lib_select before a call runs algorithm i of c, and
  * ckp_lib_restore after it puts the CVARs back. */
 void ckp_lib_algs_setup(void);
 /* One number for what the rank found; the ranks compare it at MPI_Init and,
@@ -79,6 +81,14 @@ const char *ckp_lib_alg_name(ck_collective c, int i);
 int ckp_lib_alg_find(ck_collective c, const char *name);
 void ckp_lib_select(ck_collective c, int i);
 void ckp_lib_restore(ck_collective c);
+/* Open MPI (coll/tuned under coll_tuned_use_dynamic_rules): the switch is
+ * read when a communicator is made, so algorithm i of c runs on a duplicate
+ * made by ckp_lib_dup (collective over comm) instead of ckp_lib_select. */
+int ckp_lib_per_comm(void);
+int ckp_lib_dup(ck_collective c, int i, MPI_Comm comm, MPI_Comm *out);
+/* Whether algorithm i of c may run a call on p ranks with op (MPI_OP_NULL
+ * where the collective has none); from values equal on every rank. */
+int ckp_lib_alg_can(ck_collective c, int i, int p, MPI_Op op);
 /* A column's name ("library", "library:NAME" in buf, an algorithm's), and a
  * name's column (-2: unknown). */
 const char *ckp_column_name(ck_collective c, int col, char *buf, size_t len);
@@ -107,12 +117,17 @@ extern __attribute__((tls_model("initial-exec"))) _Thread_local int ckp_inside;
 
 /* What the shim keeps per communicator: one entry, cached as an attribute
  * under one key and freed with the communicator. */
-typedef struct {
+typedef struct ckp_comm_s {
     int size, rank, inter; /* an intercommunicator's: its local group's */
     /* The algorithms' messages travel on this duplicate (dispatch.c), made at
      * the dispatcher's first call on the communicator; MPI_COMM_NULL until
      * then, and always for an intercommunicator. */
     MPI_Comm dup;
+    /* Under Open MPI, the library's algorithm i of collective c runs on
+     * lib_dups[c * CKP_LIB_ALGS_MAX + i] (dispatch.c, lib_comm): made at its
+     * first call on the communicator, freed with it. NULL until one is. */
+    MPI_Comm *lib_dups;
+    struct ckp_comm_s *lib_next; /* the entries with lib_dups, freed at MPI_Finalize */
     /* The profile's label (profile.c, profile.h: ckp_comm_kind), once
      * labelled; then index: its place in the rank's list of communicators
      * (the files' "comms", which holds the label's instance); seq: the
@@ -142,8 +157,12 @@ int ckp_comms_create(void);
 /* comm's entry, made on first use with its size, rank and inter; an MPI error
  * code when it cannot be. */
 int ckp_comm_of(MPI_Comm comm, ckp_comm **out);
-/* Before PMPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's entries, the key. */
+/* Before PMPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's entries, every
+ * entry's lib_dups, the key. */
 void ckp_comms_release(void);
+/* An entry has just got its lib_dups: listed, so that they are freed at
+ * MPI_Finalize even if the program never frees its communicator. */
+void ckp_comm_lib_dups_made(ckp_comm *c);
 /* MPI_THREAD_MULTIPLE was provided: calls may come from several threads at once. */
 extern int ckp_multi_threaded;
 /* Entries freed so far: a memo keyed by a communicator's handle is stale once

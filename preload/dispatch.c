@@ -38,6 +38,31 @@ static int need_dup(MPI_Comm comm, ckp_comm *info)
     return rc;
 }
 
+/* Under Open MPI, the communicator that runs the library's algorithm i of c:
+ * coll/tuned reads its forced algorithm only when a communicator is made
+ * (tuned_module_enable), so the algorithm's calls run on a duplicate made
+ * while the CVAR named it (ckp_lib_dup). The column came from rank-equal
+ * values and every rank of comm is inside this call, so every rank makes it
+ * here, once per communicator and algorithm: a duplicate is a collective,
+ * too dear for every call. Freed with the communicator (shared.c). */
+static int lib_comm(ck_collective c, int i, MPI_Comm comm, ckp_comm *info, MPI_Comm *out)
+{
+    if (!info->lib_dups) {
+        const size_t n = (size_t)CK_NUM_COLLECTIVES * CKP_LIB_ALGS_MAX;
+        info->lib_dups = malloc(n * sizeof *info->lib_dups);
+        if (!info->lib_dups) return MPI_ERR_NO_MEM;
+        for (size_t k = 0; k < n; k++) info->lib_dups[k] = MPI_COMM_NULL;
+        ckp_comm_lib_dups_made(info);
+    }
+    MPI_Comm *d = &info->lib_dups[(size_t)c * CKP_LIB_ALGS_MAX + (size_t)i];
+    if (*d == MPI_COMM_NULL) {
+        const int rc = ckp_lib_dup(c, i, comm, d);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    *out = *d;
+    return MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- buffers as bytes */
 
 /* A buffer of `count` elements of `type` seen as bytes: the user's memory when
@@ -196,13 +221,23 @@ static int run_column(ck_collective c, const ck_mpi_args *m, ckp_comm *info, con
         tc->timed = 0;
     }
     const int lib_alg = col > CKP_LIBRARY && !ckp_multi_threaded;
-    if (lib_alg) ckp_lib_select(c, col - CKP_LIB_COL(0));
+    const int per_comm = lib_alg && ckp_lib_per_comm();
+    ck_mpi_args on_dup = *m;
+    if (per_comm) {
+        /* A failed duplicate is returned as the call's error: running the
+         * library on comm here while the others run on their duplicates
+         * would never match. */
+        const int rc = lib_comm(c, col - CKP_LIB_COL(0), m->comm, info, &on_dup.comm);
+        if (rc != MPI_SUCCESS) return rc;
+    } else if (lib_alg) {
+        ckp_lib_select(c, col - CKP_LIB_COL(0));
+    }
     /* An exploring call's arrival and exit on the ranks' common clock. */
     const int timed = ckp_cfg.report || tc->timed;
     const double t0 = tc->timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
     int rc;
     if (col >= CKP_LIBRARY) {
-        rc = ck_pmpi_call(c, m);
+        rc = ck_pmpi_call(c, &on_dup);
     } else if (ck_collective_has_op(c)) {
         /* Reductions keep their datatype (fallback_reason let through only
          * predefined contiguous ones); in place is the algorithms' own. */
@@ -219,7 +254,7 @@ static int run_column(ck_collective c, const ck_mpi_args *m, ckp_comm *info, con
     }
     const double t1 = tc->timed ? ckp_autotune_now() : timed ? PMPI_Wtime() : 0.0;
     const double seconds = t1 - t0;
-    if (lib_alg) ckp_lib_restore(c);
+    if (lib_alg && !per_comm) ckp_lib_restore(c);
     ckp_stat_call(c, col > CKP_LIBRARY ? CKP_LIBRARY : col, bytes, seconds);
     /* After the program's call returned: a look's agreement is the shim's own collective. */
     if (tc->timed) ckp_autotune_end(tc, info, t0, t1);
@@ -245,10 +280,12 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     const int settled = ckp_settled_col(c, &m, &settled_bytes);
     if (settled == CKP_LIBRARY && !ckp_cfg.report) return ck_pmpi_call(c, &m);
     if (settled >= 0) {
-        /* Only a reduction's algorithm needs the entry: its duplicate. */
+        /* Only a reduction's algorithm and, under Open MPI, the library's
+         * algorithm need the entry: their duplicates. */
         ckp_comm *entry = NULL;
         ckp_tune_call none = {0};
-        if (settled >= CKP_LIBRARY || ckp_comm_of(comm, &entry) == MPI_SUCCESS)
+        const int needs_entry = settled < CKP_LIBRARY || (settled > CKP_LIBRARY && ckp_lib_per_comm());
+        if (!needs_entry || ckp_comm_of(comm, &entry) == MPI_SUCCESS)
             return run_column(c, &m, entry, NULL, settled, settled_bytes, &none);
     }
     ckp_comm *info;
@@ -285,7 +322,10 @@ static int dispatch(ck_collective c, const void *sbuf, int scount, MPI_Datatype 
     } else {
         int k = ckp_choose(c, info->size, bytes);
         if (k > CKP_LIBRARY) {
-            col = k; /* the library's own algorithm k: the library decides what it can run */
+            /* the library's own algorithm k: the library decides what it can
+             * run, except where Open MPI's forced one would not (ckp_lib_alg_can) */
+            if (ckp_lib_alg_can(c, k - CKP_LIB_COL(0), info->size, ck_collective_has_op(c) ? op : MPI_OP_NULL))
+                col = k;
         } else if (k >= 0) {
             const ck_algorithm *a = ckp_algs[c][k];
             int why = ckp_fallback_reason(a, c, info, bytes, rcount, rtype, op, root);

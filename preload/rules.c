@@ -1,8 +1,8 @@
 /* COLLKIT_RULES at MPI_Init: the rules file through the shared grammar
  * (rules_grammar.c), each choice resolved to the shim's column (an
- * algorithm, the library, or library:NAME of this MPI's per-call
- * algorithms), and the autotuner's `mpi_library` line compared with the
- * library this program runs on. */
+ * algorithm, the library, or library:NAME of the algorithms this MPI can
+ * switch: library_algs.c), and the autotuner's `mpi_library` line compared
+ * with the library this program runs on. */
 #include "ck_preload.h"
 #include "rules_grammar.h"
 

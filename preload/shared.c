@@ -35,6 +35,29 @@ static unsigned memo_slot(MPI_Comm comm)
     return (unsigned)((h ^ (h >> 4) ^ (h >> 12)) & (MEMO_SLOTS - 1));
 }
 
+/* The entries holding duplicates for the library's algorithms (dispatch.c,
+ * lib_comm); single-threaded programs only make them (add_candidates). */
+static ckp_comm *with_lib_dups;
+
+void ckp_comm_lib_dups_made(ckp_comm *c)
+{
+    c->lib_next = with_lib_dups;
+    with_lib_dups = c;
+}
+
+static void free_lib_dups(ckp_comm *c)
+{
+    for (int i = 0; c->lib_dups && i < CK_NUM_COLLECTIVES * CKP_LIB_ALGS_MAX; i++)
+        if (c->lib_dups[i] != MPI_COMM_NULL) PMPI_Comm_free(&c->lib_dups[i]);
+    free(c->lib_dups);
+    c->lib_dups = NULL;
+    for (ckp_comm **p = &with_lib_dups; *p; p = &(*p)->lib_next)
+        if (*p == c) {
+            *p = c->lib_next;
+            break;
+        }
+}
+
 static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     (void)comm;
@@ -46,6 +69,7 @@ static int delete_entry(MPI_Comm comm, int kv, void *attr, void *extra)
     if (ckp_comm_forget) ckp_comm_forget(comm);
     ckp_comms_freed++;
     if (c->dup != MPI_COMM_NULL) PMPI_Comm_free(&c->dup);
+    free_lib_dups(c);
     free(c);
     return MPI_SUCCESS;
 }
@@ -78,6 +102,8 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
         if (!c) return MPI_ERR_NO_MEM;
         static uint64_t serials;
         c->dup = MPI_COMM_NULL;
+        c->lib_dups = NULL;
+        c->lib_next = NULL;
         c->labelled = 0;
         c->seq = 0;
         c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
@@ -102,7 +128,7 @@ int ckp_comm_of(MPI_Comm comm, ckp_comm **out)
     return MPI_SUCCESS;
 }
 
-/* MPI_COMM_WORLD's and MPI_COMM_SELF's entries (and the world's duplicate)
+/* MPI_COMM_WORLD's and MPI_COMM_SELF's entries (and the world's duplicates)
  * are freed while freeing is still allowed; communicators the program never
  * freed keep their few bytes until exit. */
 void ckp_comms_release(void)
@@ -114,6 +140,8 @@ void ckp_comms_release(void)
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
     if (PMPI_Comm_get_attr(MPI_COMM_SELF, keyval, &attr, &found) == MPI_SUCCESS && found)
         PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    /* Communicators the program never freed: their entries stay, their duplicates go. */
+    while (with_lib_dups) free_lib_dups(with_lib_dups);
     PMPI_Comm_free_keyval(&keyval);
     for (int i = 0; i < MEMO_SLOTS; i++) memo[i].entry = NULL;
 }

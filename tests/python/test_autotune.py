@@ -576,8 +576,10 @@ def test_mpich_own_algorithms_are_candidates_switched_per_call(collkit, loop, tm
 
 @needs.openmpi
 def test_open_mpi_has_no_per_call_algorithms(loop, tmp_path):
-    """Open MPI 4.1 fixes its forced algorithm when a communicator is made:
-    library:NAME is nothing it can switch, refused at MPI_Init in one line."""
+    """Without coll_tuned_use_dynamic_rules, Open MPI's tuned never reads a
+    forced algorithm: library:NAME is nothing it can switch, refused at
+    MPI_Init in one line (with it, the switch is per communicator:
+    preload_autotune_library_dup_p4)."""
     r = _shim("openmpi", loop("openmpi"), {"COLLKIT_AUTOTUNE": "1",
                                            "COLLKIT_AUTOTUNE_CANDIDATES": "allreduce=library:ring"}, tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr

@@ -280,8 +280,8 @@ def add_autotune_arguments(p) -> None:
                    help=f"exploration may cost at most PCT %% of a class's working time (default {d.budget_pct:g})")
     t.add_argument("--candidates", action="append", metavar="C=NAME,...",
                    help="only these algorithms of collective C (default: every libcollkit one): libcollkit's "
-                        "names or * for all, and library:NAME or library:* for the library's own where it switches them per "
-                        "call (MPICH); the library's default always is one; repeatable, once per collective")
+                        "names or * for all, and library:NAME or library:* for the library's own where it switches them: per "
+                        "call (MPICH), per communicator (Open MPI, with OMPI_MCA_coll_tuned_use_dynamic_rules=1); the library's default always is one; repeatable, once per collective")
     t.add_argument("--autotune-calls", metavar="N", help=f"at most N exploration calls a class (default {d.calls})")
     t.add_argument("--autotune-after", metavar="N",
                    help="a class explores from its call after N: one called N times or fewer stays on the "

@@ -8,7 +8,8 @@ reading of MPICH's CVAR value lines, asked of `collkit-rules`
 algorithms as the preload's autotuner does.
 
 What only a program's MPI can answer stays at its MPI_Init: whether
-library:NAME is an algorithm that MPI switches per call, and whether the
+library:NAME is an algorithm that MPI can switch (per call under MPICH, per
+communicator under Open MPI's dynamic rules), and whether the
 autotuner's `mpi_library` line is the library it runs on."""
 
 from __future__ import annotations
