@@ -18,7 +18,8 @@ from collkit.campaign import tuning
 from collkit.common.errors import UserError
 from collkit.tune.decide import DEFAULT
 from collkit.tune.writers import impi_json as writer
-from test_impi_tuning import CANDS, OFFERS, _campaign, _lens, op_log, plan, rules_at_4  # noqa: F401 (fixture)
+from test_impi_tuning import (CANDS, OFFERS, _campaign, _lens, assert_sizes_run_the_chosen_presets,  # noqa: F401
+                              op_log_program, plan, rules_at_4)   # op_log_program: a fixture
 
 M = impi_tree.MAX_BOUND
 
@@ -137,47 +138,31 @@ def _tree_env(path) -> dict[str, str]:
 
 
 @needs.impi
-def test_intel_mpi_runs_each_measured_size_as_the_tree_chose(tmp_path, op_log):
+def test_intel_mpi_runs_each_measured_size_as_the_tree_chose(tmp_path, op_log_program):
     """At 4 ranks, every measured size runs the chosen preset's schedule (which differs
     from the default's there), and preset 0 the default's."""
     path = tmp_path / "w.json"
     path.write_text(writer.write(rules_at_4(), CANDS, None, ["test"]))
     env = _tree_env(path)
     assert env == {"I_MPI_TUNING": str(path.resolve())}
-    stems = {"allreduce": "allreduce", "reduce_scatter": "reduce_scatter_block"}
-    checked = 0
-    for r in rules_at_4():
-        if r.ranks != 4:
-            continue
-        for nbytes in r.at_bytes:
-            count = nbytes // 4
-            tuned = _lens(op_log, stems[r.collective], count, env)
-            default = _lens(op_log, stems[r.collective], count, {})
-            if r.choice == DEFAULT:
-                assert tuned == default, (r, tuned)
-            else:
-                forced = _lens(op_log, stems[r.collective], count,
-                               {impi.variable(r.collective): r.choice.removeprefix("impi_preset_")})
-                assert forced != default and tuned == forced, (r, tuned, forced, default)
-            checked += 1
-    assert checked == 5
+    assert_sizes_run_the_chosen_presets(op_log_program, env)
 
 
 @needs.impi
-def test_comm_size_is_an_upper_bound_and_unmentioned_collectives_keep_the_default(tmp_path, op_log):
+def test_comm_size_is_an_upper_bound_and_unmentioned_collectives_keep_the_default(tmp_path, op_log_program):
     """comm_size=3 -> 8 (ring), comm_size=5 -> 2: 3 ranks run ring, 4 ranks preset 2, 6
     ranks (above every bound) preset 2 too; reduce_scatter_block, not in the tree, keeps
     the default's schedule."""
     path = tmp_path / "cs.json"
     path.write_text(json.dumps(tree((3, [(M, 8)]), (5, [(M, 2)]))))
     env = _tree_env(path)
-    assert _lens(op_log, "allreduce", 1024, env) == _lens(op_log, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "2"})
-    assert _lens(op_log, "allreduce", 1024, env) != _lens(op_log, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "8"})
-    assert _lens(op_log, "reduce_scatter_block", 256, env) == _lens(op_log, "reduce_scatter_block", 256, {})
+    assert _lens(op_log_program, "allreduce", 1024, env) == _lens(op_log_program, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "2"})
+    assert _lens(op_log_program, "allreduce", 1024, env) != _lens(op_log_program, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "8"})
+    assert _lens(op_log_program, "reduce_scatter_block", 256, env) == _lens(op_log_program, "reduce_scatter_block", 256, {})
     below = tmp_path / "below.json"
     below.write_text(json.dumps(tree((5, [(M, 8)]), (8, [(M, 2)]))))
-    assert _lens(op_log, "allreduce", 1024, _tree_env(below)) == \
-        _lens(op_log, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "8"})
+    assert _lens(op_log_program, "allreduce", 1024, _tree_env(below)) == \
+        _lens(op_log_program, "allreduce", 1024, {"I_MPI_ADJUST_ALLREDUCE": "8"})
 
 
 @needs.impi
@@ -210,26 +195,15 @@ def test_trial_runs_the_tree_through_i_mpi_tuning(tmp_path):
 
 
 @needs.impi
-def test_preset_0_in_the_tree_is_intels_fallback_as_from_the_environment(tmp_path, op_log):
+def test_preset_0_in_the_tree_is_intels_fallback_as_from_the_environment(tmp_path, op_log_program):
     """A collective the tree names is decided by the tree at every count: preset 0 there
     runs what I_MPI_ADJUST_<COLL>=0 runs (on this machine's .dat, at 5 ranks and 16 KiB,
     not the plain run's schedule: docs/tuning-files.md)."""
     path = tmp_path / "zero.json"
     path.write_text(json.dumps(tree((4, [(M, 8)]), (M, [(M, 0)]))))
-    from collkit.mpis import known
-    mpi = known.find("impi").install()
-    import re
-    import subprocess
-
-    def lens(env):
-        proc = subprocess.run(mpi.launch(5, op_log, ["allreduce", "4096"]), env={**mpi.environment(), **env},
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return sorted(re.findall(r"rank (\d+) rc 0 lens((?: \d+)*)", proc.stdout))
-
-    tuned = lens(_tree_env(path))
-    assert len(tuned) == 5 and tuned == lens({"I_MPI_ADJUST_ALLREDUCE": "0"})
-    assert tuned != lens({"I_MPI_ADJUST_ALLREDUCE": "8"})
+    tuned = _lens(op_log_program, "allreduce", 4096, _tree_env(path), ranks=5)
+    assert tuned == _lens(op_log_program, "allreduce", 4096, {"I_MPI_ADJUST_ALLREDUCE": "0"}, ranks=5)
+    assert tuned != _lens(op_log_program, "allreduce", 4096, {"I_MPI_ADJUST_ALLREDUCE": "8"}, ranks=5)
 
 
 def test_minus_one_is_any_and_only_last():

@@ -200,23 +200,19 @@ def op_log_program(tmp_path_factory):
     return op_log.program(tmp_path_factory)("impi")
 
 
-def _lens(program: Path, coll: str, count: int, env: dict[str, str]) -> dict[tuple[str, int], list[int]]:
-    proc, calls = op_log.run(program, "impi", 4, [coll, str(count)], env)
+def _lens(program: Path, coll: str, count: int, env: dict[str, str], ranks: int = 4
+          ) -> dict[tuple[str, int], list[int]]:
+    proc, calls = op_log.run(program, "impi", ranks, [coll, str(count)], env)
     assert proc.returncode == 0 and "Incorrect" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert len(calls) == 4, proc.stdout
+    assert len(calls) == ranks, proc.stdout
     return calls
 
 
-@needs.impi
-def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log_program):
-    """Intel's message size is collkit-bench's bytes: allreduce's vector (4096 B is 1024
-    ints, not 4 x 1024), reduce_scatter_block's one block (1024 B is 256 ints a rank). The
-    file's launch environment at 4 ranks runs, at every measured size, the schedule the
-    chosen preset runs forced, and the default's where the file keeps the default."""
-    path = tmp_path / "w.impi"
-    path.write_text(writer.write(rules_at_4(), CANDS, None, ["test"]))
-    backend = backends.for_format("impi")
-    env = backend.tuned_env(OFFERS["impi"], str(path), None, 4)
+def assert_sizes_run_the_chosen_presets(program: Path, env: dict[str, str]) -> None:
+    """Under a tuning file's launch environment at 4 ranks, every measured size of
+    rules_at_4() runs the schedule its chosen preset runs forced (which differs from the
+    default's there, so the match means something), and the default's where the file
+    keeps the default. Shared by both Intel formats (test_impi_json.py)."""
     stems = {"allreduce": "allreduce", "reduce_scatter": "reduce_scatter_block"}
     checked = 0
     for r in rules_at_4():
@@ -224,17 +220,26 @@ def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log_prog
             continue
         for nbytes in r.at_bytes:
             count = nbytes // 4
-            tuned = _lens(op_log_program, stems[r.collective], count, env)
-            default = _lens(op_log_program, stems[r.collective], count, {})
+            tuned = _lens(program, stems[r.collective], count, env)
+            default = _lens(program, stems[r.collective], count, {})
             if r.choice == DEFAULT:
                 assert tuned == default, (r, tuned)
             else:
                 preset = r.choice.removeprefix("impi_preset_")
-                forced = _lens(op_log_program, stems[r.collective], count, {impi.variable(r.collective): preset})
-                # the chosen preset's schedule differs from the default's there, so the match means something
+                forced = _lens(program, stems[r.collective], count, {impi.variable(r.collective): preset})
                 assert forced != default and tuned == forced, (r, tuned, forced, default)
             checked += 1
     assert checked == 5
+
+
+@needs.impi
+def test_each_measured_size_runs_the_preset_the_file_chose(tmp_path, op_log_program):
+    """Intel's message size is collkit-bench's bytes: allreduce's vector (4096 B is 1024
+    ints, not 4 x 1024), reduce_scatter_block's one block (1024 B is 256 ints a rank)."""
+    path = tmp_path / "w.impi"
+    path.write_text(writer.write(rules_at_4(), CANDS, None, ["test"]))
+    env = backends.for_format("impi").tuned_env(OFFERS["impi"], str(path), None, 4)
+    assert_sizes_run_the_chosen_presets(op_log_program, env)
 
 
 @needs.impi
