@@ -16,7 +16,8 @@ from collkit.campaign.store import Campaign
 from collkit.common.progress import Progress
 from collkit.launch import watch
 from collkit.launch.components import Components
-from collkit.launch.protocol import Launcher
+from collkit.launch.protocol import Launcher, Outcome
+from collkit.launch.schedule import Schedule
 
 
 class LocalLauncher(Launcher):
@@ -29,6 +30,15 @@ class LocalLauncher(Launcher):
     @classmethod
     def serves(cls, platform: Platform) -> bool:
         return platform.slurm is None and platform.simgrid is None
+
+    def run(self, campaign: Campaign, schedule: Schedule, measure: Measure, progress: Progress,
+            dry_run: bool = False) -> Outcome:
+        # Every group's components are asked before the first launch: asked between two
+        # launches, the probe's launch would count as the earlier one's end in the ETA
+        # (launch/eta.py's teardowns), and every later launch would be expected to pay it.
+        for slot in schedule.planned():
+            self._components.annotate(self.platform.mpi(slot.points[0].mpi), slot.points[0])
+        return super().run(campaign, schedule, measure, progress, dry_run)
 
     def run_group(self, campaign: Campaign, pm: PlatformMPI, points: list[Point], measure: Measure,
                   progress: Progress, repeat: int = 0) -> None:
