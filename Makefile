@@ -13,7 +13,7 @@ setup-tests:
 run: setup
 	.venv/bin/collkit run examples/quickstart.toml
 
-# Everything CI runs (11 to 14 minutes on 2 cores once set up, 2026-11-29; docs/testing.md).
+# Everything CI runs (12 to 15 minutes on 2 cores once set up, 2026-11-30; docs/testing.md).
 test:
 	bash scripts/test.sh
 
