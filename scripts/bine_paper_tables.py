@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"bine_paper_tables: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:   # e.g. a results.csv that cannot be read, or --csv in a read-only place
+        print(f"bine_paper_tables: cannot read or write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

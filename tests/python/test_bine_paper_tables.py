@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import lzma
 import sys
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def script():
     return mod
 
 
-def write_campaign(d: Path, machine: synthetic.Machine, rows: list[tuple], placement: list | None = None,
+def write_campaign(d: Path, machine: synthetic.Machine, rows: list[tuple], placement: list | dict | None = None,
                    allocation_file: str = "", message_costs="none") -> Path:
     """A campaign directory in `collkit run`'s layout, cut to what the table reads:
     results.csv (rows: collective, algorithm, ranks, n in bytes, time_us, status) and
@@ -163,6 +164,27 @@ def test_traffic_by_hand(tmp_path):
         pytest.approx(-100.0), pytest.approx(-100.0), 1)
     assert (rows["leonardo"].traffic_avg, rows["leonardo"].traffic_max) == (
         pytest.approx(-62.5), pytest.approx(-50.0))
+
+
+def test_recorded_rank_map_is_the_placement(tmp_path):
+    """A campaign whose metadata records where its ranks ran (here packed away by
+    scripts/pack_experiment_data.py into the data root's placements/) is placed on those
+    hosts, not by block order: rank r on node 7 - r, so ranks 0-3 sit in pod 1 (nodes
+    4-7) and ranks 4-7 in pod 0."""
+    hosts = [f"node{7 - r}" for r in range(8)]
+    root = tmp_path / "data"
+    (root / "placements").mkdir(parents=True)
+    (root / "placements" / "abc.json.xz").write_bytes(
+        lzma.compress(json.dumps([{"mpi": "smpi", "ranks": 8, "hosts": sorted(hosts), "rank_to_host": hosts}]).encode()))
+    d = write_campaign(root / "bine-sim" / "c", TINY, BCAST, placement={"packed": "placements/abc.json.xz"})
+    c = bp.open_campaign(d, {"tiny-pods": "lumi"})
+    assert c.rank_hosts == {8: tuple(hosts)}
+    topo, pl = bp.job_placement(c, 8)
+    assert [topo.nodes[i].name for i in pl.rank_node] == hosts
+    assert list(topo.node_group[pl.rank_node]) == [1, 1, 1, 1, 0, 0, 0, 0]
+    # without the record, the launcher's block order: rank r on node r
+    topo, pl = bp.job_placement(bp.open_campaign(write_campaign(tmp_path / "b", TINY, BCAST), {"tiny-pods": "lumi"}), 8)
+    assert list(topo.node_group[pl.rank_node]) == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -173,7 +173,9 @@ def open_campaign(d: Path, names: dict[str, str]) -> SimCampaign:
         raise UserError(f"{d}: simulated machine '{preset}' stands for none of the paper's machines; "
                         f"pass --machine-name NAME=sim:{preset} (NAME: lumi, leonardo or marenostrum5)")
     costs = settings.get("message_costs", "none")
-    model = f"{settings.get('network_model', 'CM02')}, message costs {json.dumps(costs, sort_keys=True)}"
+    # compared whole (custom per-message costs differ in their values), shown by name
+    model = f"{settings.get('network_model', 'CM02')}, message costs " + (
+        f"{costs.get('model', 'custom')} {json.dumps(costs, sort_keys=True)}" if isinstance(costs, dict) else str(costs))
     placement = meta.get("placement") or []
     if isinstance(placement, dict) and "packed" in placement:
         placement = _packed_placement(d, placement["packed"])
@@ -228,6 +230,11 @@ def campaign_for(campaigns: list[SimCampaign], machine: str, ranks: int) -> SimC
     return next(c for c in campaigns if c.machine == machine and any(r.ranks == ranks for r in c.records))
 
 
+def short(model: str) -> str:
+    """A model's name without its per-message cost values."""
+    return model.split(" {")[0]
+
+
 def check_consistent(campaigns: list[SimCampaign]) -> None:
     """Campaigns merged into one machine's table must share the simulation model and, at
     every rank count they share, the hosts of the ranks: otherwise one configuration would
@@ -238,7 +245,8 @@ def check_consistent(campaigns: list[SimCampaign]) -> None:
         f = first.setdefault(c.machine, c)
         if f.model != c.model or f.settings.get("machine", {}).get("kind") != c.settings.get("machine", {}).get("kind"):
             raise UserError(f"{f.path} and {c.path} simulate {c.machine} on different machines or models "
-                            f"({f.preset}, {f.model}; {c.preset}, {c.model}); make one table per model")
+                            f"({f.preset}, {short(f.model)}; {c.preset}, {short(c.model)}); "
+                            "make one table per model")
         for ranks in sorted({r.ranks for r in c.records}):
             other, key = placed.setdefault((c.machine, ranks), (c, placement_key(c, ranks)))
             if key != placement_key(c, ranks):
