@@ -171,7 +171,7 @@ def open_campaign(d: Path, names: dict[str, str]) -> SimCampaign:
     machine = names.get(preset) or names.get(base) or PRESET_MACHINES.get(preset) or PRESET_MACHINES.get(base)
     if machine is None:
         raise UserError(f"{d}: simulated machine '{preset}' stands for none of the paper's machines; "
-                        f"pass --machine-name NAME=sim:{preset} (NAME: lumi, leonardo or marenostrum5)")
+                        f"pass --machine-name NAME=sim:{preset} (NAME: {', '.join(sorted(set(PRESET_MACHINES.values())))})")
     costs = settings.get("message_costs", "none")
     # compared whole (custom per-message costs differ in their values), shown by name
     model = f"{settings.get('network_model', 'CM02')}, message costs " + (
