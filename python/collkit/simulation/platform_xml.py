@@ -32,11 +32,18 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-def platform_xml(inst: Instance, ppn: int) -> str:
-    """The platform file text; ``ppn`` ranks (cores) per node."""
+def platform_xml(inst: Instance, ppn: int, explicit: bool = False) -> str:
+    """The platform file text; ``ppn`` ranks (cores) per node. A dragonfly
+    whose global links differ from its other links (``global_link_lat``,
+    ``background_load``) is written explicitly (:func:`dragonfly_xml`), as is
+    any dragonfly when ``explicit`` is true (the tests compare the two)."""
     if isinstance(ppn, bool) or not isinstance(ppn, int) or ppn < 1:
         raise UserError(f"ranks per node must be a positive integer, not {ppn!r}")
     m = inst.machine
+    if m.explicit_dragonfly or (explicit and inst.shape.kind == "dragonfly"):
+        return dragonfly_xml(inst, ppn)
+    if explicit:
+        raise UserError(f"only a dragonfly has an explicit platform, not a {inst.shape.kind}")
     attrs = {
         "id": "machine",
         "prefix": HOST_PREFIX,
@@ -62,6 +69,87 @@ def platform_xml(inst: Instance, ppn: int) -> str:
             f"    <cluster {cluster}/>\n"
             "  </zone>\n"
             "</platform>\n")
+
+
+# --------------------------------------------------------------------------- explicit dragonfly
+
+def dragonfly_xml(inst: Instance, ppn: int) -> str:
+    """The dragonfly of ``inst`` written link by link, so that its global links
+    can have their own latency (``global_link_lat``) and keep only
+    ``1 - background_load`` of their bandwidth, which SimGrid 4.1's DRAGONFLY
+    cluster cannot say (every link it generates takes the cluster's one
+    ``lat`` and a multiple of its one ``bw``: ``DragonflyZone::generate_link``).
+
+    Same links, same routes as that cluster, so with the global links left as
+    they are it simulates the same times (tests/python/test_dragonfly_links.py):
+
+    * zone ``machine`` (Full routing) holds one zone ``g{G}`` per group and
+      the global links; a ``zoneRoute`` per ordered pair of groups names the
+      routers that hold their link, as SimGrid's cluster does: router j of
+      every group holds the link to group j (link ``global-{i}-{j}``, i < j:
+      UP from i to j, DOWN back);
+    * zone ``g{G}`` (Floyd routing) holds the group's hosts, its routers
+      ``g{G}-r{R}`` and only adjacent routes: host <-> its router over the
+      node's link ``node{i}-link`` (UP towards the router), router <-> router
+      over ``g{G}-l{j}-{k}`` (j < k, UP from j to k; bandwidth x local_links),
+      host <-> itself over its FATPIPE loopback ``node{i}-loopback`` (the
+      cluster's loopback). Floyd finds the shortest routes, which inside an
+      all-to-all group are unique: host, router, [other router], host. So a
+      message between groups crosses its node link, the local link to the
+      router holding the global link (unless it is already there), the global
+      link, the local link to the destination's router (unless it arrived
+      there), the destination's node link: the cluster's minimal route.
+
+    Size: per group, one route per host and per router pair, plus G^2
+    zoneRoutes; Floyd costs (hosts + routers)^3 per group at load (measured in
+    docs/topologies.md)."""
+    shape = inst.shape
+    m = inst.machine
+    bw, lat = _num(m.link_bw), _num(m.link_lat)
+    local_bw = _num(m.link_bw * shape.local_links)
+    # the same expression as Dragonfly.route, so the model and the file agree to the bit
+    global_bw = _num(m.link_bw * shape.global_links * (1.0 - m.background_load))
+    global_lat = _num(m.global_lat)
+    groups = shape.groups
+    comment = (f"collkit: {m.name}, {inst.nodes} nodes (explicit dragonfly: global links "
+               f"{global_lat} s, background load {m.background_load!r}), {ppn} per node").replace("--", "-")
+    out = ["<?xml version='1.0'?>",
+           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">",
+           "<platform version=\"4.1\">",
+           f"  <!-- {comment} -->",
+           "  <zone id=\"machine\" routing=\"Full\">"]
+    duplex = "sharing_policy=\"SPLITDUPLEX\""
+    for g in range(groups):
+        out.append(f"    <zone id=\"g{g}\" routing=\"Floyd\">")
+        first = g * shape.group_size
+        hosts = range(first, first + shape.group_size)
+        out.extend(f"      <host id=\"{HOST_PREFIX}{i}\" speed=\"{_num(m.speed)}f\" core=\"{ppn}\"/>" for i in hosts)
+        out.extend(f"      <router id=\"g{g}-r{r}\"/>" for r in range(shape.routers))
+        for i in hosts:
+            out.append(f"      <link id=\"{HOST_PREFIX}{i}-link\" bandwidth=\"{bw}Bps\" latency=\"{lat}s\" {duplex}/>")
+            out.append(f"      <link id=\"{HOST_PREFIX}{i}-loopback\" bandwidth=\"{_num(m.loopback_bw)}Bps\" "
+                       f"latency=\"{_num(m.loopback_lat)}s\" sharing_policy=\"FATPIPE\"/>")
+        pairs = [(j, k) for j in range(shape.routers) for k in range(j + 1, shape.routers)]
+        out.extend(f"      <link id=\"g{g}-l{j}-{k}\" bandwidth=\"{local_bw}Bps\" latency=\"{lat}s\" {duplex}/>"
+                   for j, k in pairs)
+        for i in hosts:
+            host, router = f"{HOST_PREFIX}{i}", f"g{g}-r{(i - first) // shape.nodes}"
+            out.append(f"      <route src=\"{host}\" dst=\"{host}\" symmetrical=\"NO\">"
+                       f"<link_ctn id=\"{host}-loopback\"/></route>")
+            out.append(f"      <route src=\"{host}\" dst=\"{router}\"><link_ctn id=\"{host}-link\" direction=\"UP\"/></route>")
+        out.extend(f"      <route src=\"g{g}-r{j}\" dst=\"g{g}-r{k}\"><link_ctn id=\"g{g}-l{j}-{k}\" direction=\"UP\"/></route>"
+                   for j, k in pairs)
+        out.append("    </zone>")
+    for a in range(groups):
+        for b in range(a + 1, groups):
+            out.append(f"    <link id=\"global-{a}-{b}\" bandwidth=\"{global_bw}Bps\" latency=\"{global_lat}s\" {duplex}/>")
+    for a in range(groups):
+        for b in range(a + 1, groups):
+            # symmetrical: the way back takes the link's DOWN direction, between the same routers
+            out.append(f"    <zoneRoute src=\"g{a}\" dst=\"g{b}\" gw_src=\"g{a}-r{b}\" gw_dst=\"g{b}-r{a}\">"
+                       f"<link_ctn id=\"global-{a}-{b}\" direction=\"UP\"/></zoneRoute>")
+    out += ["  </zone>", "</platform>"]
+    return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------------- multi-NIC nodes

@@ -214,7 +214,11 @@ class Dragonfly:
     def switch_of(self, i: int) -> int:
         return i // self.nodes
 
-    def route(self, a: int, b: int, bw: float, lat: float) -> list[Link]:
+    def route(self, a: int, b: int, bw: float, lat: float, global_lat: float | None = None,
+              global_share: float = 1.0) -> list[Link]:
+        # global_lat: the global link's own latency (None: lat, as SimGrid's
+        # DRAGONFLY cluster has it); global_share: the part of its bandwidth left
+        # to this job (1 - background_load).
         ga, ra = divmod(a // self.nodes, self.routers)
         gb, rb = divmod(b // self.nodes, self.routers)
         local = Link("local", bw * self.local_links, lat)
@@ -223,7 +227,8 @@ class Dragonfly:
             if ga != gb:
                 if ra != gb:             # to the router of this group that reaches group gb
                     hops.append(local)
-                hops.append(Link("global", bw * self.global_links, lat))
+                hops.append(Link("global", bw * self.global_links * global_share,
+                                 lat if global_lat is None else global_lat))
                 ra = ga                  # arrived at router ga of group gb
             if ra != rb:
                 hops.append(local)
@@ -342,6 +347,16 @@ class Machine:
     # memory (collkit.simulation.platform_xml.multinic_xml); needs a one-level
     # fat tree (one non-blocking switch) and ppn >= k.
     nics: int = 0
+    # Dragonfly only (docs/topologies.md, "Global links"): the latency of a
+    # link between two groups (None: link_lat, like every other link; the
+    # optical cables between groups are longer), and the share of every
+    # global link's bandwidth that other jobs use, modelled as a fixed
+    # reservation: the job's global links keep (1 - background_load) of their
+    # bandwidth. Either one set away from its default makes the platform an
+    # explicit dragonfly (collkit.simulation.platform_xml.dragonfly_xml):
+    # SimGrid's DRAGONFLY cluster has one latency and one base bandwidth.
+    global_link_lat: float | None = None
+    background_load: float = 0.0
 
     def __post_init__(self) -> None:
         for what, value in (("link_bw", self.link_bw), ("link_lat", self.link_lat),
@@ -363,6 +378,26 @@ class Machine:
         if self.nics > self.ppn:
             raise UserError(f"machine {self.name}: nics = {self.nics} needs ppn >= {self.nics} "
                             f"(each NIC serves at least one rank), got ppn = {self.ppn}")
+        for what, value, ok in (
+                ("global_link_lat", self.global_link_lat, "a latency >= 0 (seconds)"),
+                ("background_load", self.background_load,
+                 "a share of the global links' capacity, 0 <= load < 1")):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise UserError(f"machine {self.name}: {what} must be {ok}, got {value!r}")
+            if self.shape.kind != "dragonfly" and (what == "global_link_lat" or value != 0):
+                # Only the explicit dragonfly has separate global links; SimGrid's
+                # FAT_TREE and TORUS clusters give every link the same numbers.
+                raise UserError(f"machine {self.name}: {what} applies to a dragonfly's links between groups; "
+                                f"a {self.shape.kind} has no such links here")
+        if self.global_link_lat is not None and self.global_link_lat < 0:
+            raise UserError(f"machine {self.name}: global_link_lat must be a latency >= 0 (seconds), "
+                            f"got {self.global_link_lat}")
+        if not 0 <= self.background_load < 1:
+            raise UserError(f"machine {self.name}: background_load must be 0 <= load < 1 (the share of each "
+                            f"global link's capacity other jobs use; 1 or more leaves this job nothing), "
+                            f"got {self.background_load}")
         if self.max_nodes == 0:
             object.__setattr__(self, "max_nodes", self.shape.capacity)
         if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) \
@@ -374,11 +409,26 @@ class Machine:
     def kind(self) -> str:
         return self.shape.kind
 
+    @property
+    def global_lat(self) -> float:
+        """The latency of a dragonfly's global links (link_lat unless set)."""
+        return self.link_lat if self.global_link_lat is None else self.global_link_lat
+
+    @property
+    def explicit_dragonfly(self) -> bool:
+        """Whether the platform is the explicit dragonfly: global_link_lat is
+        given (even equal to link_lat, which the tests use to compare the two
+        platforms) or background_load is above 0. SimGrid's DRAGONFLY cluster
+        can say neither."""
+        return self.kind == "dragonfly" and (self.global_link_lat is not None or self.background_load > 0)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, **self.shape.describe(),
                 "link_bw_Bps": self.link_bw, "link_lat_s": self.link_lat,
                 "loopback_bw_Bps": self.loopback_bw, "loopback_lat_s": self.loopback_lat,
                 "speed_flops": self.speed, "ppn": self.ppn, "nics": self.nics, "max_nodes": self.max_nodes,
+                **({"global_link_lat_s": self.global_lat, "background_load": self.background_load}
+                   if self.kind == "dragonfly" else {}),
                 "capacity": self.shape.capacity, "source": self.source, "notes": list(self.notes)}
 
     def instance(self, nodes: int) -> "Instance":
@@ -437,6 +487,8 @@ class Instance:
         m = self.machine
         if a == b:
             return [Link("loopback", m.loopback_bw, m.loopback_lat)]
+        if isinstance(self.shape, Dragonfly):
+            return self.shape.route(a, b, m.link_bw, m.link_lat, m.global_lat, 1.0 - m.background_load)
         return self.shape.route(a, b, m.link_bw, m.link_lat)
 
     def transfer_time(self, a: int, b: int, size: int) -> float:
@@ -577,7 +629,8 @@ COMMON_KEYS = ("name", "preset", "kind", "link_bw", "link_lat", "loopback_bw", "
                "max_nodes", "nics")
 SHAPE_KEYS = {
     "fattree": ("down", "up", "parallel"),
-    "dragonfly": ("groups", "routers", "nodes_per_router", "global_links", "local_links"),
+    "dragonfly": ("groups", "routers", "nodes_per_router", "global_links", "local_links", "global_link_lat",
+                  "background_load"),
     "torus": ("dims", "unit"),
 }
 MACHINE_KEYS = COMMON_KEYS + tuple(k for keys in SHAPE_KEYS.values() for k in keys)
@@ -695,6 +748,8 @@ def from_table(table: dict, source: str) -> Machine:
             loopback_lat=pick("loopback_lat", parse_latency, base.loopback_lat if base else DEFAULT_LOOPBACK_LAT),
             speed=pick("speed", parse_speed, base.speed if base else DEFAULT_SPEED),
             ppn=ppn, max_nodes=max_nodes, nics=table.get("nics", base.nics if base else 0),
+            global_link_lat=pick("global_link_lat", parse_latency, base.global_link_lat if base else None),
+            background_load=table.get("background_load", base.background_load if base else 0.0),
             source=source if base is None else f"{base.name} as changed by {source}",
             notes=base.notes if base else ())
     except UserError as exc:
