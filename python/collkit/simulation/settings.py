@@ -18,6 +18,10 @@
     nics = 4                       # NICs per node (a machine key): one host per rank, rank l on
                                    # NIC l mod nics, loopback_bw/loopback_lat = each rank's own
                                    # intra-node link; needs a one-level fattree and block placement
+    global_link_lat = "1.5us"      # dragonfly only (machine keys): the links between groups' latency
+    background_load = 0.3          # dragonfly only: share of each global link's capacity other jobs
+                                   # use; the job's global links keep (1 - load) of it (0 <= load < 1).
+                                   # Either one writes the explicit dragonfly (platform_xml.dragonfly_xml)
 
 On a multi-NIC machine SimGrid sees one host per rank, so libcollkit is told
 the node shape through COLLKIT_RANKS_PER_NODE = ppn (k consecutive ranks per
