@@ -22,7 +22,10 @@ can say:
 * every link of a ``fattree`` has the same bandwidth and latency (the node's
   link included); tapering comes from switch and parallel-link counts;
 * a ``dragonfly`` has one base bandwidth (the node's link) and integer
-  multiplicities for the links inside a group and between two groups;
+  multiplicities for the links inside a group and between two groups; its
+  global links may have their own latency and keep only part of their
+  bandwidth (``global_link_lat``, ``background_load``), which the platform
+  then writes link by link instead of as a cluster;
 * a ``torus`` has one bandwidth for every link; nodes are the routers.
 """
 
@@ -352,9 +355,10 @@ class Machine:
     # optical cables between groups are longer), and the share of every
     # global link's bandwidth that other jobs use, modelled as a fixed
     # reservation: the job's global links keep (1 - background_load) of their
-    # bandwidth. Either one set away from its default makes the platform an
-    # explicit dragonfly (collkit.simulation.platform_xml.dragonfly_xml):
-    # SimGrid's DRAGONFLY cluster has one latency and one base bandwidth.
+    # bandwidth. global_link_lat given (even = link_lat) or a load above 0
+    # makes the platform an explicit dragonfly
+    # (collkit.simulation.platform_xml.dragonfly_xml): SimGrid's DRAGONFLY
+    # cluster has one latency and one base bandwidth for all its links.
     global_link_lat: float | None = None
     background_load: float = 0.0
 
