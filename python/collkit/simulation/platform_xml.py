@@ -136,13 +136,16 @@ def dragonfly_xml(inst: Instance, ppn: int) -> str:
             host, router = f"{HOST_PREFIX}{i}", f"g{g}-r{(i - first) // shape.nodes}"
             out.append(f"      <route src=\"{host}\" dst=\"{host}\" symmetrical=\"NO\">"
                        f"<link_ctn id=\"{host}-loopback\"/></route>")
-            out.append(f"      <route src=\"{host}\" dst=\"{router}\"><link_ctn id=\"{host}-link\" direction=\"UP\"/></route>")
-        out.extend(f"      <route src=\"g{g}-r{j}\" dst=\"g{g}-r{k}\"><link_ctn id=\"g{g}-l{j}-{k}\" direction=\"UP\"/></route>"
-                   for j, k in pairs)
+            # symmetrical (the default): the way back takes the DOWN direction
+            out.append(f"      <route src=\"{host}\" dst=\"{router}\">"
+                       f"<link_ctn id=\"{host}-link\" direction=\"UP\"/></route>")
+        out.extend(f"      <route src=\"g{g}-r{j}\" dst=\"g{g}-r{k}\">"
+                   f"<link_ctn id=\"g{g}-l{j}-{k}\" direction=\"UP\"/></route>" for j, k in pairs)
         out.append("    </zone>")
     for a in range(groups):
         for b in range(a + 1, groups):
-            out.append(f"    <link id=\"global-{a}-{b}\" bandwidth=\"{global_bw}Bps\" latency=\"{global_lat}s\" {duplex}/>")
+            out.append(f"    <link id=\"global-{a}-{b}\" bandwidth=\"{global_bw}Bps\" "
+                       f"latency=\"{global_lat}s\" {duplex}/>")
     for a in range(groups):
         for b in range(a + 1, groups):
             # symmetrical: the way back takes the link's DOWN direction, between the same routers
