@@ -14,7 +14,8 @@ so the 10,000-job benchmark draws its own, deterministically (fixed seed):
   probability b, b uniform in [0.5, 0.95] per job, so the free nodes form runs
   with gaps, as on a busy machine. Where fewer than the job's size are free,
   busy runs are freed at random until enough are;
-* the job: like Slurm's first fit, the next `size` free nodes in id order from a
+* the job (collkit.simulation.draw, shared with drawn simulated allocations):
+  like Slurm's first fit, the next `size` free nodes in id order from a
   random free node (wrapping round); then a fraction s of them, s uniform in
   [0, 0.2], is swapped for random other free nodes (the scatter that real
   allocations show);
@@ -35,6 +36,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+from collkit.simulation import draw  # noqa: E402
 from collkit.topology import read_map  # noqa: E402
 
 
@@ -55,34 +57,12 @@ def job_size(rng: np.random.Generator, lo: int, hi: int) -> int:
     return int(min(hi, max(lo, np.floor(2 ** u))))
 
 
-def free_mask(rng: np.random.Generator, n: int, size: int, mean_run: float) -> np.ndarray:
-    busy_prob = rng.uniform(0.5, 0.95)
-    lengths = rng.geometric(1.0 / mean_run, size=n)  # more runs than needed; cut below
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    starts = starts[starts < n]
-    busy_runs = rng.random(starts.size) < busy_prob
-    run_of_node = np.searchsorted(starts, np.arange(n), side="right") - 1
-    free = ~busy_runs[run_of_node]
-    if free.sum() < size:
-        order = rng.permutation(np.flatnonzero(busy_runs))
-        for r in order:
-            free[run_of_node == r] = True
-            if free.sum() >= size:
-                break
-    return free
-
-
 def allocate(rng: np.random.Generator, n: int, size: int, mean_run: float) -> np.ndarray:
-    free = np.flatnonzero(free_mask(rng, n, size, mean_run))
-    start = rng.integers(free.size)
-    chosen = free[(start + np.arange(size)) % free.size]
-    scatter = int(round(rng.uniform(0.0, 0.2) * size))
-    others = np.setdiff1d(free, chosen, assume_unique=True)
-    scatter = min(scatter, others.size)
-    if scatter:
-        out = rng.choice(size, scatter, replace=False)
-        chosen[out] = rng.choice(others, scatter, replace=False)
-    return np.sort(chosen)
+    # b drawn per job before the runs, the scatter range after the start: the
+    # order of draws that made the benchmark's committed job sets
+    busy_prob = rng.uniform(0.5, 0.95)
+    free = draw.free_mask(rng, n, size, mean_run, busy_prob)
+    return draw.first_fit(rng, free, size, (0.0, 0.2))
 
 
 def main() -> int:

@@ -51,16 +51,17 @@ from collkit.common.progress import Progress
 from collkit.launch import watch
 from collkit.launch.protocol import Groups, Launcher, Outcome
 from collkit.launch.watch import Annotate
-from collkit.simulation import memory, message_costs
+from collkit.simulation import draw, memory, message_costs
 from collkit.simulation.platform_xml import multinic_xml, platform_xml, rank_host
 from collkit.simulation.settings import SimSettings, node_env
-from collkit.topology.synthetic import Instance
+from collkit.topology.synthetic import Instance, Torus, host_index
 
 SIMDIR = "simgrid"
 # libcollkit (SimGrid builds) charges copies and reductions without performing
 # them when this is "1" (lib/core/buffer.c); set for launches with shared buffers.
 NO_DATA_ENV = "COLLKIT_SIM_NO_DATA"
 LAUNCHES = "launches.jsonl"
+ALLOCATIONS = "allocations.json"   # drawn allocations: rank count -> allocation_record
 CROSSTRAFFIC = "network/crosstraffic"
 
 # SimGrid's words for failures that leave smpirun's exit status at 0.
@@ -131,6 +132,8 @@ def point_notes(lines: list[str]) -> dict:
 def placement(settings: SimSettings, ranks: int):
     """(instance of the machine, host of each rank)."""
     ppn = settings.ppn
+    if settings.draw is not None:
+        return drawn_placement(settings, ranks)
     if settings.allocation:
         if len(settings.allocation) < ranks:
             raise UserError(f"the allocation {settings.allocation_file} lists {len(settings.allocation)} hosts, "
@@ -153,17 +156,50 @@ def placement(settings: SimSettings, ranks: int):
     return inst, hosts
 
 
+def drawn_placement(settings: SimSettings, ranks: int):
+    """The job's nodes drawn from the whole machine (collkit.simulation.draw),
+    ranks on them block or cyclic; the instance is the machine's whole groups
+    up to the last drawn node (group numbering is the same in every instance
+    of a fat tree or dragonfly), so it grows with the spread, not the job."""
+    m = settings.machine
+    nodes = -(-ranks // settings.ppn)
+    chosen = settings.draw.nodes(m.name, m.max_nodes, nodes)
+    inst = m.instance(chosen[-1] + 1)
+    if settings.placement == "block":
+        hosts = [inst.hosts[chosen[r // settings.ppn]] for r in range(ranks)]
+    else:
+        hosts = [inst.hosts[chosen[r % nodes]] for r in range(ranks)]
+    return inst, hosts
+
+
+def allocation_record(settings: SimSettings, inst: Instance, hosts: list[str]) -> dict:
+    """What DIR/simgrid/allocations.json keeps per rank count: the hosts per rank
+    and their spread, so the traffic analysis can use the same nodes."""
+    index = {h: i for i, h in enumerate(inst.hosts)}
+    nodes = [index[h] for h in dict.fromkeys(hosts)]
+    spread = draw.stats(nodes, inst.group_of)
+    return {"draw": settings.draw.describe() if settings.draw else None, "nodes": len(nodes),
+            "groups": spread["groups"], "largest_group_share": spread["largest_group_share"],
+            "mean_run": spread["mean_run"], "instance_nodes": inst.nodes, "hosts": hosts}
+
+
 def _instance_with(settings: SimSettings, names: set[str]):
-    """The smallest instance (doubling) whose hosts include every allocated one."""
-    n, missing = len(names), set(names)
+    """The instance that holds every allocated host. Fat tree and dragonfly:
+    whole groups up to the highest-numbered one (node i is host node<i> in every
+    instance of them, docs/topologies.md). A torus renumbers its nodes per box:
+    the smallest box (doubling) whose hosts include them."""
+    m = settings.machine
+    index = [host_index(h) for h in names]
+    if any(i is None or i >= m.max_nodes for i in index):
+        missing = sorted(h for h, i in zip(names, index) if i is None or i >= m.max_nodes)
+        raise UserError(f"the allocation {settings.allocation_file} names hosts that machine {m.name} does not "
+                        f"have: {', '.join(missing[:3])}; name its hosts node0 .. node{m.max_nodes - 1}")
+    if not isinstance(m.shape, Torus):
+        return m.instance(max(index) + 1)
+    n = len(names)
     while True:
-        try:
-            inst = settings.machine.instance(n)
-        except UserError:
-            raise UserError(f"the allocation {settings.allocation_file} names hosts that machine "
-                            f"{settings.machine.name} does not have: {', '.join(sorted(missing)[:3])}") from None
-        missing = names - set(inst.hosts)
-        if not missing:
+        inst = m.instance(min(n, m.max_nodes))
+        if names <= set(inst.hosts) or inst.nodes >= m.max_nodes:
             return inst
         n = max(inst.nodes + 1, n * 2)
 
@@ -185,7 +221,21 @@ def write_platform(settings: SimSettings, ranks: int, simdir: Path) -> tuple[Pat
         atomic.write_text(xml, text())
     hostfile = simdir / f"hostfile-p{ranks}.txt"
     atomic.write_text(hostfile, "".join(h + "\n" for h in hosts))
+    if settings.draw is not None:
+        record_allocation(simdir, ranks, allocation_record(settings, inst, hosts))
     return xml, hostfile, inst
+
+
+def record_allocation(simdir: Path, ranks: int, record: dict) -> None:
+    """Add one rank count's drawn allocation to DIR/simgrid/allocations.json
+    (a rerun or resume draws the same hosts, so rewriting one is harmless)."""
+    path = simdir / ALLOCATIONS
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        table = {}
+    table[str(ranks)] = record
+    atomic.write_text(path, json.dumps(dict(sorted(table.items(), key=lambda kv: int(kv[0]))), indent=1) + "\n")
 
 
 def smpirun_argv(smpirun: Path, xml: Path, hostfile: Path, ranks: int, cfg: list[str], tmp: Path,
@@ -330,6 +380,13 @@ def resume_fields(campaign: Campaign, settings: SimSettings) -> Annotate:
     return fields
 
 
+def _allocations(campaign: Campaign) -> dict:
+    try:
+        return json.loads((campaign.path / SIMDIR / ALLOCATIONS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def simgrid_version(smpirun: Path) -> str:
     try:
         proc = subprocess.run([str(smpirun), "--version"], capture_output=True, text=True, timeout=30,
@@ -355,6 +412,8 @@ def metadata(campaign: Campaign, settings: SimSettings) -> dict:
         "cfg": base_cfg(settings),
         "instances": instances,
         "launches": [{k: v for k, v in l.items() if k != "argv"} for l in launches],
+        # drawn allocations without their host lists (those are in simgrid/allocations.json)
+        "allocations": {r: {k: v for k, v in a.items() if k != "hosts"} for r, a in _allocations(campaign).items()},
         "reductions": ("libcollkit charges its local reductions (1 flop per byte) and copies (0.5 flop per byte) "
                        "at the simulated host's speed; " + smpi.REDUCTION_NOTE),
         "memory": {"available_bytes": machine.available_memory(), "margin": memory.MARGIN,

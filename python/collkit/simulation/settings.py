@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collkit.backends import smpi
 from collkit.common.errors import UserError, did_you_mean
+from collkit.simulation import draw as alloc_draw
 from collkit.simulation import message_costs, simgrid_install
 from collkit.simulation.message_costs import MessageCosts
 from collkit.topology import synthetic
@@ -62,6 +63,7 @@ class SimSettings:
     placement: str = "block"
     allocation: tuple[str, ...] = ()      # host per rank, from the allocation file
     allocation_file: str = ""
+    draw: alloc_draw.Draw | None = None   # allocation drawn per job size instead
     network_model: str = "CM02"
     crosstraffic: bool = False
     cfg: tuple[str, ...] = ()
@@ -70,7 +72,8 @@ class SimSettings:
 
     def describe(self) -> dict:
         return {"machine": self.machine.describe(), "ppn": self.ppn, "placement": self.placement,
-                "allocation_file": self.allocation_file, "network_model": self.network_model,
+                "allocation_file": self.allocation_file,
+                "allocation_draw": self.draw.describe() if self.draw else None, "network_model": self.network_model,
                 "crosstraffic": self.crosstraffic, "extra_cfg": list(self.cfg),
                 "message_costs": self.message_costs.describe() if self.message_costs else "none"}
 
@@ -137,22 +140,49 @@ def from_table(t: object, path: Path) -> SimSettings:
         raise UserError(f"{path}: [simgrid] cfg must be a list of SimGrid settings \"item:value\"")
     alloc: tuple[str, ...] = ()
     alloc_file = ""
-    if "allocation" in own:
-        if not isinstance(own["allocation"], str):
-            raise UserError(f"{path}: [simgrid] allocation must be a file name")
-        f = Path(own["allocation"])
-        f = f if f.is_absolute() else (path.parent / f)
-        try:
-            alloc = tuple(ln.strip() for ln in f.read_text().splitlines()
-                          if ln.strip() and not ln.lstrip().startswith("#"))
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read [simgrid] allocation {f}: {exc.strerror}") from None
-        if not alloc:
-            raise UserError(f"{path}: [simgrid] allocation {f} lists no host")
-        alloc_file = str(f)
-    if machine.nics and (placement != "block" or alloc):
+    drawn = None
+    if isinstance(own.get("allocation"), dict):
+        drawn = alloc_draw.parse(own["allocation"], str(path), machine.name)
+        if isinstance(machine.shape, synthetic.Torus):
+            raise UserError(f"{path}: [simgrid] allocation draws need a machine of groups (fattree or dragonfly), "
+                            f"not a torus; use an allocation file or none")
+    elif "allocation" in own:
+        alloc, alloc_file = _allocation_file(own["allocation"], path, machine)
+    if machine.nics and (placement != "block" or alloc or drawn):
         raise UserError(f"{path}: [simgrid] nics = {machine.nics} needs block placement and no allocation "
                         f"(libcollkit learns the nodes as {NODE_ENV_VAR} consecutive ranks)")
     return SimSettings(machine=machine, ppn=ppn, placement=placement, allocation=alloc, allocation_file=alloc_file,
+                       draw=drawn,
                        network_model=model, crosstraffic=cross, cfg=tuple(cfg),
                        message_costs=message_costs.parse(own.get("message_costs", "none"), path))
+
+
+def _allocation_file(value: object, path: Path, machine: synthetic.Machine) -> tuple[tuple[str, ...], str]:
+    """The hosts of `allocation = "FILE"`, each checked against the machine here,
+    so that a host it lacks is one line before anything runs."""
+    if not isinstance(value, str):
+        raise UserError(f"{path}: [simgrid] allocation must be a file name or a table "
+                        f"{{ draw = \"scheduler\", seed = N }}")
+    f = Path(value)
+    f = f if f.is_absolute() else (path.parent / f)
+    try:
+        lines = f.read_text().splitlines()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read [simgrid] allocation {f}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: [simgrid] allocation {f} is not a text file") from None
+    hosts = []
+    for number, ln in enumerate(lines, 1):
+        h = ln.strip()
+        if not h or h.startswith("#"):
+            continue
+        # the machine's hosts are node0 .. node<max_nodes - 1> (synthetic.Instance)
+        i = synthetic.host_index(h)
+        if i is None or i >= machine.max_nodes:
+            raise UserError(f"{path}: [simgrid] allocation {f} line {number}: machine {machine.name} has no host "
+                            f"'{h}'; name its hosts {synthetic.HOST_PREFIX}0 .. "
+                            f"{synthetic.HOST_PREFIX}{machine.max_nodes - 1}")
+        hosts.append(h)
+    if not hosts:
+        raise UserError(f"{path}: [simgrid] allocation {f} lists no host")
+    return tuple(hosts), str(f)

@@ -451,6 +451,13 @@ class Machine:
         return Instance(self, small)
 
 
+def host_index(host: str) -> int | None:
+    """i for host node<i> (the names an Instance gives its nodes), else None."""
+    digits = host[len(HOST_PREFIX):]
+    ok = host.startswith(HOST_PREFIX) and digits.isdigit() and str(int(digits)) == digits
+    return int(digits) if ok else None
+
+
 @dataclass(frozen=True)
 class Instance:
     """The platform actually built: a machine's shape cut to whole groups."""
