@@ -188,7 +188,8 @@ def test_a_job_larger_than_the_machine_through_collkit_run(tmp_path):
                                      'allocation = { draw = "scheduler", seed = 0 }\n')
     (tmp_path / "spec.toml").write_text(SPEC.format(ranks=5))
     one_line_error(collkit("run", "spec.toml", "--platform", "p.toml", "--out", "c", cwd=tmp_path),
-                   "a job of 5 nodes does not fit", "use at most 4 nodes")
+                   "a job of 5 nodes does not fit", "use at most 4 nodes",
+                   progress="collkit: campaign ")   # the job's size is known when its launch is prepared
 
 
 def test_draws_are_refused_where_they_cannot_hold(tmp_path):
