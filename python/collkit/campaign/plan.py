@@ -292,10 +292,12 @@ def _portable_names(registry: list[Algorithm]) -> dict[str, set[str]]:
     return names
 
 
-def _simulated(points: list[Point], spec: Spec) -> list[Point]:
+def _simulated(points: list[Point], spec: Spec, sim=None) -> list[Point]:
     """On a SimGrid platform: no MPI_T readback (SMPI has none), and points this
     machine cannot simulate (memory of all ranks in one process, rank count)
-    refused now, with the estimate, rather than crashed into."""
+    refused now, with the estimate, rather than crashed into; a rank count
+    larger than the simulated machine `sim` (SimSettings; None: not checked)
+    is an error before anything runs."""
     from dataclasses import replace
 
     from collkit.simulation import memory
@@ -310,6 +312,13 @@ def _simulated(points: list[Point], spec: Spec) -> list[Point]:
         # The same busy wait on MPI_Wtime paces program conditions (bench/conditions.c).
         raise UserError("conditions = \"program\" cannot run on a simulated platform (its pacing is a busy "
                         "wait on MPI_Wtime, which never advances simulated time); measure it on a real platform")
+    if sim is not None:
+        ppn, most = sim.ppn, sim.machine.max_nodes
+        too_many = sorted({p.ranks for p in points if -(-p.ranks // ppn) > most})
+        if too_many:
+            r = too_many[0]
+            raise UserError(f"ranks = {r}: a job of {-(-r // ppn)} nodes does not fit machine {sim.machine.name}: "
+                            f"it has {most} nodes; use at most {most * ppn} ranks (ppn = {ppn})")
     avail = machine.available_memory()
     out = []
     for p in points:
@@ -410,7 +419,7 @@ def build(spec: Spec, platform: Platform, registry: list[Algorithm],
         points = _with_parameters(points, settings, offers or {})
 
     if platform.simgrid is not None:
-        points = _simulated(points, spec)
+        points = _simulated(points, spec, platform.simgrid)
     elif platform.slurm is None:
         points = _local(points)
 
