@@ -198,3 +198,13 @@ def test_draws_are_refused_where_they_cannot_hold(tmp_path):
         sim(tmp_path, '[simgrid]\npreset = "fugaku-like"\nallocation = { draw = "scheduler", seed = 0 }\n')
     with pytest.raises(UserError, match="needs block placement and no allocation"):
         sim(tmp_path, '[simgrid]\npreset = "rails4-like"\nallocation = { draw = "scheduler", seed = 0 }\n')
+
+
+def test_the_example_platforms_draw(tmp_path):
+    # examples/experiments/bine-busy-*.toml: the paper's three machines, busy
+    examples = sorted((Path(__file__).resolve().parents[2] / "examples" / "experiments").glob("bine-busy-*.toml"))
+    assert len(examples) == 3
+    for path in examples:
+        s = settings.from_table(tomllib.loads(path.read_text())["simgrid"], path)
+        inst, hosts = sim_launch.placement(s, 64)
+        assert len(set(hosts)) == 64 and set(hosts) <= set(inst.hosts), path
