@@ -138,6 +138,10 @@ def from_table(t: object, path: Path) -> SimSettings:
     if not isinstance(cfg, list) or not all(isinstance(c, str) and ":" in c and not c.startswith("-")
                                             for c in cfg):
         raise UserError(f"{path}: [simgrid] cfg must be a list of SimGrid settings \"item:value\"")
+    # before the allocation is read: a multi-NIC machine's hosts are ranks, not node<i>
+    if machine.nics and (placement != "block" or "allocation" in own):
+        raise UserError(f"{path}: [simgrid] nics = {machine.nics} needs block placement and no allocation "
+                        f"(libcollkit learns the nodes as {NODE_ENV_VAR} consecutive ranks)")
     alloc: tuple[str, ...] = ()
     alloc_file = ""
     drawn = None
@@ -148,9 +152,6 @@ def from_table(t: object, path: Path) -> SimSettings:
                             f"not a torus; use an allocation file or none")
     elif "allocation" in own:
         alloc, alloc_file = _allocation_file(own["allocation"], path, machine)
-    if machine.nics and (placement != "block" or alloc or drawn):
-        raise UserError(f"{path}: [simgrid] nics = {machine.nics} needs block placement and no allocation "
-                        f"(libcollkit learns the nodes as {NODE_ENV_VAR} consecutive ranks)")
     return SimSettings(machine=machine, ppn=ppn, placement=placement, allocation=alloc, allocation_file=alloc_file,
                        draw=drawn,
                        network_model=model, crosstraffic=cross, cfg=tuple(cfg),
