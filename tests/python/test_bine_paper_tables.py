@@ -232,3 +232,22 @@ def test_paper_figures_are_data():
     assert len(paper) == 24
     assert paper["leonardo", "bcast"]["win_pct"] == 94
     assert paper["marenostrum5", "gather"]["traffic_red_avg_pct"] == -8
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fugaku", "OUT"], "unknown machine 'fugaku'; choose lumi, leonardo or marenostrum5"),
+    (["lumi", "OUT", "--2048"], "unknown option '--2048'; the only option is --1024"),
+    (["lumi", "EXISTS"], "already exists; give a new directory"),
+    (["lumi"], "usage: bash scripts/bine_paper_run.sh"),
+])
+def test_the_run_script_refuses_bad_input_in_one_line(tmp_path, args, message):
+    """scripts/bine_paper_run.sh (the documented full reproduction) checks its input
+    before it runs anything: one line on stderr, exit status 2, nothing written."""
+    import subprocess
+    (tmp_path / "exists").mkdir()
+    argv = [str(tmp_path / "out") if a == "OUT" else str(tmp_path / "exists") if a == "EXISTS" else a for a in args]
+    got = subprocess.run(["bash", str(REPO / "scripts" / "bine_paper_run.sh"), *argv], capture_output=True,
+                         text=True, timeout=60)
+    assert got.returncode == 2
+    assert got.stderr.count("\n") == 1 and message in got.stderr, got.stderr
+    assert not (tmp_path / "out").exists()

@@ -200,14 +200,23 @@ def test_draws_are_refused_where_they_cannot_hold(tmp_path):
         sim(tmp_path, '[simgrid]\npreset = "rails4-like"\nallocation = { draw = "scheduler", seed = 0 }\n')
 
 
-def test_the_example_platforms_draw(tmp_path):
-    # examples/experiments/bine-busy-*.toml: the paper's three machines, busy
-    examples = sorted((Path(__file__).resolve().parents[2] / "examples" / "experiments").glob("bine-busy-*.toml"))
-    assert len(examples) == 3
-    for path in examples:
+def test_the_bine_paper_platforms_parse_and_place(tmp_path):
+    # examples/experiments/bine-paper/MACHINE-VARIANT.toml (scripts/bine_paper_run.sh):
+    # the paper's three machines, from the plain one to all of its conditions; every
+    # variant but "block" draws its jobs, so 64 ranks span more than the 64-node block
+    folder = Path(__file__).resolve().parents[2] / "examples" / "experiments" / "bine-paper"
+    platforms = sorted(p for p in folder.glob("*-*.toml") if p.stem.split("-")[0] in ("lumi", "leonardo",
+                                                                                       "marenostrum5"))
+    assert [p.stem for p in platforms] == [
+        "leonardo-block", "leonardo-drawn", "leonardo-full", "leonardo-glat", "leonardo-loggp",
+        "lumi-block", "lumi-drawn", "lumi-full", "lumi-glat", "lumi-loggp",
+        "marenostrum5-block", "marenostrum5-drawn", "marenostrum5-loggp"]
+    for path in platforms:
         s = settings.from_table(tomllib.loads(path.read_text())["simgrid"], path)
         inst, hosts = sim_launch.placement(s, 64)
         assert len(set(hosts)) == 64 and set(hosts) <= set(inst.hosts), path
+        drawn = path.stem.endswith("-block") is False
+        assert (hosts != [f"node{i}" for i in range(64)]) is drawn, path
 
 
 def test_the_traffic_benchmarks_jobs_are_unchanged_by_the_move(tmp_path):

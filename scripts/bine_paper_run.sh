@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The Bine paper's Tables 3-5 on one simulated machine (issue #53;
+# docs/experiments/bine-paper-tables.md): every platform variant of the machine
+# (examples/experiments/bine-paper/MACHINE-VARIANT.toml, from the plain machine to
+# all of the paper's conditions, one setting added at a time) times every spec
+# (vector and blocks, 4-512 nodes; with --1024 also the 1,024-node specs), then
+# one table per variant.
+#
+#   bash scripts/bine_paper_run.sh MACHINE OUT [--1024]
+#
+# MACHINE: lumi, leonardo or marenostrum5. OUT must not exist. Host time of each
+# campaign (GNU time: wall, user, sys) goes to OUT/host-time.txt, the tables to
+# OUT/table-VARIANT.md and OUT/table-VARIANT.csv.
+set -euo pipefail
+usage() { echo "usage: bash scripts/bine_paper_run.sh lumi|leonardo|marenostrum5 OUT [--1024]" >&2; exit 2; }
+[[ $# -eq 2 || $# -eq 3 ]] || usage
+machine=$1 out=$2 big=${3:-}
+[[ -z $big || $big == --1024 ]] || { echo "bine_paper_run.sh: unknown option '$big'; the only option is --1024" >&2; exit 2; }
+case $machine in
+    lumi|leonardo) variants=(block drawn loggp glat full) ;;
+    marenostrum5) variants=(block drawn loggp) ;;   # the fat tree has no global-link keys
+    *) echo "bine_paper_run.sh: unknown machine '$machine'; choose lumi, leonardo or marenostrum5" >&2; exit 2 ;;
+esac
+[[ ! -e $out ]] || { echo "bine_paper_run.sh: $out already exists; give a new directory" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$root/examples/experiments/bine-paper
+specs=(vector blocks)
+[[ -z $big ]] || specs+=(vector-1024 blocks-1024)
+collkit=$root/.venv/bin/collkit
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+for v in "${variants[@]}"; do
+    campaigns=()
+    for s in "${specs[@]}"; do
+        echo "== $machine-$v $s $(date -u +%T)"
+        /usr/bin/time -o "$out/time.tmp" -f "%e %U %S" \
+            "$collkit" run "$dir/$s.toml" --platform "$dir/$machine-$v.toml" --out "$out/$v/$s" \
+            > "$out/$v-$s.log" 2>&1 || { echo "failed: see $out/$v-$s.log" >&2; exit 1; }
+        read -r wall user sys < "$out/time.tmp"
+        echo "$machine-$v $s wall_s=$wall user_s=$user sys_s=$sys" | tee -a "$out/host-time.txt"
+        campaigns+=("$out/$v/$s")
+    done
+    "$root/.venv/bin/python" "$root/scripts/bine_paper_tables.py" "${campaigns[@]}" \
+        --csv "$out/table-$v.csv" > "$out/table-$v.md"
+done
+rm -f "$out/time.tmp"
+echo "== done $(date -u +%T): tables in $out/table-*.md"
