@@ -184,6 +184,10 @@ def test_collkit_tune_writes_a_tree_from_an_intel_campaign(tmp_path):
     for p in (2, 4):
         assert [t.chosen("ALLREDUCE", p, n) for n in (64, 4096, 65536)] == [8, 0, 2]
     assert tuning.load(tmp_path / "t.json", "t", "fix").library == "impi-json"
+    # the tree cannot leave an untuned count to the .dat (preset 0 is Intel's built-in
+    # choice): tune says so, and names the way that can
+    assert ("note: under this tree, allreduce run Intel MPI's built-in choice (preset 0), not its .dat file's "
+            "default, at every rank count but 2 and 4; --format impi leaves those counts to the .dat") in out.stdout
 
 
 @needs.impi

@@ -290,6 +290,8 @@ def tune(dirs: list[Path], fmt: str, out: Path, validate: bool, mpi: str | None,
     print(table(rules))
     for o in owned.values():
         print(o.why())
+    for line in writer.caveats(rules, target.candidates) if writer is not None else []:
+        print(line)
     if environment:
         print("the file needs, in the environment of every run that loads it: "
               + " ".join(f"{k}={v}" for k, v in environment.items()))

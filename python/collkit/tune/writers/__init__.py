@@ -7,8 +7,9 @@ The writers of the libraries' own formats share one interface, which `collkit tu
 calls without asking which library it writes for: FORMAT (the format's name, as the
 library's backend gives it: backends/protocol.py), library_state(install) (what the
 writer needs from the installed library), expressible(collective, candidate, state),
-variant_fits(collective, params), ownership(points, candidates) and
-write_file(rules, candidates, state, header)."""
+variant_fits(collective, params), ownership(points, candidates),
+write_file(rules, candidates, state, header) and caveats(rules, candidates) (what the written file
+does that the user would not expect, one line each, printed by `collkit tune`)."""
 
 from __future__ import annotations
 

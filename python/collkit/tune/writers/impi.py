@@ -89,3 +89,9 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], state: None
 
 # the writers' shared entry point (tune/writers/__init__.py)
 write_file = write
+
+
+def caveats(rules: list[Rule], candidates: dict[str, list[Candidate]]) -> list[str]:
+    """Nothing beyond the table `collkit tune` prints: untuned rank counts keep the
+    library's default in this format."""
+    return []

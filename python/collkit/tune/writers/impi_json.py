@@ -9,11 +9,16 @@ per collective one comm_size branch per tuned rank count p,
         "comm_size=2147483647": {"comm_id=-1": {"msg_size=2147483647": {"ALLREDUCE=0": {}}}}}}}
 
 Intel MPI 2021.19 reads both comm_size and msg_size as upper bounds, first in file order
-that holds, the last beyond every bound; so a branch of preset 0 (the library's own
-choice) covers the counts below each tuned one and above the last, and a launch at an
-untuned count keeps the library's default, as the other formats do. A collective of no
-chosen preset is not in the tree: the library's default (its .dat) decides it. JSON has
-no comments: the rules' provenance is in the sidecar (FILE.provenance.json).
+that holds, the last beyond every bound; so a branch of preset 0 covers the counts below
+each tuned one and above the last. Preset 0 is Intel's built-in choice, which is not
+always what its .dat tuning file runs (docs/tuning-files.md), and a collective the tree
+mentions is the tree's at every count: unlike the other formats, a launch at an untuned
+count of such a collective does not keep the library's default. No tree leaf can say
+"the .dat's choice", so `collkit tune` says so (caveats); `tune --validate` at 3 and 6
+ranks found such counts slower than the default (docs/tuning-files.md), where
+--format impi, which sets nothing at an untuned count, was not. A collective of no
+chosen preset is not in the tree: the .dat decides it. JSON has no comments: the rules'
+provenance is in the sidecar (FILE.provenance.json).
 """
 
 from __future__ import annotations
@@ -63,3 +68,20 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], state: None
 
 # the writers' shared entry point (tune/writers/__init__.py)
 write_file = write
+
+
+def caveats(rules: list[Rule], candidates: dict[str, list[Candidate]]) -> list[str]:
+    """The collectives whose untuned rank counts run Intel's built-in choice (module docstring)."""
+    settings = [s for s, _ in adjust_writer.settings(rules, candidates)]
+    if not settings:
+        return []
+    counts = sorted({s.procs[0] for s in settings})
+    colls = sorted({s.variable[len(VARIABLE_PREFIX):].lower() for s in settings})
+    return [f"note: under this tree, {_and(colls)} run Intel MPI's built-in choice (preset 0), not its .dat "
+            f"file's default, at every rank count but {_and(map(str, counts))}; --format impi leaves those counts "
+            "to the .dat"]
+
+
+def _and(items) -> str:
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]

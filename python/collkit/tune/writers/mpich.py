@@ -159,3 +159,9 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], tree: dict,
     # would be an unknown key (it asserts), so the header goes nowhere here.
     _ = header
     return json.dumps(out, indent=1) + "\n"
+
+
+def caveats(rules: list[Rule], candidates: dict[str, list[Candidate]]) -> list[str]:
+    """Nothing beyond the table `collkit tune` prints: untuned rank counts keep the
+    library's default in this format."""
+    return []

@@ -124,3 +124,9 @@ def write(rules: list[Rule], candidates: dict[str, list[Candidate]], info: ompi.
 # the writers' shared entry point (tune/writers/__init__.py): write() already takes
 # library_state's answer
 write_file = write
+
+
+def caveats(rules: list[Rule], candidates: dict[str, list[Candidate]]) -> list[str]:
+    """Nothing beyond the table `collkit tune` prints: untuned rank counts keep the
+    library's default in this format."""
+    return []
