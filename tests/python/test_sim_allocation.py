@@ -208,9 +208,9 @@ def test_the_bine_paper_platforms_parse_and_place(tmp_path):
     platforms = sorted(p for p in folder.glob("*-*.toml") if p.stem.split("-")[0] in ("lumi", "leonardo",
                                                                                        "marenostrum5"))
     assert [p.stem for p in platforms] == [
-        "leonardo-block", "leonardo-drawn", "leonardo-full", "leonardo-glat", "leonardo-loggp",
-        "lumi-block", "lumi-drawn", "lumi-full", "lumi-glat", "lumi-loggp",
-        "marenostrum5-block", "marenostrum5-drawn", "marenostrum5-loggp"]
+        "leonardo-block", "leonardo-drawn", "leonardo-fastlocal", "leonardo-full", "leonardo-glat",
+        "leonardo-loggp", "lumi-block", "lumi-drawn", "lumi-fastlocal", "lumi-full", "lumi-glat", "lumi-loggp",
+        "marenostrum5-block", "marenostrum5-drawn", "marenostrum5-fastlocal", "marenostrum5-loggp"]
     for path in platforms:
         s = settings.from_table(tomllib.loads(path.read_text())["simgrid"], path)
         inst, hosts = sim_launch.placement(s, 64)
