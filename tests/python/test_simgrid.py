@@ -167,6 +167,32 @@ def test_memory_estimate_and_refusal():
         memory.estimate("allreduce", 1024, 262144, "int32")          # 1 MiB buffers below it: not folded
 
 
+def test_shared_blocks_hold_a_whole_buffer():
+    # SMPI maps folded memory one block at a time; at 1 MiB blocks 1,024 ranks of a
+    # 16 KiB-block alltoall (16 MiB buffers) hit the kernel's map count and aborted
+    assert memory.shared_blocksize("alltoall", 1024, 4096, "int32") == 16 << 20     # 1024 x 16 KiB
+    assert memory.shared_blocksize("alltoall", 1024, 3000, "int32") == 16 << 20     # 11.7 MiB, rounded up
+    assert memory.shared_blocksize("allreduce", 64, 1024, "int32") == memory.SHARED_BLOCK   # 4 KiB: the default
+    assert memory.shared_blocksize("allreduce", 4, 1 << 30, "int32") == memory.MAX_SHARED_BLOCK
+    # the estimate pays one such block per folded call site
+    small = memory.estimate("alltoall", 1024, 256, "int32", shared=True, thresh=1 << 16)      # 1 MiB blocks
+    big = memory.estimate("alltoall", 1024, 4096, "int32", shared=True, thresh=1 << 16)       # 16 MiB blocks
+    assert big - small == 3 * ((16 << 20) - (1 << 20))     # send, receive, temporary
+
+
+def test_a_launch_with_large_folded_buffers_asks_for_larger_blocks():
+    from collkit.campaign.points import Point
+    from collkit.campaign.spec import Measure
+    s = settings.from_name("sim:lumi-like")
+    m = Measure(validate="none", max_iterations=1)
+
+    def cfg(count: int) -> list[str]:
+        p = Point("alltoall", "collkit", "smpi", "bine", 1024, count, 4 * count, "int32", "sum", 0, False)
+        return sim_launch.launch_cfg(s, "smpi", [p], m, True)
+    assert "smpi/shared-malloc-blocksize:16777216" in cfg(4096)
+    assert not any("blocksize" in c for c in cfg(16))      # 64 KiB buffers: SMPI's default block
+
+
 def test_count_zero_needs_no_buffers():
     # MPI allows count 0; the estimate once took max() of no buffers (issue #32)
     assert memory.buffers("allreduce", 4, 0, "int32") == (0, 0)

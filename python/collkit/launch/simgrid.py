@@ -346,6 +346,9 @@ def launch_cfg(settings: SimSettings, mpi: str, points: list[Point], measure: Me
     if shared:
         thresh = memory.shared_threshold(points[0].ranks, measure.max_iterations)
         cfg.append(f"smpi/auto-shared-malloc-thresh:{thresh}")
+        block = max(memory.shared_blocksize(p.collective, p.ranks, p.count, p.dtype, p.in_place) for p in points)
+        if block > memory.SHARED_BLOCK:     # SMPI's default otherwise, as before
+            cfg.append(f"smpi/shared-malloc-blocksize:{block}")
     return cfg
 
 

@@ -24,7 +24,8 @@ BASE_OVERHEAD = 256 * 1024 * 1024       # the simulator and platform themselves
 SHARED_ABOVE = 1 << 30                  # shared buffers above 1 GiB of point buffers (validation off)
 SHARED_THRESH = 65536                   # allocations from this size on are folded when shared (at least)
 PROCESSOR_NAME = 100                    # SMPI's MPI_MAX_PROCESSOR_NAME (smpi/smpi.h)
-SHARED_BLOCK = 1 << 20                  # SMPI's shared-malloc block: what a folded buffer really costs
+SHARED_BLOCK = 1 << 20                  # SMPI's default shared-malloc block: what a folded buffer really costs
+MAX_SHARED_BLOCK = 1 << 30              # the largest block collkit asks for (one file of it per call site)
 
 
 def _items(collective: str, ranks: int, count: int, dtype: str, in_place: bool) -> list[tuple[int, int]]:
@@ -65,8 +66,20 @@ def estimate(collective: str, ranks: int, count: int, dtype: str, in_place: bool
     if items:   # count 0 has no buffers and no temporary
         items.append((max(b for b, _ in items), ranks))      # the algorithm's temporary
     folded = [it for it in items if shared and it[0] >= thresh]
-    data = sum(b * n for b, n in items if (b, n) not in folded) + len(folded) * SHARED_BLOCK
+    block = shared_blocksize(collective, ranks, count, dtype, in_place)
+    data = sum(b * n for b, n in items if (b, n) not in folded) + len(folded) * block
     return data + ranks * PER_RANK_OVERHEAD + BASE_OVERHEAD
+
+
+def shared_blocksize(collective: str, ranks: int, count: int, dtype: str, in_place: bool = False) -> int:
+    """SMPI's shared-malloc block for a point: a power of two at least its largest buffer.
+    SMPI maps a folded allocation block by block, one memory map per block, so with its
+    1 MiB default 1,024 ranks of a 16 KiB-block alltoall (16 MiB send, receive and work
+    buffers) wanted about 65,536 maps, the kernel's limit (vm.max_map_count 65,530): "Could
+    not map folded virtual memory", abort. One block per buffer keeps it to a few maps a
+    rank; the block is one file per call site, so its size is memory paid a few times."""
+    _, largest = buffers(collective, ranks, count, dtype, in_place)
+    return min(MAX_SHARED_BLOCK, max(SHARED_BLOCK, 1 << max(0, largest - 1).bit_length()))
 
 
 def shared_threshold(ranks: int, max_iterations: int) -> int:
