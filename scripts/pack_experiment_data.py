@@ -6,8 +6,9 @@
 
 Packing is lossless and idempotent:
 
-* bine-sim/: scripts/bine_table.py (through collkit.report.bine) reads a campaign's
-  results.csv and metadata.json as they are, so both stay plain there; the metadata's
+* bine-sim/ and bine-paper/: scripts/bine_table.py and scripts/bine_paper_tables.py
+  (through collkit.report.bine and bine_paper) read a campaign's results.csv and
+  metadata.json as they are, so both stay plain there; the metadata's
   `placement` (the host of every rank, written by `collkit run`) goes to
   placements/SHA.json.xz, one file per distinct placement (the campaigns of one
   simulated machine share theirs), and becomes {"packed": "placements/SHA.json.xz"}
@@ -34,6 +35,7 @@ import sys
 from pathlib import Path
 
 LIMIT = 16 * 1024
+TABLE_DIRS = ("bine-sim/", "bine-paper/")     # campaigns the table scripts read as they are
 RAW = {".json", ".jsonl", ".csv", ".txt", ".log"}
 PLACEMENT_MIN = 1024
 # Rules files in MPICH's JSON format (collkit tune --format mpich) and every rules
@@ -54,7 +56,7 @@ def keep_plain(root: Path, f: Path) -> bool:
     rel = f.relative_to(root).as_posix()
     if f.is_symlink() or f.suffix not in RAW or rel in KEEP or f.name.endswith(".provenance.json"):
         return True
-    if rel.startswith("bine-sim/"):
+    if rel.startswith(TABLE_DIRS):
         if f.name in ("results.csv", "metadata.json"):
             return True
     elif f.name == "metadata.json":
@@ -66,7 +68,7 @@ def pack(root: Path, dry: bool) -> int:
     placements: dict[str, bytes] = {}
     moved = compressed = 0
     before = after = 0
-    for meta in sorted((root / "bine-sim").rglob("metadata.json")):
+    for meta in sorted(m for d in TABLE_DIRS for m in (root / d).rglob("metadata.json")):
         text = meta.read_text()
         d = json.loads(text)
         p = d.get("placement")
