@@ -251,3 +251,23 @@ def test_the_run_script_refuses_bad_input_in_one_line(tmp_path, args, message):
     assert got.returncode == 2
     assert got.stderr.count("\n") == 1 and message in got.stderr, got.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_settings_one_at_a_time(tmp_path):
+    """scripts/bine_paper_steps.py: each step's figures beside the paper's, and how many
+    collectives' % win lie within 15 points of the paper's (by hand: lumi allreduce 67,
+    bcast 67; step a 30.0 and 60.0 -> 1 of 2; step b 66.0 and 82.0 -> 2 of 2)."""
+    def table(path, allreduce, bcast):
+        rows = [",".join(bp.CSV_COLUMNS),
+                f"lumi,allreduce,67,{allreduce},14,10.0,7,5.0,11,4.0",
+                f"lumi,bcast,67,{bcast},27,20.0,25,30.0,88,5.0"]
+        path.write_text("\n".join(rows) + "\n")
+        return bp.read_side_by_side(path)
+    text = bp.steps_markdown([("a", table(tmp_path / "a.csv", "30.0", "60.0")),
+                              ("b", table(tmp_path / "b.csv", "66.0", "82.0"))])
+    assert "| allreduce | % win | 67 | 30.0 | 66.0 |" in text
+    assert "| bcast | traffic red. | 88 | 5.0 | 5.0 |" in text
+    assert "| **% win within 15 points** | | | 1 of 2 | 2 of 2 |" in text
+    (tmp_path / "bad.csv").write_text("machine,collective\nlumi,bcast\n")
+    with pytest.raises(bp.UserError, match="not a table bine_paper_tables.py wrote"):
+        bp.read_side_by_side(tmp_path / "bad.csv")

@@ -461,3 +461,49 @@ def markdown(rows: list[Row], paper: dict, traffic: bool) -> str:
                          f"{t_avg} | {t_max} |")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+# ----------------------------------------------------------------------------- settings, one at a time
+
+WITHIN = 15.0     # issue #53's test of a simulated % win against the paper's: within 15 points
+
+
+def read_side_by_side(path: Path) -> list[dict[str, str]]:
+    """A CSV write_csv wrote (CSV_COLUMNS)."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not rows or tuple(rows[0].keys()) != CSV_COLUMNS:
+        raise UserError(f"{path}: not a table bine_paper_tables.py wrote; its header must be {','.join(CSV_COLUMNS)}")
+    return rows
+
+
+def steps_markdown(steps: list[tuple[str, list[dict[str, str]]]]) -> str:
+    """Per machine and collective, the paper's % win, % loss and traffic reduction beside
+    each step's (a platform setting added at a time, in the order given), and per step
+    how many collectives' % win is within WITHIN points of the paper's."""
+    machines = sorted({r["machine"] for _, rows in steps for r in rows})
+    labels = [label for label, _ in steps]
+    parts = []
+    for machine in machines:
+        got = {label: {r["collective"]: r for r in rows if r["machine"] == machine} for label, rows in steps}
+        colls = [c for c in ORDER if any(c in g for g in got.values())]
+        lines = [f"### {machine}", "",
+                 "| collective | figure | paper | " + " | ".join(labels) + " |",
+                 "|" + " --- |" * (3 + len(labels))]
+        for coll in colls:
+            first = next(g[coll] for g in got.values() if coll in g)
+            for fig, paper_key, sim_key in (("% win", "paper_win", "sim_win"), ("% loss", "paper_loss", "sim_loss"),
+                                            ("traffic red.", "paper_traffic_red_avg", "sim_traffic_red_avg")):
+                cells = [got[label].get(coll, {}).get(sim_key) or "–" for label in labels]
+                lines.append(f"| {coll} | {fig} | {first[paper_key] or '–'} | " + " | ".join(cells) + " |")
+        close = []
+        for label in labels:
+            n = sum(1 for coll, r in got[label].items() if r["sim_win"] and r["paper_win"]
+                    and abs(float(r["sim_win"]) - float(r["paper_win"])) <= WITHIN)
+            close.append(f"{n} of {sum(1 for r in got[label].values() if r['sim_win'])}")
+        lines.append(f"| **% win within {WITHIN:.0f} points** | | | " + " | ".join(close) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
