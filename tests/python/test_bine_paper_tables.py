@@ -128,30 +128,34 @@ def test_script_csv_and_markdown(tmp_path, script, capsys):
 # A tiny fat tree: two pods of four nodes (XGFT(2; 4,2; 1,1)), node i in pod i // 4.
 TINY = synthetic.from_table({"kind": "fattree", "down": [4, 2], "up": [1, 1], "link_bw": 1e9,
                              "link_lat": 1e-6, "name": "tiny-pods"}, "test")
-BCAST = [("bcast", alg, p, 64, t, "ok") for p in (4, 8) for alg, t in (("bine", 1.0), ("binomial_halving", 2.0))]
+# reduce/binomial_doubling runs bcast/binomial_halving's tree backwards, and reduce/bine
+# bcast/bine's: the same links crossed as the bcast traces below, in the other direction
+REDUCE = [("reduce", alg, p, 64, t, "ok") for p in (4, 8) for alg, t in (("bine", 1.0), ("binomial_doubling", 2.0))]
 
 
 @needs.ck_trace
 def test_traffic_by_hand(tmp_path):
-    """Bytes crossing pods, bcast from rank 0 (traces: binomial_halving sends 0->4, 0->2,
-    0->1, 2->3, 4->6, 4->5, 6->7 at 8 ranks and 0->2, 0->1, 2->3 at 4; bine 0->3, 0->7,
-    0->1, 3->4, 3->2, 4->5, 7->6 at 8 and 0->3, 0->1, 3->2 at 4; every message n bytes).
+    """Bytes crossing pods, reduce to rank 0: the bcast trees backwards (bcast traces:
+    binomial_halving sends 0->4, 0->2, 0->1, 2->3, 4->6, 4->5, 6->7 at 8 ranks and 0->2,
+    0->1, 2->3 at 4; bine 0->3, 0->7, 0->1, 3->4, 3->2, 4->5, 7->6 at 8 and 0->3, 0->1,
+    3->2 at 4; reduce/binomial_doubling and reduce/bine send the same pairs the other way;
+    every message n bytes).
 
     Block placement (no recorded map): 8 ranks on nodes 0-7, pods {0-3} {4-7}:
-    binomial_halving crosses once (0->4), bine twice (0->7, 3->4): reduction 1 - 2/1 =
+    binomial_doubling crosses once (4->0), bine twice (7->0, 4->3): reduction 1 - 2/1 =
     -100 %. 4 ranks sit in pod 0: not counted.
 
     Allocation file node0,node4,node1,node5,node2,node6,node3,node7 (rank r in pod r % 2):
-    at 4 ranks binomial_halving crosses in 0->1 and 2->3 (2n), bine in all three (3n):
-    -50 %; at 8 ranks binomial_halving crosses in 0->1, 2->3, 4->5, 6->7 (4n), bine in all
+    at 4 ranks binomial_doubling crosses in 1->0 and 3->2 (2n), bine in all three (3n):
+    -50 %; at 8 ranks binomial_doubling crosses in 1->0, 3->2, 5->4, 7->6 (4n), bine in all
     seven (7n): -75 %. Block placement would have given -100 % and nothing at 4 ranks, so
     the allocation is what was counted."""
-    block = write_campaign(tmp_path / "block", TINY, BCAST)
+    block = write_campaign(tmp_path / "block", TINY, REDUCE)
     alloc = tmp_path / "alloc.txt"
     alloc.write_text("".join(f"node{i}\n" for i in (0, 4, 1, 5, 2, 6, 3, 7)))
     other = synthetic.from_table({"kind": "fattree", "down": [4, 2], "up": [1, 1], "link_bw": 1e9,
                                   "link_lat": 1e-6, "name": "tiny-alloc"}, "test")
-    on_alloc = write_campaign(tmp_path / "alloc", other, BCAST, allocation_file=str(alloc))
+    on_alloc = write_campaign(tmp_path / "alloc", other, REDUCE, allocation_file=str(alloc))
     names = bp.parse_machine_names(["lumi=sim:tiny-pods", "leonardo=sim:tiny-alloc"], {"lumi", "leonardo"})
     campaigns = [bp.open_campaign(block, names), bp.open_campaign(on_alloc, names)]
     configs, left = bp.configurations(campaigns)
@@ -176,14 +180,14 @@ def test_recorded_rank_map_is_the_placement(tmp_path):
     (root / "placements").mkdir(parents=True)
     (root / "placements" / "abc.json.xz").write_bytes(
         lzma.compress(json.dumps([{"mpi": "smpi", "ranks": 8, "hosts": sorted(hosts), "rank_to_host": hosts}]).encode()))
-    d = write_campaign(root / "bine-sim" / "c", TINY, BCAST, placement={"packed": "placements/abc.json.xz"})
+    d = write_campaign(root / "bine-sim" / "c", TINY, REDUCE, placement={"packed": "placements/abc.json.xz"})
     c = bp.open_campaign(d, {"tiny-pods": "lumi"})
     assert c.rank_hosts == {8: tuple(hosts)}
     topo, pl = bp.job_placement(c, 8)
     assert [topo.nodes[i].name for i in pl.rank_node] == hosts
     assert list(topo.node_group[pl.rank_node]) == [1, 1, 1, 1, 0, 0, 0, 0]
     # without the record, the launcher's block order: rank r on node r
-    topo, pl = bp.job_placement(bp.open_campaign(write_campaign(tmp_path / "b", TINY, BCAST), {"tiny-pods": "lumi"}), 8)
+    topo, pl = bp.job_placement(bp.open_campaign(write_campaign(tmp_path / "b", TINY, REDUCE), {"tiny-pods": "lumi"}), 8)
     assert list(topo.node_group[pl.rank_node]) == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
