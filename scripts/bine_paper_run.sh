@@ -11,7 +11,8 @@
 #
 # MACHINE: lumi, leonardo or marenostrum5. OUT must not exist. Host time of each
 # campaign (GNU time: wall, user, sys) goes to OUT/host-time.txt, the tables to
-# OUT/table-VARIANT.md and OUT/table-VARIANT.csv, all variants side by side to OUT/steps.md.
+# OUT/table-VARIANT.md and OUT/table-VARIANT.csv, all variants side by side to OUT/steps.md, every
+# simulated time to OUT/times.csv.xz.
 set -euo pipefail
 usage() { echo "usage: bash scripts/bine_paper_run.sh lumi|leonardo|marenostrum5 OUT [--1024]" >&2; exit 2; }
 [[ $# -eq 2 || $# -eq 3 ]] || usage
@@ -48,4 +49,5 @@ rm -f "$out/time.tmp"
 steps=()
 for v in "${variants[@]}"; do steps+=("$v=$out/table-$v.csv"); done
 "$root/.venv/bin/python" "$root/scripts/bine_paper_steps.py" "${steps[@]}" > "$out/steps.md"
+"$root/.venv/bin/python" "$root/scripts/bine_paper_times.py" "$out" "$out/times.csv.xz"
 echo "== done $(date -u +%T): tables in $out/table-*.md, the settings one at a time in $out/steps.md"

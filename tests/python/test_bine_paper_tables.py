@@ -275,3 +275,19 @@ def test_the_settings_one_at_a_time(tmp_path):
     (tmp_path / "bad.csv").write_text("machine,collective\nlumi,bcast\n")
     with pytest.raises(bp.UserError, match="not a table bine_paper_tables.py wrote"):
         bp.read_side_by_side(tmp_path / "bad.csv")
+
+
+def test_the_times_file_keeps_every_ok_time(tmp_path):
+    """scripts/bine_paper_times.py: the compact record of a run's simulated times."""
+    import subprocess
+    write_campaign(tmp_path / "run" / "full" / "vector", LUMI, TIMES)
+    got = subprocess.run([sys.executable, str(REPO / "scripts" / "bine_paper_times.py"), str(tmp_path / "run"),
+                          str(tmp_path / "t.csv.xz")], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    rows = list(csv.DictReader(lzma.decompress((tmp_path / "t.csv.xz").read_bytes()).decode().splitlines()))
+    ok = [t for t in TIMES if t[5] == "ok"]
+    assert len(rows) == len(ok) and {r["variant"] for r in rows} == {"full"} and {r["spec"] for r in rows} == {"vector"}
+    assert sorted(float(r["time_us"]) for r in rows) == sorted(float(t[4]) for t in ok)
+    bad = subprocess.run([sys.executable, str(REPO / "scripts" / "bine_paper_times.py"), str(tmp_path / "none"),
+                          str(tmp_path / "u.csv.xz")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "holds no VARIANT/SPEC/results.csv" in bad.stderr
