@@ -473,14 +473,20 @@ def imbalance(tmp_path_factory):
     return mpi_programs.builder(tmp_path_factory, IMBALANCE)
 
 
-def _own_waiting_us(stdout: str) -> dict[int, float]:
-    """The program's own measure of each rank's mean waiting (its clock, one node)."""
+def _own_us(stdout: str, what: str) -> dict[int, float]:
+    """The program's own measure per rank (its clock, one node): `waiting_us`, each
+    rank's mean waiting, or `median_skew_us`, its median arrival after the call's first."""
     got = {}
     for line in stdout.splitlines():
         if line.startswith("imbalance: rank "):
-            _, _, rank, _, value = line.split()
-            got[int(rank)] = float(value)
+            _, _, rank, key, value = line.split()
+            if key == what:
+                got[int(rank)] = float(value)
     return got
+
+
+def _own_waiting_us(stdout: str) -> dict[int, float]:
+    return _own_us(stdout, "waiting_us")
 
 
 def _profile_imbalance(collkit, mpi: str, program: Path, ranks: int, trace: bool, out: Path):
@@ -496,8 +502,11 @@ def _profile_imbalance(collkit, mpi: str, program: Path, ranks: int, trace: bool
 def _check_imbalance(r, p: profile_file.Profile, ranks: int, trace: bool, nominal: bool = True) -> None:
     """Every call matched; each rank's mean waiting within 10 % of what the
     program measured on its own clock (10 % of a step for a rank that hardly
-    waits); and with nominal the issue's bound, rank r waits (p - 1 - r) x
-    STEP_US within 10 %, on the typical call: the median arrival skews. The mean itself is
+    waits); and with nominal the issue's bound on the typical call (the median
+    arrival skews), rank r waits what the program's own clock says its typical call
+    waited within 10 % (about (p - 1 - r) x STEP_US; a busy machine, or MPICH's
+    throttled progress under --trace, stretched it to 175 us once: the profile must
+    report the imbalance there was, not the one the schedule asked for). The mean itself is
     the program's, not the profile's: on a machine busy with other work (two
     cores, other tests beside this one) a rank descheduled for milliseconds
     now and then adds that to the others' waiting (measured here with other
@@ -511,9 +520,12 @@ def _check_imbalance(r, p: profile_file.Profile, ranks: int, trace: bool, nomina
     assert p.clock is not None and p.clock.nodes == 1 and p.run_id
     own = _own_waiting_us(r.stdout)
     assert sorted(own) == list(range(ranks)), r.stdout
+    own_skew = _own_us(r.stdout, "median_skew_us")
+    assert sorted(own_skew) == list(range(ranks)), r.stdout
     median_skew_us = {x.rank: x.skew_quantiles_s[SKEW_MEDIAN] * 1e6 for x in s.ranks}
     seen = [f"rank {x.rank}: waiting {x.waiting_s / CALLS * 1e6:.1f} us a call (the program's clock: "
-            f"{own[x.rank]:.1f}), median skew {median_skew_us[x.rank]:.1f} us, working "
+            f"{own[x.rank]:.1f}), median skew {median_skew_us[x.rank]:.1f} us (the program's: "
+            f"{own_skew[x.rank]:.1f}), working "
             f"{x.working_s / CALLS * 1e6:.1f} us" for x in s.ranks]
     # the issue's second half (working within 25 % of a campaign's) is the loop's test: recorded here
     print(f"{p.mpi_name} {ranks} ranks {'trace' if trace else 'sample'}: working_call_median "
@@ -524,7 +536,7 @@ def _check_imbalance(r, p: profile_file.Profile, ranks: int, trace: bool, nomina
         assert abs(waiting_us - own[x.rank]) <= 0.1 * max(own[x.rank], STEP_US), seen
         if not nominal:
             continue
-        want = (ranks - 1 - x.rank) * STEP_US
+        want = own_skew[ranks - 1] - own_skew[x.rank]
         typical = median_skew_us[ranks - 1] - median_skew_us[x.rank]
         assert abs(typical - want) <= 0.1 * max(want, STEP_US), seen
     late = max(s.ranks, key=lambda x: x.last_share)
