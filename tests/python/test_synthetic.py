@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -202,36 +203,7 @@ def test_platform_xml_is_one_cluster_with_the_models_numbers():
         platform_xml(inst, 0)
 
 
-PINGPONG = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-/* One warm-up round trip, then a timed one: the warm-up aligns the two ranks,
- * so half the timed round trip is one message's transfer time. */
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    long n = atol(argv[1]);
-    char *buf = calloc(n > 0 ? (size_t)n : 1, 1);
-    if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
-    double t0 = 0.0;
-    for (int round = 0; round < 2; round++) {
-        t0 = MPI_Wtime();
-        if (rank == 0) {
-            MPI_Send(buf, (int)n, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)n, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(buf, (int)n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, (int)n, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-        }
-    }
-    if (rank == 0) printf("oneway %.9e\n", (MPI_Wtime() - t0) / 2);
-    free(buf);
-    MPI_Finalize();
-    return 0;
-}
-"""
+PINGPONG = (Path(__file__).parent / "fixtures" / "sim_pingpong.c").read_text()
 
 import needs  # noqa: E402
 from cli_runner import one_line_error  # noqa: E402
