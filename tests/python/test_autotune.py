@@ -315,11 +315,11 @@ def test_learned_rules_reproduce_and_restart_the_choice(collkit, mpi, loop, tmp_
     assert _rule(again) == RD and "from the rules" in again.read_text()
 
 
-def _learn(collkit, mpi, program, tmp_path, out: Path, calls: int, *options: str) -> None:
+def _learn(collkit, mpi, program, tmp_path, out: Path, calls: int, *options: str, slow_us: float = 10) -> None:
     """One run of `calls` 8-byte allreduces (barrier after each), recursive
-    doubling 10 us slower, learning into `out`."""
+    doubling `slow_us` slower, learning into `out`."""
     install = find_install(mpi)
-    flags = preload.env_flags(known.find(mpi).family, {"COLLKIT_AUTOTUNE_TEST_SLOW": f"allreduce={RD}:10"})
+    flags = preload.env_flags(known.find(mpi).family, {"COLLKIT_AUTOTUNE_TEST_SLOW": f"allreduce={RD}:{slow_us:g}"})
     r = collkit("preload", "--mpi", mpi, "--autotune", "--autotune-out", str(out), "--candidates",
                 f"allreduce={RD}", *options, "--", str(install.mpirun), *flags, "-n", "2", *install.flags,
                 str(program), str(calls), "2", "barrier", cwd=tmp_path, timeout=300)
@@ -393,12 +393,15 @@ def test_a_class_too_short_for_its_first_stage_keeps_its_calls_for_the_next_run(
     first stage 40): runs of 38 8-byte allreduces explore 6 calls, under the first stage's 8
     (4 a candidate). The closing look at MPI_Finalize counts them: the race state goes on with
     one look (before: no look, no state, every run started again). The next run continues
-    it, eliminates recursive doubling (10 us slower) at its next look and settles."""
+    it, eliminates recursive doubling (1 ms slower) at a later look and settles. 1 ms, not
+    10 us: in CI (2026-11-30, ctest and pytest two at a time) the library's working time
+    reached past 10 us a call and run 2 ended after 4 looks undecided; what this test checks
+    is the carried state, not how small a difference the race resolves (other tests do)."""
     seen = []
     prev: list[str] = []
     for i in range(2):
         out = tmp_path / f"short{i}.rules"
-        _learn(collkit, "openmpi", loop("openmpi"), tmp_path, out, 38, "--budget", "100", *prev)
+        _learn(collkit, "openmpi", loop("openmpi"), tmp_path, out, 38, "--budget", "100", *prev, slow_us=1000)
         seen.append(_looks_and_rule(out.read_text()))
         prev = ["--autotune-from", str(out)]
     assert seen == [(1, ""), (0, "library")], seen
