@@ -29,7 +29,8 @@ TEST_PACKAGES=(slurm-wlm munge
                chromium            # headless, for the HTML report's browser tests (test_report_browser.py)
                environment-modules  # the cluster-user check loads MPICH through a modulefile
                tmux                # a real terminal that test_new.py drives `collkit new` in
-               ccache)             # a second checkout compiles nothing twice (scripts/ccache.sh)
+               ccache              # a second checkout compiles nothing twice (scripts/ccache.sh)
+               strace)             # Intel MPI's messages seen from outside (tests/python/cma_trace.py)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] %s\n' "$*" >&2; exit 2; }
@@ -185,7 +186,7 @@ if [[ -x .openmpi5/bin/mpicc ]]; then
 fi
 # SimGrid (simulated machines, `--platform sim:NAME`): SimGrid 4.1 from PyPI's
 # source distribution, built once per machine into ~/.cache/collkit/simgrid
-# (about 5 minutes on 2 cores; later checkouts reuse it), then libcollkit,
+# (about 3 minutes on 2 cores; later checkouts reuse it), then libcollkit,
 # collkit-bench and collkit-replay compiled with its smpicc into build/simgrid
 # (collkit.simulation.simgrid_install).
 say "SimGrid 4.1 and collkit-bench for it (build/simgrid)"

@@ -163,6 +163,7 @@ DEPENDENCIES: dict[str, Dependency] = {
     "fortran-mpich": Dependency("the preload's Fortran programs for MPICH (gfortran, build/mpich-fortran)",
                                 _fortran("mpich"), _apt),
     "tmux": Dependency("tmux", _program("tmux"), _apt),
+    "strace": Dependency("strace", _program("strace"), _apt),
     "chromium": Dependency("Chromium (headless)", _chromium, _apt),
     "hpcc": Dependency("hpcc", _loop_program("hpcc"), _apt),
     "mpi4py-tests": Dependency("mpi4py and its tests (.mpich, build/mpi4py-*)", _loop_program("mpi4py-cco"),
@@ -243,6 +244,7 @@ def fortran(name: str) -> pytest.MarkDecorator:
 openmpi = mark("openmpi")
 mpich = mark("mpich")
 impi = mark("impi")
+impi_traced = mark("impi", "strace")      # Intel MPI's messages by strace (cma_trace.py)
 openmpi5 = mark("openmpi5")
 both_mpis = mark("openmpi", "mpich")
 debian_openmpi = mark("debian-openmpi")

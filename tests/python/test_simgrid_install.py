@@ -43,6 +43,30 @@ def test_the_build_key_follows_the_compiler(monkeypatch):
         si.build_key.cache_clear()
 
 
+def test_the_build_key_follows_the_precompiled_headers(monkeypatch):
+    """A build made without them (or with others) is not taken for one made with them."""
+    si.build_key.cache_clear()
+    try:
+        a = si.build_key()
+        monkeypatch.setattr(si, "PCH_HEADERS", si.PCH_HEADERS[:-1])
+        si.build_key.cache_clear()
+        assert si.build_key() != a
+    finally:
+        si.build_key.cache_clear()
+
+
+@needs.simgrid_programs
+def test_the_machines_build_precompiled_its_headers():
+    """The configure step ran collkit's CMake code (CMAKE_PROJECT_INCLUDE): the build log
+    names the precompiled header, and the stamp records which headers went in."""
+    found = si.installed()
+    log = found.prefix.parent / f"{found.prefix.name}.log"
+    text = log.read_text()
+    assert "cmake_pch.hxx.gch" in text
+    stamp = json.loads((found.prefix / si.STAMP).read_text())
+    assert stamp["precompiled_headers"] == list(si.PCH_HEADERS)
+
+
 def test_a_build_without_its_stamp_does_not_count(cache):
     pre = si.prefix()
     (pre / "bin").mkdir(parents=True)
