@@ -1,4 +1,4 @@
-"""Intel MPI's schedules seen by their messages (cma_trace.py: each large message is one
+"""Intel MPI's schedules seen by their messages (impi_traffic.py: each large message is one
 kernel copy that strace names by sender, receiver and bytes): allgather's presets 1, 2
 and 3 run recursive doubling, Bruck's and ring, as Intel's reference numbered them up to
 2021.12; and the message size that I_MPI_ADJUST_<COLL> conditions and Intel's tuning
@@ -11,7 +11,7 @@ import collections
 
 import pytest
 
-import cma_trace
+import impi_traffic
 import needs
 from collkit import backends
 from collkit.backends import impi
@@ -26,11 +26,11 @@ P = 4
 
 @pytest.fixture(scope="module")
 def cma_program(tmp_path_factory):
-    return cma_trace.program(tmp_path_factory)("impi")
+    return impi_traffic.program(tmp_path_factory)("impi")
 
 
 def _run(program, tmp_path, collective: str, env: dict[str, str], block: int = B) -> collections.Counter:
-    return cma_trace.messages(program, collective, block, P, env, tmp_path)
+    return impi_traffic.messages(program, collective, block, P, env, tmp_path)
 
 
 _REFERENCE: dict[tuple, collections.Counter] = {}
@@ -83,6 +83,21 @@ def test_the_conditions_read_one_ranks_block_as_the_message_size(cma_program, tm
     assert forced_a != forced_b
     assert _run(cma_program, tmp_path, collective, {var: f"{a}:{B}-{B};{b}:0-{MAX_BOUND}"}) == forced_a
     assert _run(cma_program, tmp_path, collective, {var: f"{a}:{B - 1}-{B - 1};{b}:0-{MAX_BOUND}"}) == forced_b
+
+
+# gather's presets 1 (binomial) and 3 (linear) by Intel's profiler: at 4 ranks, binomial
+# sends rank 3's block to 2 and rank 2's two to the root; linear sends each block to it
+GATHER = {"1": collections.Counter({(1, 0, B): 1, (3, 2, B): 1, (2, 0, 2 * B): 1}),
+          "3": collections.Counter({(1, 0, B): 1, (2, 0, B): 1, (3, 0, B): 1})}
+
+
+@needs.impi
+def test_gathers_conditions_read_one_ranks_block_too(cma_program, tmp_path):
+    def run(value: str) -> collections.Counter:
+        return impi_traffic.egress(cma_program, "gather", B, P, {"I_MPI_ADJUST_GATHER": value}, tmp_path)
+    assert run("1") == GATHER["1"] and run("3") == GATHER["3"]
+    assert run(f"1:{B}-{B};3:0-{MAX_BOUND}") == GATHER["1"]
+    assert run(f"1:{B - 1}-{B - 1};3:0-{MAX_BOUND}") == GATHER["3"]
 
 
 CANDS = {c: [Candidate(f"impi_preset_{n}", f"preset {n}", str(n)) for n in range(1, 6)]

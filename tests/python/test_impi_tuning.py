@@ -185,10 +185,12 @@ def test_the_writer_gives_each_rank_count_its_size_conditions(tmp_path):
     assert tuning.load(tmp_path / "w.impi", "w", "fix").library == "impi"
 
 
-def test_only_collectives_whose_message_size_is_known_are_written():
-    assert writer.expressible("allreduce", CANDS["allreduce"][0], None)
-    assert writer.expressible("allgather", CANDS["allgather"][0], None)     # test_impi_schedules.py
-    assert not writer.expressible("gather", CANDS["allgather"][0], None)
+def test_every_collectives_presets_are_written_but_never_preset_0():
+    """Intel's message size is shown for all eight (test_impi_schedules.py for the block
+    collectives); preset 0 is the library's own choice, a rule's DEFAULT."""
+    for coll in impi.STEM:
+        assert writer.expressible(coll, Candidate("impi_preset_3", "preset 3", "3"), None), coll
+    assert not writer.expressible("allreduce", Candidate("impi_preset_0", "preset 0", "0"), None)
     with pytest.raises(UserError, match="no preset was chosen") as err:
         writer.write([Rule("allreduce", 4, 0, None, DEFAULT, "measured")], CANDS, None, [])
     assert "\n" not in str(err.value)

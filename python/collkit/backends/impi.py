@@ -70,13 +70,12 @@ _VERSION = re.compile(r"Intel\(R\) MPI Library[^,]*, Version (\S+)")
 # and reduce count*typesize (4096 B for 1024 ints ran the preset of 4096-4096, not of
 # 16384), reduce_scatter_block recvcount*typesize (1024 B for 256 ints a rank).
 # bcast: every rank passes the same count*typesize, the only size its call has; not
-# shown by a run (no user op). allgather, alltoall and scatter: one rank's block
+# shown by a run (no user op). allgather, alltoall, scatter and gather: one rank's block
 # (count*typesize), in I_MPI_ADJUST conditions and the tuning tree alike, shown by their
-# messages (tests/python/test_impi_schedules.py: a 65536-65536 condition runs its preset
-# at 64 KiB a block, 65535-65535 does not). gather: its blocks move through Intel's
-# shared cells under every preset, so no trace tells its presets apart here, and a
-# tuning file does not name them.
-MESSAGE_SIZE_IS_COLLKIT_BYTES = ("allreduce", "reduce", "reduce_scatter", "bcast", "allgather", "alltoall", "scatter")
+# messages (tests/python/test_impi_schedules.py: at 64 KiB a block, a condition whose
+# upper bound is 65536 runs its preset and one of 65535 does not).
+MESSAGE_SIZE_IS_COLLKIT_BYTES = ("allreduce", "reduce", "reduce_scatter", "bcast", "allgather", "alltoall", "scatter",
+                                 "gather")
 # A preset id past every collective's range (MAX_PRESETS): MPI_Init prints
 # "Incorrect algorithm: ALLREDUCE=999, will be ignored" (tune/proof.py's broken copy)
 BROKEN_PRESET = 999
