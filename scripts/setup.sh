@@ -30,7 +30,7 @@ TEST_PACKAGES=(slurm-wlm munge
                environment-modules  # the cluster-user check loads MPICH through a modulefile
                tmux                # a real terminal that test_new.py drives `collkit new` in
                ccache              # a second checkout compiles nothing twice (scripts/ccache.sh)
-               strace)             # Intel MPI's messages seen from outside (tests/python/cma_trace.py)
+               strace)             # Intel MPI's messages seen from outside (tests/python/impi_traffic.py)
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] %s\n' "$*" >&2; exit 2; }

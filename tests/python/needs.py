@@ -244,7 +244,7 @@ def fortran(name: str) -> pytest.MarkDecorator:
 openmpi = mark("openmpi")
 mpich = mark("mpich")
 impi = mark("impi")
-impi_traced = mark("impi", "strace")      # Intel MPI's messages by strace (cma_trace.py)
+impi_traced = mark("impi", "strace")      # Intel MPI's messages by strace (impi_traffic.py)
 openmpi5 = mark("openmpi5")
 both_mpis = mark("openmpi", "mpich")
 debian_openmpi = mark("debian-openmpi")
