@@ -66,6 +66,7 @@ import csv
 import json
 import lzma
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -483,6 +484,28 @@ def read_side_by_side(path: Path) -> list[dict[str, str]]:
     if not rows or tuple(rows[0].keys()) != CSV_COLUMNS:
         raise UserError(f"{path}: not a table bine_paper_tables.py wrote; its header must be {','.join(CSV_COLUMNS)}")
     return rows
+
+
+SIM_FIGURES = ("sim_win", "sim_loss", "sim_gain_avg", "sim_traffic_red_avg")
+
+
+def median_rows(steps: list[tuple[str, list[dict[str, str]]]]) -> list[dict[str, str]]:
+    """Per machine and collective, the median over the steps of each simulated figure
+    (the paper's columns kept): the shares of several draws of the allocations (issue
+    #53: one draw moved lumi's shares by up to 20 points). A figure some step lacks is
+    taken over the steps that have it; one no step has stays empty."""
+    by_key: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for _, rows in steps:
+        for r in rows:
+            by_key.setdefault((r["machine"], r["collective"]), []).append(r)
+    out = []
+    for key, rows in by_key.items():
+        row = dict(rows[0])
+        for fig in SIM_FIGURES:
+            values = [float(r[fig]) for r in rows if r[fig]]
+            row[fig] = _num(statistics.median(values)) if values else ""
+        out.append(row)
+    return out
 
 
 def steps_markdown(steps: list[tuple[str, list[dict[str, str]]]]) -> str:
