@@ -238,19 +238,26 @@ def test_paper_figures_are_data():
     assert paper["marenostrum5", "gather"]["traffic_red_avg_pct"] == -8
 
 
-@pytest.mark.parametrize("args, message", [
-    (["fugaku", "OUT"], "unknown machine 'fugaku'; choose lumi, leonardo or marenostrum5"),
-    (["lumi", "OUT", "--2048"], "unknown option '--2048'; the only option is --1024"),
-    (["lumi", "EXISTS"], "already exists; give a new directory"),
-    (["lumi"], "usage: bash scripts/bine_paper_run.sh"),
+@pytest.mark.parametrize("script, args, message", [
+    ("run", ["fugaku", "OUT"], "unknown machine 'fugaku'; choose lumi, leonardo or marenostrum5"),
+    ("run", ["lumi", "OUT", "--2048"], "unknown option '--2048'; the only option is --1024"),
+    ("run", ["lumi", "EXISTS"], "already exists; give a new directory"),
+    ("run", ["lumi"], "usage: bash scripts/bine_paper_run.sh"),
+    ("seeds", ["fugaku", "OUT", "1"], "unknown machine 'fugaku'; choose lumi, leonardo or marenostrum5"),
+    ("seeds", ["lumi", "OUT"], "usage: bash scripts/bine_paper_seeds.sh"),
+    ("seeds", ["lumi", "OUT", "1", "x2"], "seed 'x2' is not a whole number from 0 to 2147483647"),
+    ("seeds", ["lumi", "OUT", "2147483648"], "seed '2147483648' is not a whole number"),
+    ("seeds", ["lumi", "OUT", "3", "3"], "seed 3 is given twice"),
+    ("seeds", ["lumi", "EXISTS", "1"], "already exists; give a new directory"),
 ])
-def test_the_run_script_refuses_bad_input_in_one_line(tmp_path, args, message):
-    """scripts/bine_paper_run.sh (the documented full reproduction) checks its input
-    before it runs anything: one line on stderr, exit status 2, nothing written."""
+def test_the_run_scripts_refuse_bad_input_in_one_line(tmp_path, script, args, message):
+    """scripts/bine_paper_run.sh and bine_paper_seeds.sh (the documented reproductions)
+    check their input before they run anything: one line on stderr, exit status 2,
+    nothing written."""
     import subprocess
     (tmp_path / "exists").mkdir()
     argv = [str(tmp_path / "out") if a == "OUT" else str(tmp_path / "exists") if a == "EXISTS" else a for a in args]
-    got = subprocess.run(["bash", str(REPO / "scripts" / "bine_paper_run.sh"), *argv], capture_output=True,
+    got = subprocess.run(["bash", str(REPO / "scripts" / f"bine_paper_{script}.sh"), *argv], capture_output=True,
                          text=True, timeout=60)
     assert got.returncode == 2
     assert got.stderr.count("\n") == 1 and message in got.stderr, got.stderr
