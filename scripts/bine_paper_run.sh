@@ -29,23 +29,18 @@ dir=$root/examples/experiments/bine-paper
 specs=(vector blocks)
 [[ -z $big ]] || specs+=(vector-1024 blocks-1024)
 collkit=$root/.venv/bin/collkit
+source "$root/scripts/bine_paper_campaign.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 for v in "${variants[@]}"; do
     campaigns=()
     for s in "${specs[@]}"; do
-        echo "== $machine-$v $s $(date -u +%T)"
-        /usr/bin/time -o "$out/time.tmp" -f "%e %U %S" \
-            "$collkit" run "$dir/$s.toml" --platform "$dir/$machine-$v.toml" --out "$out/$v/$s" \
-            > "$out/$v-$s.log" 2>&1 || { echo "failed: see $out/$v-$s.log" >&2; exit 1; }
-        read -r wall user sys < "$out/time.tmp"
-        echo "$machine-$v $s wall_s=$wall user_s=$user sys_s=$sys" | tee -a "$out/host-time.txt"
+        bine_campaign "$machine-$v $s" "$dir/$s.toml" "$dir/$machine-$v.toml" "$out/$v/$s" "$v-$s.log"
         campaigns+=("$out/$v/$s")
     done
     "$root/.venv/bin/python" "$root/scripts/bine_paper_tables.py" "${campaigns[@]}" \
         --csv "$out/table-$v.csv" > "$out/table-$v.md"
 done
-rm -f "$out/time.tmp"
 steps=()
 for v in "${variants[@]}"; do steps+=("$v=$out/table-$v.csv"); done
 "$root/.venv/bin/python" "$root/scripts/bine_paper_steps.py" "${steps[@]}" > "$out/steps.md"

@@ -35,6 +35,7 @@ base=$dir/$machine-$variant.toml
 grep -Eq '^allocation = \{ draw = "scheduler", seed = [0-9]+' "$base" || {
     echo "bine_paper_seeds.sh: $base has no 'allocation = { draw = \"scheduler\", seed = N' line to vary" >&2; exit 2; }
 collkit=$root/.venv/bin/collkit
+source "$root/scripts/bine_paper_campaign.sh"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 steps=()
@@ -44,18 +45,13 @@ for s in "$@"; do
         "$base" > "$platform"
     campaigns=()
     for spec in vector blocks; do
-        echo "== $machine-$variant seed $s $spec $(date -u +%T)"
-        /usr/bin/time -o "$out/time.tmp" -f "%e %U %S" \
-            "$collkit" run "$dir/$spec.toml" --platform "$platform" --out "$out/seed$s/$spec" \
-            > "$out/seed$s-$spec.log" 2>&1 || { echo "failed: see $out/seed$s-$spec.log" >&2; exit 1; }
-        read -r wall user sys < "$out/time.tmp"
-        echo "$machine-$variant seed $s $spec wall_s=$wall user_s=$user sys_s=$sys" | tee -a "$out/host-time.txt"
+        bine_campaign "$machine-$variant seed $s $spec" "$dir/$spec.toml" "$platform" "$out/seed$s/$spec" \
+            "seed$s-$spec.log"
         campaigns+=("$out/seed$s/$spec")
     done
     "$root/.venv/bin/python" "$root/scripts/bine_paper_tables.py" "${campaigns[@]}" \
         --csv "$out/table-seed$s.csv" > "$out/table-seed$s.md"
     steps+=("seed $s=$out/table-seed$s.csv")
 done
-rm -f "$out/time.tmp"
 "$root/.venv/bin/python" "$root/scripts/bine_paper_steps.py" --median "${steps[@]}" > "$out/seeds.md"
 echo "== done $(date -u +%T): $out/seeds.md"
