@@ -91,11 +91,14 @@ GATHER = {"1": collections.Counter({(1, 0, B): 1, (3, 2, B): 1, (2, 0, 2 * B): 1
           "3": collections.Counter({(1, 0, B): 1, (2, 0, B): 1, (3, 0, B): 1})}
 
 
+@pytest.mark.full
 @needs.impi
 def test_gathers_conditions_read_one_ranks_block_too(cma_program, tmp_path):
+    """In make test-full only: every profiled launch maps about 7.8 GB of shared memory
+    for Intel's profiler, 15-20 s of system time each (80 s for this test in a make test
+    on 2 cores, 2026-11-30); the writer's code path is the other block collectives'."""
     def run(value: str) -> collections.Counter:
         return impi_traffic.egress(cma_program, "gather", B, P, {"I_MPI_ADJUST_GATHER": value}, tmp_path)
-    assert run("1") == GATHER["1"] and run("3") == GATHER["3"]
     assert run(f"1:{B}-{B};3:0-{MAX_BOUND}") == GATHER["1"]
     assert run(f"1:{B - 1}-{B - 1};3:0-{MAX_BOUND}") == GATHER["3"]
 
