@@ -540,8 +540,10 @@ def test_profile_shows_what_the_autotuner_decided(collkit, loop, tmp_path):
     assert (c.comm_size, c.bytes, c.datatype, c.op, c.calls) == (2, 8, "MPI_INT", "sum", 3000)
     assert [k.name for k in c.candidates] == ["library", RD, "ring"]
     assert c.explored >= sum(k.calls for k in c.candidates) > 0     # equal once settled (at a look)
-    if c.state == "settled":
-        assert sum(k.verdict == "chosen" for k in c.candidates) == 1 and c.choice == _rule(tmp_path / "p.rules")
+    # settled: one candidate chosen, the rules' choice; still racing: none chosen
+    chosen = [k.name for k in c.candidates if k.verdict == "chosen"]
+    assert (c.state == "settled" and chosen == [c.choice] == [_rule(tmp_path / "p.rules")]) or \
+        (c.state != "settled" and chosen == []), (c.state, chosen, c.choice)
     assert c.lost_s == pytest.approx(sum(k.time_s for k in c.candidates if k.name != c.choice), rel=1e-6)
     text = profile.table(p, width=100)
     assert "autotune: 1 classes" in text and all(len(ln) <= 100 for ln in text.splitlines())
