@@ -23,7 +23,7 @@ from pathlib import Path
 from mpi_programs import builder
 
 SOURCE = Path(__file__).parent / "fixtures" / "cma_coll.c"
-ENV = {"I_MPI_SHM_CMA": "1", "I_MPI_SHM_CMA_THRESHOLD": "1"}
+CMA = {"I_MPI_SHM_CMA": "1", "I_MPI_SHM_CMA_THRESHOLD": "1"}
 _PID = re.compile(r"rank (\d+) pid (\d+)")
 _BAD = re.compile(r"rank (\d+) bad (\d+)")
 # "PID process_vm_readv(PEER, ..." or its "<... process_vm_readv resumed>...= BYTES" half
@@ -56,7 +56,7 @@ def messages(program: Path, collective: str, block: int, ranks: int, env: dict[s
              ) -> collections.Counter:
     """The (sender, receiver, bytes) of every message of one call, with their counts."""
     log = tmp / "strace.txt"
-    rank_of = _launch(program, collective, block, ranks, {**ENV, **env},
+    rank_of = _launch(program, collective, block, ranks, {**CMA, **env},
                       ["strace", "-f", "-qq", "-e", "trace=process_vm_readv", "-e", "signal=none", "-o", str(log)])
     peer: dict[int, int] = {}
     seen: collections.Counter = collections.Counter()

@@ -499,7 +499,7 @@ def median_rows(steps: list[tuple[str, list[dict[str, str]]]]) -> list[dict[str,
         for r in rows:
             by_key.setdefault((r["machine"], r["collective"]), []).append(r)
     out = []
-    for key, rows in by_key.items():
+    for rows in by_key.values():
         row = dict(rows[0])
         for fig in SIM_FIGURES:
             values = [float(r[fig]) for r in rows if r[fig]]
