@@ -85,12 +85,14 @@ int ck_gather_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
 int ck_gather_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
 int ck_gather_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+int ck_gather_bine_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- scatter */
 int ck_scatter_linear(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 int ck_scatter_binomial(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
 int ck_scatter_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
+int ck_scatter_bine_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, int root, MPI_Comm comm);
 
 /* ---------------------------------------------------------------- allgather */
 int ck_allgather_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);

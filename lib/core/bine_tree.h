@@ -91,4 +91,9 @@ int ck_bine_blocks_open(int gather, const void *sbuf, void *rbuf, size_t count, 
                         int root, MPI_Comm comm, ck_bine_blocks *b, int *done);
 void ck_bine_blocks_close(ck_bine_blocks *b);
 
+/* The distance-halving Bine gather (gather != 0) or scatter, whole: checks
+ * included (lib/core/bine_halving_blocks.c). */
+int ck_bine_halving_blocks(int gather, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype dt, int root, MPI_Comm comm);
+
 #endif

@@ -23,8 +23,8 @@ PORTFOLIO = {
 BINE_SWING = {
     "bcast": {"bine", "bine_scatter_allgather"},
     "reduce": {"bine", "bine_rsag"},
-    "gather": {"bine"},
-    "scatter": {"bine"},
+    "gather": {"bine", "bine_halving"},
+    "scatter": {"bine", "bine_halving"},
     "allgather": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
     "reduce_scatter": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
     "allreduce": {"bine_latency", "bine_latency_agreed", "bine_bandwidth", "bine_bandwidth_seg", "swing_latency",

@@ -414,9 +414,11 @@ CONSERVATION = [
     ("gather", "linear", ANY, lambda p: Fraction(p - 1, p)),
     ("gather", "binomial", ANY, lambda p: Fraction(_pc(p), p)),
     ("gather", "bine", POW2, lambda p: Fraction(_k(p), 2)),
+    ("gather", "bine_halving", POW2, lambda p: Fraction(_k(p), 2)),
     ("scatter", "linear", ANY, lambda p: Fraction(p - 1, p)),
     ("scatter", "binomial", ANY, lambda p: Fraction(_pc(p), p)),
     ("scatter", "bine", POW2, lambda p: Fraction(_k(p), 2)),
+    ("scatter", "bine_halving", POW2, lambda p: Fraction(_k(p), 2)),
     ("allgather", "ring", ANY, TREE),
     ("allgather", "recursive_doubling", ANY, FOLDED_BUTTERFLY),
     ("allgather", "bruck", ANY, TREE),
@@ -483,7 +485,8 @@ BUSIEST = {
     ("reduce", "rabenseifner_halving"): lambda p: Fraction(3, 2) - Fraction(1, p),
     ("reduce", "bine_rsag"): lambda p: _HALF(p) + Fraction(1, 2),
     ("gather", "linear"): lambda p: Fraction(1, p), ("gather", "binomial"): lambda p: Fraction(1, 2),
-    ("gather", "bine"): lambda p: Fraction(1, 2),
+    ("gather", "bine"): lambda p: Fraction(1, 2), ("gather", "bine_halving"): lambda p: Fraction(1, 2),
+    ("scatter", "bine_halving"): _HALF,
     ("scatter", "linear"): _HALF, ("scatter", "binomial"): _HALF, ("scatter", "bine"): _HALF,
     **{("allgather", a): _HALF for a in ("ring", "recursive_doubling", "bruck", "neighbor_exchange", "sparbit",
                                          "bine_permute", "bine_noncontig", "swing")},
@@ -618,6 +621,43 @@ def test_whole_vector_algorithms_scale_with_the_count(tracer, coll, alg):
         b = tracer.get(TraceKey(coll, alg, p, big, 0, "int8", "pairs"))
         assert a.src.tolist() == b.src.tolist() and a.dst.tolist() == b.dst.tolist(), p
         assert (a.nbytes * big).tolist() == (b.nbytes * small).tolist(), p
+
+
+# The distance-halving Bine gather at p = 8, root 0, worked out by hand from
+# the Bine broadcast tree (root 0 -> 3 -> 4 -> 5 ...: rho = 3, -1, 1 from an
+# even rank, negated from an odd one): (sender, receiver, blocks). Every
+# subtree is a run of ranks ({2..5} under 3, {6, 7} under 7) and the root's
+# half-the-blocks child is 3 ranks away, where MPICH's binomial gather sends
+# its half from rank 4.
+BINE_HALVING_GATHER_P8 = {(1, 0, 1), (6, 7, 1), (2, 3, 1), (5, 4, 1), (7, 0, 2), (4, 3, 2), (3, 0, 4)}
+BINOMIAL_GATHER_P8 = {(1, 0, 1), (3, 2, 1), (5, 4, 1), (7, 6, 1), (2, 0, 2), (6, 4, 2), (4, 0, 4)}
+
+
+@needs.ck_trace
+@pytest.mark.parametrize("coll", ["gather", "scatter"])
+def test_bine_halving_runs_the_bine_broadcast_tree_on_runs_of_ranks(tracer, coll):
+    for alg, expected in (("bine_halving", BINE_HALVING_GATHER_P8), ("binomial", BINOMIAL_GATHER_P8)):
+        t = tracer.get(TraceKey(coll, alg, 8, 1, 0, "int8", "pairs"))  # one byte a block
+        got = {(int(s), int(d), int(b)) for s, d, b in zip(t.src, t.dst, t.nbytes)}
+        if coll == "scatter":
+            expected = {(d, s, b) for s, d, b in expected}
+        assert got == expected, alg
+
+
+@needs.ck_trace
+def test_bine_halving_gather_crosses_groups_less_than_binomial_on_unaligned_groups(tracer):
+    # 16 ranks in groups of 4 shifted by 2 (ranks 0-1, 2-5, 6-9, 10-13, 14-15),
+    # counted by hand from the two trees, in blocks: binomial 24 (the half
+    # from 8, the quarters from 4 and 12, the eighths from 2, 6, 10 and 14 all
+    # cross), bine_halving 18 (the half from 11 = 0 - 5, the quarters from 3
+    # and from 8 to 11, the eighth from 15 = 0 - 1; subtrees [6, 13], [2, 5],
+    # [6, 9] and [14, 15] keep the rest inside groups).
+    groups = [(r + 2) // 4 for r in range(16)]
+    got = {}
+    for alg in ("binomial", "bine_halving"):
+        t = tracer.get(TraceKey("gather", alg, 16, 1, 0, "int8", "pairs"))
+        got[alg] = sum(int(b) for s, d, b in zip(t.src, t.dst, t.nbytes) if groups[s] != groups[d])
+    assert got == {"binomial": 24, "bine_halving": 18}
 
 
 @needs.ck_trace
