@@ -36,7 +36,10 @@
 #define ALG_AT(i) ck_algorithm_at(i)
 #endif
 
-#define MAX_SELECT 64
+/* --algorithm options one launch takes, and so the algorithms of one
+ * collective run_collective handles: collkit check names every algorithm of
+ * a run on the command line (65 in the registry in November 2026). */
+#define MAX_SELECT 256
 #define MAX_FAIL_LINES 10
 
 typedef enum { LEVEL_QUICK, LEVEL_STANDARD, LEVEL_FULL } level_t;
@@ -261,11 +264,11 @@ static long report_rank_variants(void)
 
 static int run_collective(ck_collective coll, const commctx *cc, int *seed)
 {
-    size_t idx[256];
+    size_t idx[MAX_SELECT];
     int nsel = 0;
     for (size_t i = 0; i < nalgs; i++) {
         const ck_algorithm *a = ALG_AT(i);
-        if (a->collective == coll && selected(a) && nsel < 256) idx[nsel++] = i;
+        if (a->collective == coll && selected(a) && nsel < MAX_SELECT) idx[nsel++] = i;
     }
     if (nsel == 0) return 0;
 
@@ -334,9 +337,9 @@ static int run_collective(ck_collective coll, const commctx *cc, int *seed)
                          * largest and smallest digest: a replicated result is
                          * bitwise the same on every rank iff they are equal. The
                          * MPI library compares, never the algorithm under test. */
-                        uint64_t mine[3 * 256], agreed[3 * 256];
-                        case_result res[256];
-                        char why[256][200];
+                        uint64_t mine[3 * MAX_SELECT], agreed[3 * MAX_SELECT];
+                        case_result res[MAX_SELECT];
+                        char why[MAX_SELECT][200];
                         for (int k = 0; k < nsel; k++) {
                             const ck_algorithm *a = ALG_AT(idx[k]);
                             res[k] = run_alg(a, &cf, cc, &b, why[k], sizeof why[k]);
@@ -486,7 +489,10 @@ static int parse_args(int argc, char **argv, int *list_only)
             opt.ncoll++;
             i++;
         } else if (strcmp(arg, "--algorithm") == 0 && val) {
-            if (opt.nalg >= MAX_SELECT) return -1;
+            if (opt.nalg >= MAX_SELECT) {
+                fprintf(stderr, "ck_matrix: more than %d --algorithm options\n", MAX_SELECT);
+                return -1;
+            }
             opt.algs[opt.nalg++] = val;
             i++;
         } else if (strcmp(arg, "--level") == 0 && val) {

@@ -148,6 +148,7 @@ int ck_alltoall_pairwise(const void *sbuf, void *rbuf, size_t count, MPI_Datatyp
 int ck_alltoall_bruck(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
 int ck_alltoall_bine(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
 /* Phased exchanges of Prisacari et al. (ICS'13), one sendrecv per phase. */
 int ck_alltoall_xor(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);

@@ -29,7 +29,7 @@ BINE_SWING = {
     "reduce_scatter": {"bine_permute", "bine_remap", "bine_noncontig", "swing"},
     "allreduce": {"bine_latency", "bine_latency_agreed", "bine_bandwidth", "bine_bandwidth_seg", "swing_latency",
                   "swing_latency_agreed", "swing_bandwidth"},
-    "alltoall": {"bine"},
+    "alltoall": {"bine", "bine_butterfly"},
 }
 
 # Algorithms whose combining order is not rank order must refuse non-commutative ops.

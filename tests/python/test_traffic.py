@@ -451,6 +451,7 @@ CONSERVATION = [
     ("alltoall", "pairwise", ANY, TREE),
     ("alltoall", "bruck", ANY, lambda p: _pc(p)),   # block j travels popcount(j) hops
     ("alltoall", "bine", POW2, lambda p: Fraction(p * _k(p), 2)),
+    ("alltoall", "bine_butterfly", POW2, lambda p: Fraction(p * _k(p), 2)),
     # one sendrecv per phase, the own block sent to itself too (steps = phases)
     *[("alltoall", a, ANY, lambda p: p) for a in ("xor", "fattree_opt")],
     # linear_shift copies its own block: one send in each of the other p - 1 phases
@@ -505,6 +506,7 @@ BUSIEST = {
     ("allreduce", "parallel_rings"): _TWICE, ("allreduce", "bine_hierarchical"): _k,
     ("alltoall", "linear"): _HALF, ("alltoall", "pairwise"): _HALF,
     ("alltoall", "bruck"): lambda p: Fraction(_k(p), 2), ("alltoall", "bine"): lambda p: Fraction(_k(p), 2),
+    ("alltoall", "bine_butterfly"): lambda p: Fraction(_k(p), 2),
     **{("alltoall", a): lambda p: 1 for a in ("xor", "fattree_opt")},
     ("alltoall", "linear_shift"): _HALF,
 }
@@ -658,6 +660,37 @@ def test_bine_halving_gather_crosses_groups_less_than_binomial_on_unaligned_grou
         t = tracer.get(TraceKey("gather", alg, 16, 1, 0, "int8", "pairs"))
         got[alg] = sum(int(b) for s, d, b in zip(t.src, t.dst, t.nbytes) if groups[s] != groups[d])
     assert got == {"binomial": 24, "bine_halving": 18}
+
+
+# The Bine butterfly alltoall at p = 8, worked out by hand: step k pairs an
+# even rank r with r + rho(k) (rho = 1, -1, 3), each sending the other 4 of
+# its 8 blocks. Bruck's pairs at step k are r -> r + 2^k.
+BINE_BUTTERFLY_PAIRS_P8 = [{(0, 1), (2, 3), (4, 5), (6, 7)},
+                           {(0, 7), (2, 1), (4, 3), (6, 5)},
+                           {(0, 3), (2, 5), (4, 7), (6, 1)}]
+
+
+@needs.ck_trace
+def test_bine_butterfly_alltoall_swaps_half_the_blocks_with_its_butterfly_partner(tracer):
+    t = tracer.get(TraceKey("alltoall", "bine_butterfly", 8, 1, 0, "int8", "messages"))  # one byte a block
+    got = sorted((int(st), int(s), int(d), int(b)) for st, s, d, b in zip(t.step, t.src, t.dst, t.nbytes))
+    expected = sorted((k, a, b, 4) for k, pairs in enumerate(BINE_BUTTERFLY_PAIRS_P8)
+                      for x, y in pairs for a, b in ((x, y), (y, x)))
+    assert got == expected
+
+
+@needs.ck_trace
+def test_bine_butterfly_alltoall_crosses_groups_less_than_bruck(tracer):
+    # 8 ranks in two groups of 4, messages of 4 blocks. Bruck's cross 2 of 8 at step 0
+    # (r -> r + 1 from 3 and 7), 4 at step 1 (r + 2 from 2, 3, 6, 7), 8 at step 2
+    # (r + 4): 14 x 4 = 56. The butterfly's pairs above cross at step 1 ((0, 7) and
+    # (4, 3)) and at step 2 ((2, 5) and (6, 1)), each both ways: 8 x 4 = 32.
+    groups = [r // 4 for r in range(8)]
+    got = {}
+    for alg in ("bruck", "bine_butterfly"):
+        t = tracer.get(TraceKey("alltoall", alg, 8, 1, 0, "int8", "pairs"))
+        got[alg] = sum(int(b) for s, d, b in zip(t.src, t.dst, t.nbytes) if groups[s] != groups[d])
+    assert got == {"bruck": 56, "bine_butterfly": 32}
 
 
 @needs.ck_trace

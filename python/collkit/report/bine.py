@@ -53,13 +53,15 @@ PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
     "bcast": (("bine", "binomial_halving"), ("bine", "binomial_doubling"),
               ("bine_scatter_allgather", "scatter_allgather_rd")),
     "reduce": (("bine", "binomial_doubling"), ("bine", "binomial_halving"), ("bine_rsag", "rabenseifner")),
-    "gather": (("bine", "binomial"),),
-    "scatter": (("bine", "binomial"),),
+    # bine_halving runs the binomial gather's structure (biggest subtree farthest) at Bine
+    # distances; bine the distance-doubling tree (biggest subtree nearest)
+    "gather": (("bine_halving", "binomial"), ("bine", "binomial")),
+    "scatter": (("bine_halving", "binomial"), ("bine", "binomial")),
     "allgather": (("bine_permute", "sparbit"), ("bine_permute", "recursive_doubling")),
     # no classic distance-doubling reduce-scatter halves its data per step
     "reduce_scatter": (("bine_permute", "recursive_halving"), ("bine_permute", "recursive_doubling")),
     "allreduce": (("bine_latency", "recursive_doubling"), ("bine_bandwidth", "rabenseifner")),
-    "alltoall": (("bine", "bruck"),),
+    "alltoall": (("bine_butterfly", "bruck"), ("bine", "bruck")),
 }
 
 
