@@ -19,10 +19,18 @@
  * pairs of ranks (distances 1, 2, 4, ... signed) and so its bytes on the
  * network.
  *
- * Layout: the held blocks are a (sources x destinations) grid, both in rank
- * order, row by row; every step builds the next grid from the rows kept and
- * the rows received, so sender and receiver agree on the order of every
- * message without sending it.
+ * Layout: the held blocks form a grid of (sources x destinations), read
+ * column by column. Destinations are in sigma = bit_reverse(nu) order of
+ * their virtual rank (bine_permute's numbering), so the columns a rank holds
+ * are an aligned sigma range and the half it gives at step k is the lower or
+ * upper one. Sources are in butterfly order, rows(v, k+1) = rows(v, k) then
+ * rows(partner, k), so each side knows the order of the blocks it receives.
+ * The blocks themselves never move between steps: each sits in a slot of
+ * one of two work buffers, a step sends from the given slots and receives
+ * into the same slots of the other buffer (as libcollkit's Bruck does,
+ * through a datatype of the blocks' addresses, lib/core/scattered.h; small
+ * steps pack instead), and only the grid of slot numbers is rebuilt. Local
+ * copies: the input once (one run), and the blocks to rbuf at the end.
  *
  * Non-power-of-two p: ranks are folded onto the p' = 2^floor(log2 p) core
  * (CK_FOLD_KEEP_EVEN, root 0): 2i+1 (i < e = p - p') hands its p blocks to 2i
@@ -36,42 +44,59 @@
 #include "../core/bine.h"
 #include "../core/bine_tree.h"
 #include "../core/ck_core.h"
+#include "../core/scattered.h"
 #include "collkit/spans.h"
 
-typedef struct {
-    int *q; /* real ranks in increasing order */
-    int n;
-} rank_set;
-
-/* The real ranks q whose owner's nu satisfies (nu(owner(q)) ^ want) & mask == 0. */
-static void select_ranks(rank_set *out, const int *nu_of, int p, int mask, int want)
+/* Blocks (real source ranks) virtual rank v holds after steps 0..k-1. */
+static int source_count(int v, int k, int pof2, int rem)
 {
-    out->n = 0;
-    for (int q = 0; q < p; q++)
-        if (((nu_of[q] ^ want) & mask) == 0) out->q[out->n++] = q;
+    if (k == 0) return ck_fold_width(v, rem);
+    return source_count(v, k - 1, pof2, rem) +
+           source_count(ck_bine_partner(v, k - 1, pof2), k - 1, pof2, rem);
 }
 
-/* Marks the virtual ranks whose blocks v holds after steps 0..k-1: its own,
- * and recursively those its partner at step k-1 held before that step. (Not
- * a range of nu: partners agree in nu's low bits only.) */
-static void mark_sources(char *mark, int v, int k, int pof2)
+/* The real source ranks of those rows, in row order; returns how many. */
+static int source_rows(int *out, int v, int k, int pof2, int rem)
 {
     if (k == 0) {
-        mark[v] = 1;
-        return;
+        out[0] = ck_fold_first(v, rem);
+        if (ck_fold_width(v, rem) == 2) out[1] = out[0] + 1;
+        return ck_fold_width(v, rem);
     }
-    mark_sources(mark, v, k - 1, pof2);
-    mark_sources(mark, ck_bine_partner(v, k - 1, pof2), k - 1, pof2);
+    int n = source_rows(out, v, k - 1, pof2, rem);
+    return n + source_rows(out + n, ck_bine_partner(v, k - 1, pof2), k - 1, pof2, rem);
 }
 
-/* The real ranks owned by the virtual ranks v holds blocks from after k steps. */
-static void select_sources(rank_set *out, char *mark, int v, int k, int pof2, int p, int rem)
+/* One message of nb blocks at the addresses at[], through a datatype of
+ * them when that pays, else packed in / unpacked from pack. Either way the
+ * type signature is nb blocks of dt, so the two sides choose independently. */
+typedef struct {
+    char **at;
+    int nb;
+    char *pack;
+} blocks_msg;
+
+static int exchange(const blocks_msg *snd, int dst, const blocks_msg *rcv, int src, size_t count,
+                    MPI_Datatype dt, MPI_Aint extent, MPI_Aint *disp, int tag, MPI_Comm comm)
 {
-    memset(mark, 0, (size_t)pof2);
-    mark_sources(mark, v, k, pof2);
-    out->n = 0;
-    for (int q = 0; q < p; q++)
-        if (mark[ck_fold_owner(q, rem)]) out->q[out->n++] = q;
+    int rc = MPI_SUCCESS;
+    const int scat_s = ck_scattered_pays(snd->nb, count, dt);
+    const int scat_r = ck_scattered_pays(rcv->nb, count, dt);
+    ck_scattered s = {NULL, 1, MPI_DATATYPE_NULL, 0}, r = {NULL, 1, MPI_DATATYPE_NULL, 0};
+    for (int i = 0; i < snd->nb && !scat_s && rc == MPI_SUCCESS; i++)
+        rc = ck_copy(snd->at[i], ck_elem(snd->pack, (size_t)i * count, extent), count, dt);
+    if (rc == MPI_SUCCESS)
+        rc = scat_s ? ck_scattered_make(snd->nb, snd->at, disp, count, dt, &s)
+                    : ck_scattered_run(snd->pack, (size_t)snd->nb * count, dt, &s);
+    if (rc == MPI_SUCCESS)
+        rc = scat_r ? ck_scattered_make(rcv->nb, rcv->at, disp, count, dt, &r)
+                    : ck_scattered_run(rcv->pack, (size_t)rcv->nb * count, dt, &r);
+    if (rc == MPI_SUCCESS) rc = ck_sendrecv_scattered(&s, dst, &r, src, tag, comm);
+    for (int i = 0; i < rcv->nb && !scat_r && rc == MPI_SUCCESS; i++)
+        rc = ck_copy(ck_elem(rcv->pack, (size_t)i * count, extent), rcv->at[i], count, dt);
+    ck_scattered_free(&s);
+    ck_scattered_free(&r);
+    return rc;
 }
 
 int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
@@ -80,9 +105,11 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
     int rc, rank, size, done;
     MPI_Aint extent;
     const void *src;
-    ck_tmp grid = {0}, next = {0}, sendbuf = {0}, recvbuf = {0};
-    int *nu_of = NULL, *mem = NULL;
-    char *mark = NULL;
+    ck_tmp work[2] = {{0}, {0}}, packs = {0};
+    int *col = NULL, *offs = NULL, *pos = NULL, *npos = NULL, *recvd = NULL, *slots = NULL;
+    unsigned char *where = NULL;
+    char **at = NULL;
+    MPI_Aint *disp = NULL;
 
     CK_TRY(ck_alltoall_blocks_open(sbuf, rbuf, count, dt, comm, &rank, &size, &extent, &src,
                                    &done));
@@ -97,6 +124,10 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
     const int p = size, tag = CK_TAG(CK_ALLTOALL);
     const size_t blk = count;
 #define BLK(buf, i) ck_elem((buf), (size_t)(i) * blk, extent)
+/* Slot x of work buffer b, one block in: a message's lowest block is then
+ * never the start of an allocation, which SimGrid's SMPI would check the
+ * whole datatype's extent against (a message may span both buffers). */
+#define SLOT(b, x) BLK(work[(b)].buf, (x) + 1)
     const ck_fold f = ck_fold_of(rank, 0, p, CK_FOLD_KEEP_EVEN);
     if (f.vrank < 0) {
         /* Dropped out: the partner exchanges this rank's blocks for it. */
@@ -106,99 +137,141 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
     }
 
     const int pof2 = ck_pow2_floor(p), s = ck_log2_ceil(pof2), rem = ck_fold_rem(p);
-    const int v = f.vrank, me = ck_bine_nu(v, pof2, s);
-    nu_of = malloc((size_t)p * sizeof *nu_of);
-    mem = malloc((size_t)5 * p * sizeof *mem);
-    mark = malloc((size_t)pof2);
-    if (nu_of == NULL || mem == NULL || mark == NULL) {
+    const int v = f.vrank, width = ck_fold_width(v, rem);
+    const int sigma = (int)ck_bit_reverse((uint32_t)ck_bine_nu(v, pof2, s), s);
+    /* col: every real rank in destination order (sigma of its virtual rank,
+     * then rank); offs[g]: the columns before sigma g. */
+    col = malloc((size_t)p * sizeof *col);
+    offs = malloc(((size_t)pof2 + 1) * sizeof *offs);
+    if (col == NULL || offs == NULL) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int q = 0; q < p; q++) nu_of[q] = ck_bine_nu(ck_fold_owner(q, rem), pof2, s);
-    rank_set srcs = {mem, 0}, dsts = {mem + p, 0}, psrcs = {mem + 2 * p, 0};
-    rank_set keep = {mem + 3 * p, 0}, give = {mem + 4 * p, 0};
+    offs[0] = 0;
+    for (int g = 0; g < pof2; g++) {
+        int w = ck_bine_nu_rank((int)ck_bit_reverse((uint32_t)g, s), pof2, s);
+        offs[g + 1] = offs[g] + ck_fold_width(w, rem);
+        for (int i = 0; i < ck_fold_width(w, rem); i++) col[offs[g] + i] = ck_fold_first(w, rem) + i;
+    }
 
-    /* The grid: this virtual rank's sources (its own rank, and its fold
-     * partner's after it) x every destination. Sources and destinations
-     * together are at most 4p blocks (2 * 2^k sources x 2 * p'/2^k
-     * destinations). */
-    CK_TRY(ck_tmp_alloc(&grid, (size_t)4 * p * blk, dt));
-    CK_TRY(ck_tmp_alloc(&next, (size_t)4 * p * blk, dt));
-    CK_TRY(ck_tmp_alloc(&sendbuf, (size_t)2 * p * blk, dt));
-    CK_TRY(ck_tmp_alloc(&recvbuf, (size_t)2 * p * blk, dt));
-    CK_TRY(ck_copy(src, grid.buf, (size_t)p * blk, dt));
-    CK_TRY(ck_fold_in(&f, NULL, BLK(grid.buf, p), NULL, (size_t)p * blk, dt, MPI_OP_NULL, tag,
-                      comm));
-    select_ranks(&dsts, nu_of, p, 0, 0);
+    /* Slots: as many as the grid ever holds (p when p = 2^k; a folded core's
+     * grid is rows x columns, up to 4p), and a message's blocks at most 2p. */
+    int cap = width * p;
+    for (int k = 0, rows = width; k < s; k++) {
+        const int half = pof2 >> (k + 1), kbase = sigma & ~(half - 1);
+        rows += source_count(ck_bine_partner(v, k, pof2), k, pof2, rem);
+        const int held = rows * (offs[kbase + half] - offs[kbase]);
+        if (held > cap) cap = held;
+    }
+    pos = malloc((size_t)cap * sizeof *pos);
+    npos = malloc((size_t)cap * sizeof *npos);
+    recvd = malloc((size_t)cap * sizeof *recvd);
+    slots = malloc(((size_t)cap + 2 * (size_t)p) * sizeof *slots);
+    where = malloc((size_t)cap);
+    at = malloc((size_t)4 * p * sizeof *at);
+    disp = malloc((size_t)2 * p * sizeof *disp);
+    if (pos == NULL || npos == NULL || recvd == NULL || slots == NULL || where == NULL || at == NULL ||
+        disp == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    CK_TRY(ck_tmp_alloc(&work[0], ((size_t)cap + 1) * blk, dt));
+    CK_TRY(ck_tmp_alloc(&work[1], ((size_t)cap + 1) * blk, dt));
+    CK_TRY(ck_tmp_alloc(&packs, (size_t)4 * p * blk, dt));
 
+    /* Slot q (+ p for the fold partner's row) of buffer 0 holds the block for
+     * rank q: the first grid, rows = this rank (and its partner). */
+    CK_TRY(ck_copy(src, SLOT(0, 0), (size_t)p * blk, dt));
+    if (width == 2)
+        CK_TRY(ck_fold_in(&f, NULL, SLOT(0, p), NULL, (size_t)p * blk, dt, MPI_OP_NULL,
+                          tag, comm));
+    for (int c = 0; c < p; c++)
+        for (int r = 0; r < width; r++) pos[c * width + r] = col[c] + r * p;
+    memset(where, 0, (size_t)cap);
+    /* Free slots: a stack on top of slots[2p..]; slots[0..2p) lists a step's freed ones. */
+    int *freed = slots, *spare = slots + 2 * p, nspare = 0;
+    for (int x = cap - 1; x >= width * p; x--) spare[nspare++] = x;
+
+    int rows = width;
     CK_SPAN_BEGIN("butterfly");
     for (int k = 0; k < s; k++) {
-        const int bit = 1 << k, low = bit - 1;
+        const int len = pof2 >> k, half = len >> 1;
+        const int base = sigma & ~(len - 1), kbase = sigma & ~(half - 1), gbase = kbase ^ half;
         const int u = ck_bine_partner(v, k, pof2);
         const int peer = ck_fold_rank_of(u, CK_FOLD_KEEP_EVEN, 0, p);
-        /* This rank keeps the destinations with its own bit k, the partner
-         * takes the others. */
-        select_ranks(&keep, nu_of, p, low | bit, me);
-        select_ranks(&give, nu_of, p, low | bit, me ^ bit);
-        select_sources(&srcs, mark, v, k, pof2, p, rem);
-        select_sources(&psrcs, mark, u, k, pof2, p, rem);
+        const int prows = source_count(u, k, pof2, rem);
+        const int nkeep = offs[kbase + half] - offs[kbase];
+        const int ngive = offs[gbase + half] - offs[gbase];
+        const int keep0 = offs[kbase] - offs[base], give0 = offs[gbase] - offs[base];
 
-        /* Pack the given columns of every row, rows in order. */
-        size_t at = 0;
-        for (int i = 0; i < srcs.n; i++)
-            for (int j = 0, g = 0; j < dsts.n && g < give.n; j++)
-                if (dsts.q[j] == give.q[g]) {
-                    CK_TRY(ck_copy(BLK(grid.buf, (size_t)i * dsts.n + j), BLK(sendbuf.buf, at++),
-                                   blk, dt));
-                    g++;
-                }
+        /* Send the given columns, column by column; their slots are freed. */
+        blocks_msg snd = {at, ngive * rows, packs.buf};
+        for (int c = 0, i = 0; c < ngive; c++)
+            for (int r = 0; r < rows; r++, i++) {
+                int x = pos[(give0 + c) * rows + r];
+                at[i] = SLOT(where[x], x);
+                freed[i] = x;
+            }
+        /* Receive into freed slots of the other buffer first, then spare ones. */
+        const int nrecv = nkeep * prows;
+        blocks_msg rcv = {at + snd.nb, nrecv, BLK(packs.buf, snd.nb)};
+        int *got = recvd;
+        for (int i = 0; i < nrecv; i++) {
+            int x;
+            if (i < snd.nb) {
+                x = freed[i];
+                where[x] ^= 1;
+            } else {
+                x = spare[--nspare];
+                where[x] = 0;
+            }
+            rcv.at[i] = SLOT(where[x], x);
+            got[i] = x;
+        }
+        for (int i = nrecv; i < snd.nb; i++) spare[nspare++] = freed[i];
         CK_SPAN_BEGIN_STEP("step", k);
-        CK_TRY(ck_sendrecv(sendbuf.buf, (size_t)srcs.n * give.n * blk, peer, recvbuf.buf,
-                           (size_t)psrcs.n * keep.n * blk, peer, dt, tag, comm));
+        CK_TRY(exchange(&snd, peer, &rcv, peer, blk, dt, extent, disp, tag, comm));
         CK_SPAN_END("step");
 
-        /* The next grid: both source sets merged in rank order, an own row
-         * keeping its kept columns, a received row whole. */
-        size_t row = 0;
-        for (int a = 0, b = 0; a < srcs.n || b < psrcs.n; row++) {
-            if (b == psrcs.n || (a < srcs.n && srcs.q[a] < psrcs.q[b])) {
-                for (int j = 0, c = 0; j < dsts.n && c < keep.n; j++)
-                    if (dsts.q[j] == keep.q[c]) {
-                        CK_TRY(ck_copy(BLK(grid.buf, (size_t)a * dsts.n + j),
-                                       BLK(next.buf, row * keep.n + c), blk, dt));
-                        c++;
-                    }
-                a++;
-            } else {
-                CK_TRY(ck_copy(BLK(recvbuf.buf, (size_t)b * keep.n), BLK(next.buf, row * keep.n),
-                               (size_t)keep.n * blk, dt));
-                b++;
-            }
+        /* The new grid: each kept column's own rows, then the partner's. */
+        const int nrows = rows + prows;
+        for (int c = 0; c < nkeep; c++) {
+            for (int r = 0; r < rows; r++) npos[c * nrows + r] = pos[(keep0 + c) * rows + r];
+            for (int r = 0; r < prows; r++) npos[c * nrows + rows + r] = got[c * prows + r];
         }
-        ck_tmp t = grid;
-        grid = next;
-        next = t;
-        select_ranks(&dsts, nu_of, p, low | bit, me);
+        int *t = pos;
+        pos = npos;
+        npos = t;
+        rows = nrows;
     }
     CK_SPAN_END("butterfly");
 
-    /* Every source's row now holds its blocks for this virtual rank's
-     * destinations: this rank's column, then the fold partner's. */
-    for (int i = 0; i < p; i++)
-        CK_TRY(ck_copy(BLK(grid.buf, (size_t)i * dsts.n), BLK(rbuf, i), blk, dt));
-    if (dsts.n == 2) {
-        for (int i = 0; i < p; i++)
-            CK_TRY(ck_copy(BLK(grid.buf, (size_t)i * 2 + 1), BLK(sendbuf.buf, i), blk, dt));
-        CK_TRY(ck_fold_out(&f, sendbuf.buf, NULL, (size_t)p * blk, dt, tag, comm));
+    /* rows == p: the columns are this rank's (and its fold partner's), the
+     * rows every source in butterfly order. */
+    CK_SPAN_BEGIN("unrotate");
+    int *order = col; /* col is no longer needed */
+    source_rows(order, v, s, pof2, rem);
+    for (int r = 0; r < p; r++) {
+        CK_TRY(ck_copy(SLOT(where[pos[r]], pos[r]), BLK(rbuf, order[r]), blk, dt));
+        if (width == 2)
+            CK_TRY(ck_copy(SLOT(where[pos[p + r]], pos[p + r]), BLK(packs.buf, order[r]), blk, dt));
     }
+    CK_SPAN_END("unrotate");
+    if (width == 2) CK_TRY(ck_fold_out(&f, packs.buf, NULL, (size_t)p * blk, dt, tag, comm));
+#undef SLOT
 #undef BLK
 out:
-    ck_tmp_free(&grid);
-    ck_tmp_free(&next);
-    ck_tmp_free(&sendbuf);
-    ck_tmp_free(&recvbuf);
-    free(nu_of);
-    free(mem);
-    free(mark);
+    ck_tmp_free(&work[0]);
+    ck_tmp_free(&work[1]);
+    ck_tmp_free(&packs);
+    free(col);
+    free(offs);
+    free(pos);
+    free(npos);
+    free(recvd);
+    free(slots);
+    free(where);
+    free(at);
+    free(disp);
     return rc;
 }
