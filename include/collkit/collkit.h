@@ -102,6 +102,7 @@ int ck_allgather_neighbor_exchange(const void *sbuf, void *rbuf, size_t count, M
 int ck_allgather_sparbit(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 
 int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
+int ck_allgather_butterfly_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
 int ck_allgather_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm);
@@ -115,6 +116,7 @@ int ck_reduce_scatter_ring(const void *sbuf, void *rbuf, size_t count, MPI_Datat
 int ck_reduce_scatter_recursive_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 
 int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int ck_reduce_scatter_butterfly_doubling(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int ck_reduce_scatter_swing(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);

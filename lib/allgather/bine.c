@@ -57,7 +57,7 @@ static const void *own_block(const void *sbuf, void *rbuf, int rank, size_t coun
  * that drops out of the fold is complete here unless the variant moves its
  * block itself (fold_here 0). Otherwise bf is set up for the caller to free. */
 static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
-                    int fold_here, int *rank, MPI_Aint *ext, ck_bine_bf *bf, ck_fold *f,
+                    int fold_here, int xor_pairs, int *rank, MPI_Aint *ext, ck_bine_bf *bf, ck_fold *f,
                     int *rc)
 {
     int size;
@@ -83,12 +83,13 @@ static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
             *rc = ck_fold_out(f, NULL, rbuf, (size_t)size * count, dt, tag, comm);
         return 1;
     }
-    *rc = ck_bine_bf_init(bf, size);
+    *rc = xor_pairs ? ck_bine_bf_init_xor(bf, size) : ck_bine_bf_init(bf, size);
     return *rc != MPI_SUCCESS;
 }
 
-int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                              MPI_Comm comm)
+/* bine_permute, and with xor_pairs butterfly_halving: the same code on XOR pairs. */
+static int allgather_in_slots(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Comm comm, int xor_pairs)
 {
     int rc, rank;
     MPI_Aint ext = 0;
@@ -96,7 +97,7 @@ int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Da
     ck_fold f;
     ck_tmp work = {0};
     size_t *off = NULL;
-    if (prologue(sbuf, rbuf, count, dt, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 1, xor_pairs, &rank, &ext, &bf, &f, &rc)) return rc;
 
     const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;
@@ -141,6 +142,22 @@ out:
     return rc;
 }
 
+int ck_allgather_bine_permute(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                              MPI_Comm comm)
+{
+    return allgather_in_slots(sbuf, rbuf, count, dt, comm, 0);
+}
+
+/* The classic butterfly of bine_permute's structure (the Bine paper's
+ * baseline): distances p/2, p/4, ..., 1 between XOR partners while the data
+ * doubles, the allgather half of MPICH's Rabenseifner allreduce. Run by the
+ * same code, so the two differ in their pairs alone. */
+int ck_allgather_butterfly_halving(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                                   MPI_Comm comm)
+{
+    return allgather_in_slots(sbuf, rbuf, count, dt, comm, 1);
+}
+
 int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                             MPI_Comm comm)
 {
@@ -149,7 +166,7 @@ int ck_allgather_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Data
     ck_bine_bf bf = {0};
     ck_fold f;
     MPI_Request req[3];
-    if (prologue(sbuf, rbuf, count, dt, comm, 0, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 0, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
     const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;
@@ -211,7 +228,7 @@ int ck_allgather_bine_noncontig(const void *sbuf, void *rbuf, size_t count, MPI_
     ck_bine_bf bf = {0};
     ck_fold f;
     ck_tmp spack = {0}, rpack = {0};
-    if (prologue(sbuf, rbuf, count, dt, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, comm, 1, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
     const int tag = CK_TAG(CK_ALLGATHER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;

@@ -13,9 +13,10 @@ void ck_bine_bf_nu_table(int p, int s, int *nu)
             if (nu[r] >= 0 && nu[r] < (1 << k)) nu[ck_bine_partner(r, k, p)] = nu[r] | (1 << k);
 }
 
-int ck_bine_bf_init(ck_bine_bf *bf, int size)
+static int init(ck_bine_bf *bf, int size, int xor_pairs)
 {
     bf->size = size;
+    bf->xor_pairs = xor_pairs;
     bf->p2 = ck_pow2_floor(size);
     bf->s = ck_log2_ceil(bf->p2);
     bf->extra = size - bf->p2;
@@ -25,13 +26,20 @@ int ck_bine_bf_init(ck_bine_bf *bf, int size)
         ck_bine_bf_free(bf);
         return MPI_ERR_NO_MEM;
     }
-    ck_bine_bf_nu_table(bf->p2, bf->s, bf->sigma);
+    if (xor_pairs)
+        for (int v = 0; v < bf->p2; v++) bf->sigma[v] = v;
+    else
+        ck_bine_bf_nu_table(bf->p2, bf->s, bf->sigma);
     for (int v = 0; v < bf->p2; v++) {
         bf->sigma[v] = (int)ck_bit_reverse((uint32_t)bf->sigma[v], bf->s);
         bf->slot_rank[bf->sigma[v]] = v;
     }
     return MPI_SUCCESS;
 }
+
+int ck_bine_bf_init(ck_bine_bf *bf, int size) { return init(bf, size, 0); }
+
+int ck_bine_bf_init_xor(ck_bine_bf *bf, int size) { return init(bf, size, 1); }
 
 void ck_bine_bf_free(ck_bine_bf *bf)
 {

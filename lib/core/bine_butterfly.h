@@ -40,6 +40,7 @@ typedef struct {
     int size;       /* ranks of the communicator */
     int p2, s;      /* core of p2 = 2^s virtual ranks */
     int extra;      /* size - p2: number of folded pairs */
+    int xor_pairs;  /* pairs v, v ^ 2^k (the classic butterfly) instead of Bine's */
     int *sigma;     /* sigma[v]: slot of virtual rank v */
     int *slot_rank; /* slot_rank[x]: virtual rank in slot x (inverse of sigma) */
 } ck_bine_bf;
@@ -50,6 +51,12 @@ void ck_bine_bf_nu_table(int p, int s, int *nu);
 /* Set up (size >= 1) / release. Zero-initialise; free is safe at any time.
  * MPI_ERR_NO_MEM when the tables cannot be allocated. */
 int ck_bine_bf_init(ck_bine_bf *bf, int size);
+/* The same block order, layout and fold for the classic XOR butterfly: with
+ * partners v ^ 2^k, "nu" is v itself and sigma(v) = bit_reverse(v). The
+ * butterfly_halving allgather and butterfly_doubling reduce-scatter run the
+ * permuted Bine code on it: the same steps in the same order, at XOR
+ * distances, so that the two differ in their pairs of ranks alone. */
+int ck_bine_bf_init_xor(ck_bine_bf *bf, int size);
 void ck_bine_bf_free(ck_bine_bf *bf);
 
 /* Virtual rank of real rank q, or -1 when q is folded into q - 1. */
@@ -80,7 +87,7 @@ static inline int ck_bine_bf_width(const ck_bine_bf *bf, int v)
 /* Real rank of the butterfly partner of virtual rank v at step k. */
 static inline int ck_bine_bf_peer(const ck_bine_bf *bf, int v, int k)
 {
-    return ck_bine_bf_first(bf, ck_bine_partner(v, k, bf->p2));
+    return ck_bine_bf_first(bf, bf->xor_pairs ? v ^ (1 << k) : ck_bine_partner(v, k, bf->p2));
 }
 
 /* What ck_bine_bf_move does with the selected blocks. */

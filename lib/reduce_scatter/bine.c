@@ -48,7 +48,7 @@
  * variant delivers its block itself (fold_here 0), gets its block back and is
  * complete. Otherwise bf is set up for the caller to free. */
 static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Op op,
-                    MPI_Comm comm, int fold_here, int *rank, MPI_Aint *ext, ck_bine_bf *bf,
+                    MPI_Comm comm, int fold_here, int xor_pairs, int *rank, MPI_Aint *ext, ck_bine_bf *bf,
                     ck_fold *f, int *rc)
 {
     int size, done;
@@ -68,12 +68,13 @@ static int prologue(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
             return 1;
         }
     }
-    *rc = ck_bine_bf_init(bf, size);
+    *rc = xor_pairs ? ck_bine_bf_init_xor(bf, size) : ck_bine_bf_init(bf, size);
     return *rc != MPI_SUCCESS;
 }
 
-int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
-                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+/* bine_permute, and with xor_pairs butterfly_doubling: the same code on XOR pairs. */
+static int reduce_scatter_in_slots(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                                   MPI_Op op, MPI_Comm comm, int xor_pairs)
 {
     int rc, rank;
     MPI_Aint ext = 0;
@@ -81,7 +82,8 @@ int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
     ck_fold f;
     ck_tmp acc = {0}, tmp = {0};
     size_t *off = NULL;
-    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, xor_pairs, &rank, &ext, &bf, &f, &rc))
+        return rc;
 
     const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;
@@ -137,6 +139,22 @@ out:
     return rc;
 }
 
+int ck_reduce_scatter_bine_permute(const void *sbuf, void *rbuf, size_t count,
+                                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_in_slots(sbuf, rbuf, count, dt, op, comm, 0);
+}
+
+/* The classic butterfly of bine_permute's structure (the Bine paper's
+ * baseline): distances 1, 2, ..., p/2 between XOR partners while the data
+ * halves, the reduce-scatter half of MPICH's Rabenseifner allreduce. Run by
+ * the same code, so the two differ in their pairs alone. */
+int ck_reduce_scatter_butterfly_doubling(const void *sbuf, void *rbuf, size_t count,
+                                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_in_slots(sbuf, rbuf, count, dt, op, comm, 1);
+}
+
 int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                                  MPI_Op op, MPI_Comm comm)
 {
@@ -146,7 +164,7 @@ int ck_reduce_scatter_bine_remap(const void *sbuf, void *rbuf, size_t count, MPI
     ck_fold f;
     ck_tmp acc = {0}, tmp = {0};
     MPI_Request req[3];
-    if (prologue(sbuf, rbuf, count, dt, op, comm, 0, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 0, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
     const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;
@@ -217,7 +235,7 @@ int ck_reduce_scatter_bine_noncontig(const void *sbuf, void *rbuf, size_t count,
     ck_bine_bf bf = {0};
     ck_fold f;
     ck_tmp acc = {0}, spack = {0}, rpack = {0};
-    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, &rank, &ext, &bf, &f, &rc)) return rc;
+    if (prologue(sbuf, rbuf, count, dt, op, comm, 1, 0, &rank, &ext, &bf, &f, &rc)) return rc;
 
     const int tag = CK_TAG(CK_REDUCE_SCATTER), v = f.vrank;
     const size_t total = (size_t)bf.size * count;

@@ -38,6 +38,7 @@ NEED_COMMUTATIVE = {
     ("reduce_scatter", "recursive_halving"), ("reduce_scatter", "ring"),
     ("allreduce", "rabenseifner"), ("allreduce", "ring"), ("allreduce", "ring_seg"), ("allreduce", "binary_blocks"),
     ("reduce", "rabenseifner_halving"), ("allreduce", "rabenseifner_halving"),
+    ("reduce_scatter", "butterfly_doubling"),
 }
 NONCOMMUTATIVE_OK = {
     ("reduce", "linear"), ("reduce", "binomial_doubling"),

@@ -425,12 +425,14 @@ CONSERVATION = [
     ("allgather", "neighbor_exchange", ANY, TREE),
     ("allgather", "sparbit", ANY, TREE),
     ("allgather", "bine_permute", ANY, FOLDED_BUTTERFLY),
+    ("allgather", "butterfly_halving", ANY, FOLDED_BUTTERFLY),
     ("allgather", "bine_noncontig", ANY, FOLDED_BUTTERFLY),
     ("allgather", "swing", ANY, FOLDED_BUTTERFLY),
     ("reduce_scatter", "recursive_halving", ANY, FOLDED_BUTTERFLY),
     ("reduce_scatter", "ring", ANY, TREE),
     ("reduce_scatter", "recursive_doubling", POW2, lambda p: p * _k(p) - 2 * p + _k(p) + 2),
     ("reduce_scatter", "bine_permute", ANY, FOLDED_BUTTERFLY),
+    ("reduce_scatter", "butterfly_doubling", ANY, FOLDED_BUTTERFLY),
     ("reduce_scatter", "bine_noncontig", ANY, FOLDED_BUTTERFLY),
     ("reduce_scatter", "swing", ANY, FOLDED_BUTTERFLY),
     ("allreduce", "recursive_doubling", ANY, ALLREDUCE_LATENCY),
@@ -490,11 +492,11 @@ BUSIEST = {
     ("scatter", "bine_halving"): _HALF,
     ("scatter", "linear"): _HALF, ("scatter", "binomial"): _HALF, ("scatter", "bine"): _HALF,
     **{("allgather", a): _HALF for a in ("ring", "recursive_doubling", "bruck", "neighbor_exchange", "sparbit",
-                                         "bine_permute", "bine_noncontig", "swing")},
+                                         "bine_permute", "bine_noncontig", "swing", "butterfly_halving")},
     # the fix-up block is a message only where slot(r) != r: never at p = 2
     ("allgather", "bine_remap"): lambda p: _HALF(p) + Fraction(p > 2, p),
     **{("reduce_scatter", a): _HALF for a in ("recursive_halving", "ring", "bine_permute", "bine_noncontig",
-                                              "swing")},
+                                              "swing", "butterfly_doubling")},
     ("reduce_scatter", "recursive_doubling"): lambda p: _k(p) - 2 + Fraction(_k(p) + 2, p),
     ("reduce_scatter", "bine_remap"): lambda p: _HALF(p) + Fraction(p > 2, p),
     **{("allreduce", a): _k for a in ("recursive_doubling", "reduce_bcast", "swing_latency", "bine_latency")},
@@ -691,6 +693,27 @@ def test_bine_butterfly_alltoall_crosses_groups_less_than_bruck(tracer):
         t = tracer.get(TraceKey("alltoall", alg, 8, 1, 0, "int8", "pairs"))
         got[alg] = sum(int(b) for s, d, b in zip(t.src, t.dst, t.nbytes) if groups[s] != groups[d])
     assert got == {"bruck": 56, "bine_butterfly": 32}
+
+
+# The XOR butterflies in the Bine butterflies' step order, at p = 8 by hand:
+# (step, partner distance, blocks sent). The allgather halves the distance
+# while the data doubles (Rabenseifner's allgather half), the reduce-scatter
+# doubles the distance while the data halves (its reduce-scatter half);
+# recursive_doubling's allgather and recursive_halving's reduce-scatter run
+# the opposite orders.
+BUTTERFLY_STEPS_P8 = {("allgather", "butterfly_halving"): [(0, 4, 1), (1, 2, 2), (2, 1, 4)],
+                      ("allgather", "recursive_doubling"): [(0, 1, 1), (1, 2, 2), (2, 4, 4)],
+                      ("reduce_scatter", "butterfly_doubling"): [(0, 1, 4), (1, 2, 2), (2, 4, 1)],
+                      ("reduce_scatter", "recursive_halving"): [(0, 4, 4), (1, 2, 2), (2, 1, 1)]}
+
+
+@needs.ck_trace
+@pytest.mark.parametrize("coll, alg", list(BUTTERFLY_STEPS_P8))
+def test_xor_butterflies_run_their_distances_in_order(tracer, coll, alg):
+    t = tracer.get(TraceKey(coll, alg, 8, 1, 0, "int8", "messages"))  # one byte a block
+    got = sorted((int(st), int(s), int(d), int(b)) for st, s, d, b in zip(t.step, t.src, t.dst, t.nbytes))
+    expected = sorted((k, r, r ^ dist, nb) for k, dist, nb in BUTTERFLY_STEPS_P8[coll, alg] for r in range(8))
+    assert got == expected
 
 
 @needs.ck_trace
