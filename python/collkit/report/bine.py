@@ -57,9 +57,11 @@ PAIRS: dict[str, tuple[tuple[str, str], ...]] = {
     # distances; bine the distance-doubling tree (biggest subtree nearest)
     "gather": (("bine_halving", "binomial"), ("bine", "binomial")),
     "scatter": (("bine_halving", "binomial"), ("bine", "binomial")),
-    "allgather": (("bine_permute", "sparbit"), ("bine_permute", "recursive_doubling")),
-    # no classic distance-doubling reduce-scatter halves its data per step
-    "reduce_scatter": (("bine_permute", "recursive_halving"), ("bine_permute", "recursive_doubling")),
+    "allgather": (("bine_permute", "butterfly_halving"), ("bine_permute", "sparbit"),
+                  ("bine_permute", "recursive_doubling")),
+    # butterfly_halving / butterfly_doubling: the XOR butterflies in Bine's step order
+    "reduce_scatter": (("bine_permute", "butterfly_doubling"), ("bine_permute", "recursive_halving"),
+                       ("bine_permute", "recursive_doubling")),
     "allreduce": (("bine_latency", "recursive_doubling"), ("bine_bandwidth", "rabenseifner")),
     "alltoall": (("bine_butterfly", "bruck"), ("bine", "bruck")),
 }
