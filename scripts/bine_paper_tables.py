@@ -4,6 +4,7 @@
 
     .venv/bin/python scripts/bine_paper_tables.py CAMPAIGN_DIR... [--csv OUT]
         [--machine-name NAME=sim:PRESET ...] [--paper data/bine-paper/tables.csv] [--no-traffic]
+        [--pair COLLECTIVE=BINE:BASE ...]
 
 Every argument is a campaign directory that `collkit run --platform sim:PRESET` wrote
 (results.csv or records.jsonl, and metadata.json). The paper's machine of each campaign
@@ -11,7 +12,8 @@ comes from its metadata: sim:lumi-like -> lumi, sim:leonardo-like -> leonardo,
 sim:marenostrum5-like -> marenostrum5 (a platform file's preset alike); --machine-name
 names another simulated machine. The pairs compared and every rule are
 collkit.report.bine_paper's (its docstring); the paper's figures are read from --paper.
-Prints one Markdown table per machine; --csv writes the side-by-side CSV. The traffic
+--pair compares a collective by the pairs given instead (repeatable; the experiments that
+swap a baseline, docs/experiments/bine-paper-tables.md). Prints one Markdown table per machine; --csv writes the side-by-side CSV. The traffic
 count needs ck_trace (make setup); --no-traffic leaves it out. Bad input: one line on
 stderr, exit status 2."""
 
@@ -33,17 +35,18 @@ PAPER = REPO / "data" / "bine-paper" / "tables.csv"
 def run(ns: argparse.Namespace) -> int:
     paper = bp.read_paper(ns.paper)
     names = bp.parse_machine_names(ns.machine_name, {m for m, _ in paper})
+    comparison = bp.with_pairs(ns.pair)
     campaigns = [bp.open_campaign(d, names) for d in ns.campaigns]
-    configs, left = bp.configurations(campaigns)
+    configs, left = bp.configurations(campaigns, comparison)
     if not configs:
-        raise bp.no_pair_error(ns.campaigns)
+        raise bp.no_pair_error(ns.campaigns, comparison)
     for c in campaigns:
         # a campaign of other algorithms only (e.g. issue #21's added-vector-256) adds nothing alone
-        if not bp.configurations([c])[0]:
+        if not bp.configurations([c], comparison)[0]:
             print(f"note: {c.path} holds no whole Bine pair by itself", file=sys.stderr)
     reductions = None if ns.no_traffic else bp.traffic_reductions(campaigns, configs)
     rows = bp.summarise(configs, left, reductions)
-    print(bp.markdown(rows, paper, traffic=reductions is not None))
+    print(bp.markdown(rows, paper, traffic=reductions is not None, comparison=comparison))
     if left:
         print()
         print(f"Left out ({len(left)} configurations where no pair ran whole):")
@@ -63,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="count campaigns on sim:PRESET as the paper's machine NAME (repeatable)")
     ap.add_argument("--paper", type=Path, default=PAPER, help=f"the paper's figures (default {PAPER.relative_to(REPO)})")
     ap.add_argument("--no-traffic", action="store_true", help="skip the traffic count (needs ck_trace)")
+    ap.add_argument("--pair", action="append", default=[], metavar="COLLECTIVE=BINE:BASE",
+                    help="compare COLLECTIVE by this pair instead of collkit.report.bine_paper's (repeatable)")
     ns = ap.parse_args(argv)
     try:
         return run(ns)

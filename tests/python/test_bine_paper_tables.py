@@ -213,6 +213,25 @@ def test_no_bine_pair(tmp_path, script, capsys):
     _fails(script, capsys, [str(d), "--no-traffic"], "no Bine pair", str(d), "allreduce: bine_latency vs recursive_doubling")
 
 
+def test_a_pair_swapped_in_counts_its_algorithms(tmp_path, script, capsys):
+    """--pair allreduce=bine_latency:ring, by hand from TIMES: ring ran only at (8, 64),
+    where bine_latency's 8.0 against ring's 1.0 is a loss (drop 8 / 1 - 1 = 700 %); the
+    three other configurations where bine_latency ran have no ring point and are left out;
+    (16, 1 MiB) ran neither."""
+    d = write_campaign(tmp_path / "c", LUMI, TIMES)
+    assert script.main([str(d), "--no-traffic", "--pair", "allreduce=bine_latency:ring"]) == 0
+    text = capsys.readouterr().out
+    assert ("| allreduce | bine_latency vs ring | 1 | 3 | 67 / 0.0 | 7 / 0.0 | 67 / 0.0 | 14 / 100.0 | "
+            "9 / 700.0 | 13 / 700.0 |") in text
+
+
+@pytest.mark.parametrize("pair", ["allreduce", "allreduce=bine_latency", "fft=bine:ring", "allreduce=bine latency:ring",
+                                  "allreduce=:ring"])
+def test_a_malformed_pair(tmp_path, script, capsys, pair):
+    d = write_campaign(tmp_path / "c", LUMI, TIMES)
+    _fails(script, capsys, [str(d), "--no-traffic", "--pair", pair], f"--pair {pair!r}", "COLLECTIVE=BINE:BASE")
+
+
 def test_unknown_machine_name(tmp_path, script, capsys):
     d = write_campaign(tmp_path / "c", LUMI, TIMES)
     _fails(script, capsys, [str(d), "--no-traffic", "--machine-name", "fugaku=sim:lumi-like"],

@@ -272,21 +272,43 @@ def check_consistent(campaigns: list[SimCampaign]) -> None:
                                 "make one table per placement")
 
 
-def configurations(campaigns: list[SimCampaign]) -> tuple[list[Config], list[LeftOut]]:
-    """The configurations of these campaigns, and those left out because no pair ran whole."""
+def with_pairs(items: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """COMPARISON with the collectives named in COLLECTIVE=BINE:BASE items compared by those
+    pairs instead (an item per pair; the experiments that swap a baseline)."""
+    swapped: dict[str, list[tuple[str, str]]] = {}
+    for item in items:
+        coll, _, pair = item.partition("=")
+        bine, _, base = pair.partition(":")
+        if coll not in COMPARISON or not _is_name(bine) or not _is_name(base):
+            raise UserError(f"--pair {item!r}: give COLLECTIVE=BINE:BASE, a collective of "
+                            f"{', '.join(COMPARISON)} and two algorithm names, e.g. gather=bine:binomial")
+        swapped.setdefault(coll, []).append((bine, base))
+    return {c: tuple(swapped.get(c, pairs)) for c, pairs in COMPARISON.items()}
+
+
+def _is_name(s: str) -> bool:
+    return bool(s) and all(ch.isalnum() or ch == "_" for ch in s) and s.isascii()
+
+
+def configurations(campaigns: list[SimCampaign],
+                   comparison: dict[str, tuple[tuple[str, str], ...]] | None = None
+                   ) -> tuple[list[Config], list[LeftOut]]:
+    """The configurations of these campaigns, and those left out because no pair ran whole
+    (pairs: COMPARISON unless given)."""
+    comparison = comparison or COMPARISON
     check_consistent(campaigns)
     runs = [SystemRecords(c.machine, c.records) for c in campaigns]
     times: dict[tuple, dict[str, float]] = {}
     for machine, r, n in timed_collkit(runs):
-        if r.collective in COMPARISON:
+        if r.collective in comparison:
             algs = times.setdefault((machine, r.collective, r.ranks, n), {})
             # the same point in two campaigns: the faster, as collkit.report.bine.cells does
             algs[r.algorithm] = min(r.time_median_us, algs.get(r.algorithm, math.inf))
     out, left = [], []
     for key, algs in sorted(times.items()):
-        pairs = [(b, o) for b, o in COMPARISON[key[1]] if b in algs and o in algs]
+        pairs = [(b, o) for b, o in comparison[key[1]] if b in algs and o in algs]
         if not pairs:
-            ran = tuple(sorted(a for pair in COMPARISON[key[1]] for a in pair if a in algs))
+            ran = tuple(sorted(a for pair in comparison[key[1]] for a in pair if a in algs))
             if ran:
                 left.append(LeftOut(*key, ran))
             continue
@@ -296,9 +318,10 @@ def configurations(campaigns: list[SimCampaign]) -> tuple[list[Config], list[Lef
     return out, left
 
 
-def no_pair_error(paths: list[Path]) -> UserError:
+def no_pair_error(paths: list[Path], comparison: dict[str, tuple[tuple[str, str], ...]] | None = None
+                  ) -> UserError:
     """The refusal when no configuration counts: which campaigns, and which pairs it looks for."""
-    pairs = "; ".join(f"{c}: " + ", ".join(f"{b} vs {o}" for b, o in p) for c, p in COMPARISON.items())
+    pairs = "; ".join(f"{c}: " + ", ".join(f"{b} vs {o}" for b, o in p) for c, p in (comparison or COMPARISON).items())
     return UserError(f"no Bine pair ran whole in {', '.join(str(d) for d in paths)}: a configuration needs an "
                      f"ok point of a Bine algorithm and of its counterpart at the same nodes and size ({pairs})")
 
@@ -454,8 +477,10 @@ def write_csv(path: Path, rows: list[Row], paper: dict) -> None:
         w.writerows(csv_rows(rows, paper))
 
 
-def markdown(rows: list[Row], paper: dict, traffic: bool) -> str:
+def markdown(rows: list[Row], paper: dict, traffic: bool,
+             comparison: dict[str, tuple[tuple[str, str], ...]] | None = None) -> str:
     """Per machine, the paper's figures beside collkit's ('paper / sim', percent; '–': none)."""
+    comparison = comparison or COMPARISON
     def both(p: float | None, s: float | None) -> str:
         return f"{'–' if p is None else f'{p:.0f}'} / {'–' if s is None else f'{s:.1f}'}"
 
@@ -469,7 +494,7 @@ def markdown(rows: list[Row], paper: dict, traffic: bool) -> str:
                  "|" + " --- |" * 12]
         for r in (x for x in rows if x.machine == machine):
             p = paper.get((machine, r.collective), {})
-            pairs = "<br>".join(f"{b} vs {o}" for b, o in COMPARISON[r.collective])
+            pairs = "<br>".join(f"{b} vs {o}" for b, o in comparison[r.collective])
             t_avg = both(p.get("traffic_red_avg_pct"), r.traffic_avg) if traffic else "not counted"
             t_max = both(p.get("traffic_red_max_pct"), r.traffic_max) if traffic else "not counted"
             lines.append(f"| {r.collective} | {pairs} | {r.configs} | {r.left_out} | "
