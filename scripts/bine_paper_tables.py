@@ -4,7 +4,7 @@
 
     .venv/bin/python scripts/bine_paper_tables.py CAMPAIGN_DIR... [--csv OUT]
         [--machine-name NAME=sim:PRESET ...] [--paper data/bine-paper/tables.csv] [--no-traffic]
-        [--pair COLLECTIVE=BINE:BASE ...]
+        [--pair COLLECTIVE=BINE:BASE ...] [--by-nodes]
 
 Every argument is a campaign directory that `collkit run --platform sim:PRESET` wrote
 (results.csv or records.jsonl, and metadata.json). The paper's machine of each campaign
@@ -12,6 +12,7 @@ comes from its metadata: sim:lumi-like -> lumi, sim:leonardo-like -> leonardo,
 sim:marenostrum5-like -> marenostrum5 (a platform file's preset alike); --machine-name
 names another simulated machine. The pairs compared and every rule are
 collkit.report.bine_paper's (its docstring); the paper's figures are read from --paper.
+--by-nodes adds the traffic reduction per node count (the job's allocation decides it).
 --pair compares a collective by the pairs given instead (repeatable; the experiments that
 swap a baseline, docs/experiments/bine-paper-tables.md). Prints one Markdown table per machine; --csv writes the side-by-side CSV. The traffic
 count needs ck_trace (make setup); --no-traffic leaves it out. Bad input: one line on
@@ -47,6 +48,9 @@ def run(ns: argparse.Namespace) -> int:
     reductions = None if ns.no_traffic else bp.traffic_reductions(campaigns, configs)
     rows = bp.summarise(configs, left, reductions)
     print(bp.markdown(rows, paper, traffic=reductions is not None, comparison=comparison))
+    if ns.by_nodes and reductions is not None:
+        print()
+        print(bp.traffic_by_nodes_markdown(bp.traffic_by_nodes(reductions)))
     if left:
         print()
         print(f"Left out ({len(left)} configurations where no pair ran whole):")
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="count campaigns on sim:PRESET as the paper's machine NAME (repeatable)")
     ap.add_argument("--paper", type=Path, default=PAPER, help=f"the paper's figures (default {PAPER.relative_to(REPO)})")
     ap.add_argument("--no-traffic", action="store_true", help="skip the traffic count (needs ck_trace)")
+    ap.add_argument("--by-nodes", action="store_true",
+                    help="also print the traffic reduction of every node count whose job spans groups")
     ap.add_argument("--pair", action="append", default=[], metavar="COLLECTIVE=BINE:BASE",
                     help="compare COLLECTIVE by this pair instead of collkit.report.bine_paper's (repeatable)")
     ns = ap.parse_args(argv)

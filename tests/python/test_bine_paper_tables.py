@@ -168,6 +168,11 @@ def test_traffic_by_hand(tmp_path):
         pytest.approx(-100.0), pytest.approx(-100.0), 1)
     assert (rows["leonardo"].traffic_avg, rows["leonardo"].traffic_max) == (
         pytest.approx(-62.5), pytest.approx(-50.0))
+    by = bp.traffic_by_nodes(red)
+    assert by == {("lumi", "reduce"): {8: pytest.approx(-100.0)},
+                  ("leonardo", "reduce"): {4: pytest.approx(-50.0), 8: pytest.approx(-75.0)}}
+    text = bp.traffic_by_nodes_markdown(by)
+    assert "| reduce | -50.0 | -75.0 |" in text and "| reduce | -100.0 |" in text
 
 
 def test_recorded_rank_map_is_the_placement(tmp_path):

@@ -445,6 +445,29 @@ def traffic_reductions(campaigns: list[SimCampaign], configs: list[Config], trac
     return out
 
 
+def traffic_by_nodes(reductions: dict[Config, float]) -> dict[tuple[str, str], dict[int, float]]:
+    """(machine, collective) -> node count -> traffic reduction (percent): one figure per job,
+    the same at every vector size (the bytes grow with n alike)."""
+    out: dict[tuple[str, str], dict[int, float]] = {}
+    for c, v in reductions.items():
+        out.setdefault((c.machine, c.collective), {})[c.nodes] = v
+    return out
+
+
+def traffic_by_nodes_markdown(by: dict[tuple[str, str], dict[int, float]]) -> str:
+    """Per machine, a row per collective and a column per node count whose job spans groups."""
+    parts = []
+    for machine in sorted({m for m, _ in by}):
+        nodes = sorted({n for (m, _), row in by.items() if m == machine for n in row})
+        lines = [f"### {machine}: traffic reduction by node count, percent", "",
+                 "| collective | " + " | ".join(str(n) for n in nodes) + " |", "|" + " --- |" * (len(nodes) + 1)]
+        for coll in sorted({c for m, c in by if m == machine}, key=ORDER.index):
+            row = by[machine, coll]
+            lines.append(f"| {coll} | " + " | ".join(_num(row.get(n)) if n in row else "–" for n in nodes) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
 # ----------------------------------------------------------------------------- output
 
 def _num(x: float | None, digits: int = 1) -> str:
