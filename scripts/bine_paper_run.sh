@@ -5,7 +5,7 @@
 # all of the paper's conditions, one setting added at a time, then "fastlocal": local
 # copies and reductions 10x faster, an experiment outside the paper) times every spec
 # (vector and blocks, 4-512 nodes; with --1024 also the 1,024-node specs), then
-# one table per variant.
+# one table per variant (with the traffic reduction of every node count).
 #
 #   bash scripts/bine_paper_run.sh MACHINE OUT [--1024]
 #
@@ -39,7 +39,7 @@ for v in "${variants[@]}"; do
         campaigns+=("$out/$v/$s")
     done
     "$root/.venv/bin/python" "$root/scripts/bine_paper_tables.py" "${campaigns[@]}" \
-        --csv "$out/table-$v.csv" > "$out/table-$v.md"
+        --by-nodes --csv "$out/table-$v.csv" > "$out/table-$v.md"
 done
 steps=()
 for v in "${variants[@]}"; do steps+=("$v=$out/table-$v.csv"); done
