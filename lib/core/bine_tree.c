@@ -99,13 +99,10 @@ int ck_bine_blocks_open(int gather, const void *sbuf, void *rbuf, size_t count, 
     int rc, rank, size = 0;
     b->off = NULL;
     *done = 1;
-    if (gather)
-        CK_TRY(ck_check_gather(sbuf, rbuf, count, dt, root, comm, &rank, &size));
-    else
-        CK_TRY(ck_check_scatter(sbuf, rbuf, count, dt, root, comm, &rank, &size));
     /* Subtree ranges travel as one message of up to about p/2 blocks and the
      * root stages all p. */
-    CK_TRY(ck_check_blocks(count, size, dt, &b->extent, done));
+    CK_TRY(ck_rooted_blocks_open(gather, sbuf, rbuf, count, dt, root, comm, &rank, &size,
+                                 &b->extent, done));
     if (*done) goto out;
     *done = 1; /* until the cases served here are out of the way */
     b->size = size;
@@ -130,10 +127,7 @@ int ck_bine_blocks_open(int gather, const void *sbuf, void *rbuf, size_t count, 
     if (b->t.len == 1 && b->f.partner < 0) {
         /* A leaf moves its own block straight between its buffer and its parent. */
         CK_SPAN_BEGIN("tree");
-        if (gather)
-            CK_TRY(ck_send(sbuf, count, dt, b->t.parent, b->tag, comm));
-        else
-            CK_TRY(ck_recv(rbuf, count, dt, b->t.parent, b->tag, comm));
+        CK_TRY(ck_leaf_move(gather, sbuf, rbuf, count, dt, b->t.parent, b->tag, comm));
         CK_SPAN_END("tree");
         goto out;
     }

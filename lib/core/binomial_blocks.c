@@ -18,12 +18,9 @@ int ck_binomial_blocks(int gather, const void *sbuf, void *rbuf, size_t count, M
     int rc, rank, size, done;
     MPI_Aint extent;
     ck_tmp tmp = {0};
-    if (gather)
-        CK_TRY(ck_check_gather(sbuf, rbuf, count, dt, root, comm, &rank, &size));
-    else
-        CK_TRY(ck_check_scatter(sbuf, rbuf, count, dt, root, comm, &rank, &size));
-    /* Subtree runs travel as one message of up to p/2 blocks. */
-    CK_TRY(ck_check_blocks(count, size, dt, &extent, &done));
+    /* Subtree runs travel as one message of up to about p/2 blocks. */
+    CK_TRY(ck_rooted_blocks_open(gather, sbuf, rbuf, count, dt, root, comm, &rank, &size, &extent,
+                                 &done));
     if (done) goto out;
 
     const int tag = gather ? CK_TAG(CK_GATHER) : CK_TAG(CK_SCATTER);
@@ -40,10 +37,7 @@ int ck_binomial_blocks(int gather, const void *sbuf, void *rbuf, size_t count, M
             CK_TRY(ck_copy(sbuf, ck_elem(rbuf, (size_t)root * count, extent), count, dt));
     } else if (nsub == 1) {
         /* A leaf: its own block is the whole subtree. */
-        if (gather)
-            CK_TRY(ck_send(sbuf, count, dt, parent, tag, comm));
-        else
-            CK_TRY(ck_recv(rbuf, count, dt, parent, tag, comm));
+        CK_TRY(ck_leaf_move(gather, sbuf, rbuf, count, dt, parent, tag, comm));
         CK_SPAN_END("tree");
         goto out;
     } else {

@@ -182,6 +182,11 @@ size_t ck_block_offset(size_t count, int nblocks, int b);
 int ck_run_move(int receive, void *blocks, int first, int nb, size_t count, MPI_Datatype dt,
                 int size, int peer, int tag, MPI_Comm comm);
 
+/* A leaf of a gather (gather != 0) or scatter tree: its own block straight
+ * from sbuf to its parent, or from its parent into rbuf. */
+int ck_leaf_move(int gather, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                 int parent, int tag, MPI_Comm comm);
+
 /* The binomial gather (gather != 0) or scatter, whole: checks included
  * (lib/core/binomial_blocks.c). */
 int ck_binomial_blocks(int gather, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
@@ -304,6 +309,12 @@ int ck_reduce_scatter_fold_out(const ck_fold *f, const void *acc, void *rbuf, in
  * blocks (ck_alltoall_source); *src is NULL when there is nothing to do. */
 int ck_alltoall_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt, MPI_Comm comm,
                      int *rank, int *size, MPI_Aint *ext, ck_tmp *tmp, const void **src);
+
+/* Gather (gather != 0) or scatter whose subtrees travel as one message of
+ * blocks: the checks and ck_check_blocks; *done when count is 0. */
+int ck_rooted_blocks_open(int gather, const void *sbuf, const void *rbuf, size_t count,
+                          MPI_Datatype dt, int root, MPI_Comm comm, int *rank, int *size,
+                          MPI_Aint *ext, int *done);
 
 /* Alltoall whose messages carry up to p blocks: the checks, ck_check_blocks,
  * *src (sbuf, or rbuf for MPI_IN_PLACE); *done when the call is complete

@@ -213,6 +213,21 @@ out:
     return rc;
 }
 
+int ck_rooted_blocks_open(int gather, const void *sbuf, const void *rbuf, size_t count,
+                          MPI_Datatype dt, int root, MPI_Comm comm, int *rank, int *size,
+                          MPI_Aint *ext, int *done)
+{
+    int rc;
+    *done = 1;
+    if (gather)
+        CK_TRY(ck_check_gather(sbuf, rbuf, count, dt, root, comm, rank, size));
+    else
+        CK_TRY(ck_check_scatter(sbuf, rbuf, count, dt, root, comm, rank, size));
+    CK_TRY(ck_check_blocks(count, *size, dt, ext, done));
+out:
+    return rc;
+}
+
 int ck_alltoall_blocks_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                             MPI_Comm comm, int *rank, int *size, MPI_Aint *ext,
                             const void **src, int *done)

@@ -33,3 +33,10 @@ out:
     ck_tmp_free(&tmp);
     return rc;
 }
+
+int ck_leaf_move(int gather, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                 int parent, int tag, MPI_Comm comm)
+{
+    return gather ? ck_send(sbuf, count, dt, parent, tag, comm)
+                  : ck_recv(rbuf, count, dt, parent, tag, comm);
+}
