@@ -36,8 +36,8 @@
  * (CK_FOLD_KEEP_EVEN, root 0): 2i+1 (i < e = p - p') hands its p blocks to 2i
  * first and gets its p results back last, and the core moves blocks by the
  * nu of the virtual rank that owns their destination. Virtual rank i then
- * carries two sources' and two destinations' rows, so messages are up to
- * twice as large. */
+ * carries two sources' rows and two destinations' columns, so messages are
+ * up to twice as large. */
 #include <stdlib.h>
 #include <string.h>
 
