@@ -156,10 +156,11 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
 
     /* Slots: as many as the grid ever holds (p when p = 2^k; a folded core's
      * grid is rows x columns, up to 4p), and a message's blocks at most 2p. */
-    int cap = width * p;
+    int cap = width * p, prows_at[32]; /* the partner's rows at each step, s <= 31 */
     for (int k = 0, rows = width; k < s; k++) {
         const int half = pof2 >> (k + 1), kbase = sigma & ~(half - 1);
-        rows += source_count(ck_bine_partner(v, k, pof2), k, pof2, rem);
+        prows_at[k] = source_count(ck_bine_partner(v, k, pof2), k, pof2, rem);
+        rows += prows_at[k];
         const int held = rows * (offs[kbase + half] - offs[kbase]);
         if (held > cap) cap = held;
     }
@@ -199,7 +200,7 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
         const int base = sigma & ~(len - 1), kbase = sigma & ~(half - 1), gbase = kbase ^ half;
         const int u = ck_bine_partner(v, k, pof2);
         const int peer = ck_fold_rank_of(u, CK_FOLD_KEEP_EVEN, 0, p);
-        const int prows = source_count(u, k, pof2, rem);
+        const int prows = prows_at[k];
         const int nkeep = offs[kbase + half] - offs[kbase];
         const int ngive = offs[gbase + half] - offs[gbase];
         const int keep0 = offs[kbase] - offs[base], give0 = offs[gbase] - offs[base];
@@ -215,7 +216,6 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
         /* Receive into freed slots of the other buffer first, then spare ones. */
         const int nrecv = nkeep * prows;
         blocks_msg rcv = {at + snd.nb, nrecv, BLK(packs.buf, snd.nb)};
-        int *got = recvd;
         for (int i = 0; i < nrecv; i++) {
             int x;
             if (i < snd.nb) {
@@ -226,7 +226,7 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
                 where[x] = 0;
             }
             rcv.at[i] = SLOT(where[x], x);
-            got[i] = x;
+            recvd[i] = x;
         }
         for (int i = nrecv; i < snd.nb; i++) spare[nspare++] = freed[i];
         CK_SPAN_BEGIN_STEP("step", k);
@@ -237,7 +237,7 @@ int ck_alltoall_bine_butterfly(const void *sbuf, void *rbuf, size_t count, MPI_D
         const int nrows = rows + prows;
         for (int c = 0; c < nkeep; c++) {
             for (int r = 0; r < rows; r++) npos[c * nrows + r] = pos[(keep0 + c) * rows + r];
-            for (int r = 0; r < prows; r++) npos[c * nrows + rows + r] = got[c * prows + r];
+            for (int r = 0; r < prows; r++) npos[c * nrows + rows + r] = recvd[c * prows + r];
         }
         int *t = pos;
         pos = npos;

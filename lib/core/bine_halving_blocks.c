@@ -40,13 +40,12 @@ static int run_start(int v, int j, int pof2)
     return ((v - below) % pof2 + pof2) % pof2;
 }
 
-/* Relative rank (= block, in relative order) where virtual rank w starts,
- * and the blocks of the circular virtual run [a, a + len). */
-static int run_first(int w, int rem) { return ck_fold_first(w, rem); }
+/* Blocks of the circular virtual run [a, a + len): virtual rank w starts at
+ * relative rank (= block, in relative order) ck_fold_first(w). */
 static int run_blocks(int a, int len, int pof2, int rem, int size)
 {
     if (len == pof2) return size;
-    const int d = run_first((a + len) % pof2, rem) - run_first(a, rem);
+    const int d = ck_fold_first((a + len) % pof2, rem) - ck_fold_first(a, rem);
     return d < 0 ? d + size : d;
 }
 
@@ -88,7 +87,7 @@ int ck_bine_halving_blocks(int gather, const void *sbuf, void *rbuf, size_t coun
     const int a = run_start(v, j, pof2);
     const int nsub = run_blocks(a, 1 << j, pof2, rem, size);
     /* This rank's own block(s), as blocks after the start of its run. */
-    int own = run_first(v, rem) - run_first(a, rem);
+    int own = ck_fold_first(v, rem) - ck_fold_first(a, rem);
     if (own < 0) own += size;
 
     char *blocks;
@@ -128,10 +127,10 @@ int ck_bine_halving_blocks(int gather, const void *sbuf, void *rbuf, size_t coun
         const int ca = run_start(c, i, pof2);
         const int nb = run_blocks(ca, 1 << i, pof2, rem, size);
         const int peer = ck_fold_rank_of(c, CK_FOLD_KEEP_EVEN, root, size);
-        int first = run_first(ca, rem);
+        int first = ck_fold_first(ca, rem);
         if (v == 0)
             first = (first + root) % size;
-        else if ((first -= run_first(a, rem)) < 0)
+        else if ((first -= ck_fold_first(a, rem)) < 0)
             first += size;
         CK_TRY(ck_run_move(gather, blocks, first, nb, count, dt, v == 0 ? size : nsub, peer, tag,
                            comm));
