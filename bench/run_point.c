@@ -411,8 +411,7 @@ static int iteration(runner *r, long it, separator sep, double start, int check,
         /* The test-only slow start is added, not waited: on an oversubscribed
          * test machine a busy wait is preempted for tens of ms (20 ms waits
          * measured 17-180 ms), which drowned the ramp the tests look for. */
-        if (r->calls < r->ramp_calls)
-            o->seconds += r->ramp_s * (double)(r->ramp_calls - r->calls) / (double)r->ramp_calls;
+        o->seconds += steady_test_ramp_s(r->calls, r->ramp_calls, r->ramp_s);
         r->calls++;
 #ifdef CK_NCCL
         /* Back to the host when a check reads it: this iteration's, or the

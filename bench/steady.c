@@ -6,6 +6,7 @@
 #include "stats.h"
 #include "tags.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,11 @@ void steady_test_begin(void)
 void steady_test_end(int rank)
 {
     if (rank == 0 && slow_start.used && slow_start.marker[0] != '\0') (void)unlink(slow_start.marker);
+}
+
+double steady_test_ramp_s(long k, long calls, double first_s)
+{
+    return k >= 0 && k < calls ? first_s * pow(STEADY_TEST_RAMP_FALL, (double)k) : 0.0;
 }
 
 void steady_test_ramp(const bench_point *pt, long *calls, double *seconds)

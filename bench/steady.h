@@ -65,10 +65,22 @@ int steady_drift(const double *times_us, size_t n, char *why, size_t whylen);
  * read once per launch by every rank (steady_test_begin, after MPI_Init), the
  * marker file removed by rank 0 when the launch ends (steady_test_end).
  * steady_test_ramp gives a matching point's ramp: its first *calls calls get
- * an extra time falling linearly from *seconds to 0 added to their measured
- * time (run_point.c says why not waited); 0 calls when none. */
+ * an extra time added to their measured time (run_point.c says why not
+ * waited), steady_test_ramp_s of it; 0 calls when none. */
 void steady_test_begin(void);
 void steady_test_end(int rank);
 void steady_test_ramp(const bench_point *pt, long *calls, double *seconds);
+
+/* The extra time of call k (0, 1, ...) of a ramp of `calls` calls starting at
+ * `first_s`: first_s x STEADY_TEST_RAMP_FALL^k, 0 from call `calls` on. Each
+ * call 20 % below the one before, so that every warm-up window's median falls
+ * by more than STEADY_TOLERANCE whatever the window's length (it follows the
+ * machine's speed, window_length; a linear ramp fell by 3-7 % per window of
+ * one or two calls) and, with a first_s of a second, by far more than a
+ * loaded machine's noise adds to a window's median (a linear 100 ms ramp's
+ * windows fell 7-9 ms beyond the tolerance; the sanitizer step once missed
+ * the mark under load, most likely so). */
+#define STEADY_TEST_RAMP_FALL 0.8
+double steady_test_ramp_s(long k, long calls, double first_s);
 
 #endif

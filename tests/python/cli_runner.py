@@ -9,6 +9,8 @@ user error's promise (one line, exit status 2, no traceback).
                                                    for what needs no process of its own
     one_line_error(result, *words)                 the user-error promise (exit 2, one line
                                                    `collkit: error: ...`, no traceback)
+    failed_tails(campaign)                         the failed points' stderr tails, for an
+                                                   assertion's message
 
 Each returns or takes a subprocess.CompletedProcess (text), so a check reads
 the same whichever way the command ran. `env` adds to the test's environment
@@ -41,6 +43,19 @@ def collkit(*args: str | os.PathLike, cwd: Path | str = REPO, env: dict[str, str
     feed = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
     return subprocess.run([*COMMAND, *map(str, args)], cwd=cwd, env=_env(env), capture_output=True, text=True,
                           timeout=timeout, **feed)
+
+
+def failed_tails(campaign: Path) -> str:
+    """What the MPI launcher and collkit-bench printed for each failed point of a
+    campaign (its records' stderr_tail), so that a failed run's assertion says
+    why the launch failed, not only that it did (collkit's own line shows
+    collkit-bench's message, never the launcher's banner)."""
+    import json
+    path = Path(campaign) / "records.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    tails = [f"--- {r.get('label', '?')}: {r.get('reason', '')}\n{r.get('stderr_tail', '')}"
+             for r in map(json.loads, lines) if r.get("status") == "failed"]
+    return "\n".join(["", "stderr tails of the failed points:", *tails]) if tails else ""
 
 
 def start(*args: str | os.PathLike, cwd: Path | str = REPO, env: dict[str, str | None] | None = None,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import needs
-from cli_runner import collkit, one_line_error
+from cli_runner import collkit, failed_tails, one_line_error
 from collkit.analysis import breakdown
 from collkit.campaign import platform as platforms
 from collkit.campaign import spec as specs
@@ -281,7 +281,7 @@ time_budget_s = 0
 launches = 1
 """)
     out = collkit("run", "spec.toml", "--out", "c", cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 0, out.stdout + out.stderr + failed_tails(tmp_path / "c")
     bd = breakdown.collect(records(tmp_path / "c"))
     (pts,) = bd.points.values()
     assert [p.bytes for p in pts] == [64, 65536]

@@ -14,7 +14,7 @@ from collkit.campaign.points import Point
 from collkit.campaign.spec import Measure
 from collkit.campaign.store import Campaign
 from collkit.common.progress import Progress
-from collkit.launch import watch
+from collkit.launch import mpi_failure, watch
 from collkit.launch.components import Components
 from collkit.launch.protocol import Launcher, Outcome
 from collkit.launch.schedule import Schedule
@@ -52,4 +52,5 @@ class LocalLauncher(Launcher):
 
         # a group shares its rank count and environment (launch/schedule.py)
         annotate = self._components.annotate(pm, points[0]) if points else None
-        watch.run_group(campaign, pm.name, points, measure, progress, start, annotate=annotate, repeat=repeat)
+        watch.run_group(campaign, pm.name, points, measure, progress, start, diagnose=mpi_failure.diagnose,
+                        annotate=annotate, repeat=repeat)
