@@ -209,7 +209,8 @@ def test_the_bine_paper_platforms_parse_and_place(tmp_path):
                                                                                        "marenostrum5"))
     assert [p.stem for p in platforms] == [
         "leonardo-block", "leonardo-drawn", "leonardo-fastlocal", "leonardo-full", "leonardo-glat",
-        "leonardo-loggp", "lumi-block", "lumi-drawn", "lumi-fastlocal", "lumi-full", "lumi-glat", "lumi-loggp",
+        "leonardo-loggp", "lumi-block", "lumi-drawn", "lumi-fastlocal", "lumi-full", "lumi-glat", "lumi-load90",
+        "lumi-load97", "lumi-loggp",
         "marenostrum5-block", "marenostrum5-drawn", "marenostrum5-fastlocal", "marenostrum5-loggp"]
     for path in platforms:
         s = settings.from_table(tomllib.loads(path.read_text())["simgrid"], path)
