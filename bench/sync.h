@@ -21,8 +21,9 @@ int sync_dissemination(MPI_Comm comm, int rank, int p, int *flag);
  * error; 0 on rank 0. */
 int sync_clock_offset(MPI_Comm comm, int rank, int p, double *offset, double *error);
 
-/* Busy-waits until MPI_Wtime() reaches `local_start`. Returns 1 when the
- * start had already passed on arrival (the iteration is late), else 0. */
+/* Busy-waits until MPI_Wtime() reaches `local_start` (under SimGrid: sleeps
+ * in simulated time, where the offsets are 0). Returns 1 when the start had
+ * already passed on arrival (the iteration is late), else 0. */
 int sync_wait_until(double local_start);
 
 /* The launch's physical floor: half the round trip of a one-element

@@ -302,14 +302,10 @@ def _simulated(points: list[Point], spec: Spec, sim=None) -> list[Point]:
 
     from collkit.simulation import memory
     from collkit.simulation.settings import MAX_RANKS
-    if spec.measure.sync == "window":
-        # The window start is a busy wait on MPI_Wtime; under SimGrid only MPI
-        # calls advance the clock (smpi/wtime:0 makes MPI_Wtime free), so the
-        # wait would never end. Simulated ranks have no clock skew to correct.
-        raise UserError("measure.sync = \"window\" cannot run on a simulated platform (its busy wait on "
-                        "MPI_Wtime never advances simulated time); use \"dissemination\" or \"mpi_barrier\"")
     if any(p.conditions.program for p in points):
-        # The same busy wait on MPI_Wtime paces program conditions (bench/conditions.c).
+        # The pacing is a busy wait on MPI_Wtime (bench/conditions.c); under SimGrid only
+        # MPI calls advance the clock (smpi/wtime:0 makes MPI_Wtime free), so it would
+        # never end. (sync = "window" sleeps in simulated time there: bench/sync.c.)
         raise UserError("conditions = \"program\" cannot run on a simulated platform (its pacing is a busy "
                         "wait on MPI_Wtime, which never advances simulated time); measure it on a real platform")
     if sim is not None:
