@@ -261,8 +261,14 @@ def test_a_simulated_platform_is_offered_and_written_as_the_spec_platform(tmp_pa
     platform in `platforms`, and the planner's refusal of what cannot be simulated."""
     args = ["new", "--non-interactive", "--platform", "sim:fattree-2to1", "--collectives", "bcast", "--sizes", "8",
             "--ranks", "4", "--mpi", "smpi", "--backend-mpi", "default,all"]
-    one_line_error(collkit(*args, "--out", "w.toml", "--measure", "sync=window", cwd=tmp_path),
-                   'w.toml: measure.sync = "window" cannot run on a simulated platform')
+    too_big = [a if a != "4" else "2048" for a in args]        # --ranks 2048 on 1,024 nodes
+    one_line_error(collkit(*too_big, "--out", "r.toml", cwd=tmp_path),
+                   "r.toml: ranks = 2048: a job of 2048 nodes does not fit machine fattree-2to1", "at most 1024")
+    assert not (tmp_path / "r.toml").exists()
+    # One simulated clock: window sync runs there (bench/sync.c), so it is offered too.
+    out = collkit(*args, "--out", "w.toml", "--measure", "sync=window", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert specs.load(tmp_path / "w.toml").measure.sync == "window"
     out = collkit(*args, "--out", "s.toml", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     spec = specs.load(tmp_path / "s.toml")
