@@ -14,10 +14,10 @@ the same job with its last group counted as its first's (the same cuts between
 ranks, the wrap inside a group), as if the job's ends met; a job in two groups has
 no ring layout (folding leaves one group) and is shown apart. The figure is the
 traffic reduction (one minus the ratio of the bytes across groups, each summed
-over the offsets) per layout, for each
-pair that docs/experiments/bine-paper-tables.md compares
-(collkit.report.bine_paper.COMPARISON). Messages come from the algorithms' own C
-code (ck_trace, make setup). Docs: docs/experiments/bine-paper-tables.md, item 9.
+over the offsets) per layout, for each pair that
+docs/experiments/bine-paper-tables.md compares (collkit.report.bine_paper.COMPARISON).
+Messages come from the algorithms' own C code (ck_trace, make setup). Docs:
+docs/experiments/bine-paper-tables.md, item 9.
 """
 
 from __future__ import annotations
