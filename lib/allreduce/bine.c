@@ -34,6 +34,15 @@
  * ranks, so Bine's short distances at most double. Extra cost for the folded
  * pairs: two steps and n bytes each way.
  *
+ * Local work (the messages are unchanged): out of place the bandwidth
+ * variants' first step sends from sbuf, receives the partner's half straight
+ * into rbuf and reduces sbuf's own half into it, as rabenseifner does; the
+ * opening copy of the whole vector into rbuf goes (it was 24 % of the time
+ * at 4 ranks and 8 MiB on sim:lumi-like, issue #53), and the temporary holds
+ * only what later steps receive (p'/4 slots). A folded pair's survivor
+ * receives its partner's vector into rbuf and reduces sbuf into it
+ * (lib/core/openings.c).
+ *
  * Partners combine sums of interleaved rank sets: commutative ops only. */
 #include <stdlib.h>
 
@@ -90,11 +99,15 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
     MPI_Aint extent;
     ck_tmp tmp = {0};
     MPI_Request *sreq = NULL, *rreq = NULL;
-    CK_TRY(ck_allreduce_fold_open(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_EVEN, comm, &rank,
-                                  &size, &f));
+    const void *src0;
+    CK_TRY(ck_allreduce_fold_open_src(sbuf, rbuf, count, dt, op, 1, CK_FOLD_KEEP_EVEN, comm,
+                                      &rank, &size, &f, &src0));
     if (f.vrank < 0) goto out;
     const int v = f.vrank;
     CK_TRY(ck_type_extent(dt, &extent));
+    /* Where step k reads this rank's vector: sbuf for the first step out of
+     * place (its received half goes straight into rbuf), then rbuf. */
+    const char *src = src0;
 
     const int tag = CK_TAG(CK_ALLREDUCE), p2 = ck_pow2_floor(size), s = ck_log2_ceil(p2);
     const int sigma = (int)ck_bit_reverse((uint32_t)ck_bine_nu(v, p2, s), s);
@@ -109,7 +122,10 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
      * (blocks differ by at most one element). */
     const size_t maxhalf = OFF(p2) - OFF(p2 / 2) > OFF(p2 / 2) ? OFF(p2) - OFF(p2 / 2)
                                                                : OFF(p2 / 2);
-    CK_TRY(ck_tmp_alloc(&tmp, maxhalf, dt));
+    /* From sbuf the first step needs no temporary, the later ones at most a
+     * quarter (an aligned range of p'/4 slots is at most the first p'/4). */
+    const size_t need = src == (const char *)rbuf ? maxhalf : p2 > 2 ? OFF(p2 / 4) : 0;
+    if (need > 0) CK_TRY(ck_tmp_alloc(&tmp, need, dt));
     const size_t maxseg = (maxhalf + seg - 1) / seg + 1;
     if (segmented) {
         sreq = malloc(maxseg * sizeof *sreq);
@@ -129,10 +145,15 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         const size_t mo = OFF(mine), mn = OFF(mine + half) - mo;
         const size_t oo = OFF(other), on = OFF(other + half) - oo;
         const int q = ck_bine_fold_peer(v, k, p2, 0, size);
+        /* From sbuf the partner's half lands in rbuf and sbuf's is reduced
+         * into it (commutative ops only, as the whole core). */
+        const int staged = src == (const char *)rbuf;
+        char *to = staged ? tmp.buf : ck_elem(rbuf, mo, extent);
+        const char *mine_src = staged ? tmp.buf : ck_elem(src, mo, extent);
         if (!segmented) {
-            CK_TRY(ck_sendrecv(ck_elem(rbuf, oo, extent), on, q, tmp.buf, mn, q, dt, tag,
-                               comm));
-            CK_TRY(ck_reduce_local(tmp.buf, ck_elem(rbuf, mo, extent), mn, dt, op));
+            CK_TRY(ck_sendrecv(ck_elem(src, oo, extent), on, q, to, mn, q, dt, tag, comm));
+            CK_TRY(ck_reduce_local(mine_src, ck_elem(rbuf, mo, extent), mn, dt, op));
+            src = rbuf;
             CK_SPAN_END("step");
             continue;
         }
@@ -141,20 +162,21 @@ static int bandwidth(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt
         size_t ns = 0, nr = 0;
         for (size_t at = 0; at < mn; at += seg, nr++) {
             size_t c = mn - at < seg ? mn - at : seg;
-            CK_TRY(ck_irecv(ck_elem(tmp.buf, at, extent), c, dt, q, tag, comm, &rreq[nr]));
+            CK_TRY(ck_irecv(ck_elem(to, at, extent), c, dt, q, tag, comm, &rreq[nr]));
         }
         for (size_t at = 0; at < on; at += seg, ns++) {
             size_t c = on - at < seg ? on - at : seg;
-            CK_TRY(ck_isend(ck_elem(rbuf, oo + at, extent), c, dt, q, tag, comm, &sreq[ns]));
+            CK_TRY(ck_isend(ck_elem(src, oo + at, extent), c, dt, q, tag, comm, &sreq[ns]));
         }
         size_t i = 0;
         for (size_t at = 0; at < mn; at += seg, i++) {
             size_t c = mn - at < seg ? mn - at : seg;
             CK_TRY(ck_waitall(1, &rreq[i]));
-            CK_TRY(ck_reduce_local(ck_elem(tmp.buf, at, extent), ck_elem(rbuf, mo + at, extent),
-                                   c, dt, op));
+            CK_TRY(ck_reduce_local(ck_elem(mine_src, at, extent),
+                                   ck_elem(rbuf, mo + at, extent), c, dt, op));
         }
         CK_TRY(ck_waitall((int)ns, sreq));
+        src = rbuf;
         CK_SPAN_END("step");
     }
     CK_SPAN_END("reduce_scatter");

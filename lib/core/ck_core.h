@@ -294,6 +294,15 @@ int ck_allreduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datat
                            MPI_Op op, int need_commutative, ck_fold_keep keep, MPI_Comm comm,
                            int *rank, int *size, ck_fold *f);
 
+/* The same without the opening copy: *src is where the core's first step
+ * finds this rank's vector, sbuf (out of place and not folded; rbuf is then
+ * unwritten) or rbuf. A core that reads its first step from *src and writes
+ * rbuf before reading it saves a pass over the vector. */
+int ck_allreduce_fold_open_src(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                               MPI_Op op, int need_commutative, ck_fold_keep keep,
+                               MPI_Comm comm, int *rank, int *size, ck_fold *f,
+                               const void **src);
+
 /* Allgather: the checks, the own block into place in rbuf; *done when the
  * call is complete (count 0 or p 1). */
 int ck_allgather_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,

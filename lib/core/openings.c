@@ -2,6 +2,7 @@
  * the calls with nothing to do, the own data put in place and, for the
  * algorithms on a folded power-of-two core, the fold-in. */
 #include "ck_core.h"
+#include "collkit/spans.h"
 
 /* Reductions with nothing to send: count 0, or p 1 (rbuf = sbuf). */
 static int alone(const void *sbuf, void *rbuf, size_t count, int size, MPI_Datatype dt,
@@ -12,34 +13,66 @@ static int alone(const void *sbuf, void *rbuf, size_t count, int size, MPI_Datat
     return ck_copy(sbuf, rbuf, count, dt);
 }
 
-int ck_allreduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
-                           MPI_Op op, int need_commutative, ck_fold_keep keep, MPI_Comm comm,
-                           int *rank, int *size, ck_fold *f)
+int ck_allreduce_fold_open_src(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                               MPI_Op op, int need_commutative, ck_fold_keep keep,
+                               MPI_Comm comm, int *rank, int *size, ck_fold *f,
+                               const void **src)
 {
     int rc;
     ck_tmp tmp = {0};
     f->vrank = -1;
     f->partner = -1;
+    *src = rbuf;
     CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, NULL, comm, rank, size));
     if (count == 0) goto out;
-    if (sbuf != MPI_IN_PLACE) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-    if (*size == 1) goto out;
-
+    const int in_place = sbuf == MPI_IN_PLACE;
+    if (*size == 1) {
+        if (!in_place) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
+        goto out;
+    }
+    const void *own = in_place ? rbuf : sbuf;
     const int tag = CK_TAG(CK_ALLREDUCE);
     const ck_fold me = ck_fold_of(*rank, 0, *size, keep);
     if (me.vrank < 0) {
         /* Dropped out: the partner reduces for both and returns the result. */
-        CK_TRY(ck_fold_in(&me, rbuf, NULL, NULL, count, dt, op, tag, comm));
+        CK_TRY(ck_fold_in(&me, own, NULL, NULL, count, dt, op, tag, comm));
         CK_TRY(ck_fold_out(&me, NULL, rbuf, count, dt, tag, comm));
         goto out;
     }
     if (me.partner >= 0) {
-        CK_TRY(ck_tmp_alloc(&tmp, count, dt));
-        CK_TRY(ck_fold_in(&me, NULL, tmp.buf, rbuf, count, dt, op, tag, comm));
+        /* rbuf = partner's op own. Out of place, for a commutative op, the
+         * partner's vector comes straight into rbuf and sbuf is reduced
+         * into it (the operands in the other order); otherwise through a
+         * temporary. */
+        if (in_place || !need_commutative) {
+            CK_TRY(ck_tmp_alloc(&tmp, count, dt));
+            if (!in_place) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
+            CK_TRY(ck_fold_in(&me, NULL, tmp.buf, rbuf, count, dt, op, tag, comm));
+        } else {
+            CK_SPAN_BEGIN("fold");
+            CK_TRY(ck_recv(rbuf, count, dt, me.partner, tag, comm));
+            CK_TRY(ck_reduce_local(sbuf, rbuf, count, dt, op));
+            CK_SPAN_END("fold");
+        }
+    } else {
+        *src = own;
     }
     *f = me;
 out:
     ck_tmp_free(&tmp);
+    return rc;
+}
+
+int ck_allreduce_fold_open(const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                           MPI_Op op, int need_commutative, ck_fold_keep keep, MPI_Comm comm,
+                           int *rank, int *size, ck_fold *f)
+{
+    int rc;
+    const void *src;
+    CK_TRY(ck_allreduce_fold_open_src(sbuf, rbuf, count, dt, op, need_commutative, keep, comm,
+                                      rank, size, f, &src));
+    if (f->vrank >= 0 && src != rbuf) CK_TRY(ck_copy(src, rbuf, count, dt));
+out:
     return rc;
 }
 
