@@ -1,5 +1,5 @@
 """Intel MPI's schedules seen by their messages (impi_traffic.py: each large message is one
-kernel copy that strace names by sender, receiver and bytes): allgather's presets 1, 2
+kernel copy, or consecutive pieces of one, that strace names by sender, receiver and bytes): allgather's presets 1, 2
 and 3 run recursive doubling, Bruck's and ring, as Intel's reference numbered them up to
 2021.12; and the message size that I_MPI_ADJUST_<COLL> conditions and Intel's tuning
 tree read for allgather, alltoall and scatter is one rank's block, collkit-bench's bytes,
