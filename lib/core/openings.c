@@ -24,12 +24,10 @@ int ck_allreduce_fold_open_src(const void *sbuf, void *rbuf, size_t count, MPI_D
     f->partner = -1;
     *src = rbuf;
     CK_TRY(ck_check_allreduce(sbuf, rbuf, count, dt, op, need_commutative, NULL, comm, rank, size));
-    if (count == 0) goto out;
+    int done;
+    CK_TRY(alone(sbuf, rbuf, count, *size, dt, &done));
+    if (done) goto out;
     const int in_place = sbuf == MPI_IN_PLACE;
-    if (*size == 1) {
-        if (!in_place) CK_TRY(ck_copy(sbuf, rbuf, count, dt));
-        goto out;
-    }
     const void *own = in_place ? rbuf : sbuf;
     const int tag = CK_TAG(CK_ALLREDUCE);
     const ck_fold me = ck_fold_of(*rank, 0, *size, keep);
